@@ -1,0 +1,31 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "FetchedResults",
+    products: [
+        .library(name: "ObjectStore", targets: ["ObjectStore"]),
+        .executable(name: "fetched-results", targets: ["fetched-results"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+    ],
+    targets: [
+        .target(
+            name: "ObjectStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .executableTarget(
+            name: "fetched-results",
+            dependencies: [
+                "ObjectStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(
+            name: "ObjectStoreTests",
+            dependencies: ["ObjectStore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+    ]
+)

@@ -1,0 +1,44 @@
+import GRDB
+
+/// How a model maps to SQLite tables: one table per entity named after it, with the
+/// integer primary key ``primaryKey``, one column per attribute named after it, and one
+/// column per to-one relationship that stores its key (see ``Model/storesForeignKey(_:of:)``),
+/// named after the relationship and holding the destination's primary key.
+enum Schema {
+    /// The primary key column of every entity table.
+    static let primaryKey = "Z_PK"
+
+    /// The columns of an entity's table besides the primary key: attributes, then keys.
+    static func columns(of entity: EntityDescription, in model: Model) -> [(name: String, sqlType: String)] {
+        entity.attributes.map { ($0.name, $0.type.sqlType) }
+            + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map { ($0.name, "INTEGER") }
+    }
+
+    /// The statement that creates an entity's table.
+    static func createTableSQL(for entity: EntityDescription, in model: Model) -> String {
+        let columns = ["\(primaryKey) INTEGER PRIMARY KEY AUTOINCREMENT"]
+            + Schema.columns(of: entity, in: model).map { "\($0.name.quotedDatabaseIdentifier) \($0.sqlType)" }
+        return "CREATE TABLE \(entity.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))"
+    }
+
+    /// The name of an index: its own, or one derived from the entity and properties.
+    static func indexName(_ index: IndexDescription, of entity: EntityDescription) -> String {
+        index.name ?? "Z_\(entity.name)_" + index.elements.map { ($0.ascending ? "" : "desc_") + $0.property }.joined(separator: "_")
+    }
+
+    /// The statements that create an entity's indexes: the model's own, plus one on every
+    /// key column so that to-many relationships and delete rules find related rows fast.
+    static func createIndexSQL(for entity: EntityDescription, in model: Model) -> [(name: String, sql: String)] {
+        let table = entity.name.quotedDatabaseIdentifier
+        var statements = entity.indexes.map { index -> (String, String) in
+            let name = indexName(index, of: entity)
+            let columns = index.elements.map { $0.property.quotedDatabaseIdentifier + ($0.ascending ? "" : " DESC") }
+            return (name, "CREATE INDEX \(name.quotedDatabaseIdentifier) ON \(table)(\(columns.joined(separator: ", ")))")
+        }
+        for relationship in entity.relationships where model.storesForeignKey(relationship, of: entity) {
+            let name = "Z_\(entity.name)_\(relationship.name)_key"
+            statements.append((name, "CREATE INDEX \(name.quotedDatabaseIdentifier) ON \(table)(\(relationship.name.quotedDatabaseIdentifier))"))
+        }
+        return statements
+    }
+}
