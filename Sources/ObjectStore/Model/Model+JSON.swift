@@ -24,7 +24,12 @@ extension Model {
             throw ModelError(source, "not valid JSON (\(error.localizedDescription)); check the file with a JSON validator")
         }
         let reader = JSONModelReader(source: source)
-        try self.init(entities: try reader.entities(from: root))
+        let entities = try reader.entities(from: root)
+        do {
+            try self.init(entities: entities)
+        } catch let error as ModelError {
+            throw ModelError("\(source): \(error.location)", error.reason)
+        }
     }
 
     /// The model as canonical JSON (sorted keys, no Swift classes or validators): what
@@ -174,8 +179,10 @@ private struct JSONModelReader {
 
     func bool(_ object: [String: Any], _ key: String, default defaultValue: Bool, at path: String) throws -> Bool {
         guard let value = object[key] else { return defaultValue }
-        guard let bool = value as? Bool else { throw fail("\(path).\(key)", "expected true or false") }
-        return bool
+        guard let number = value as? NSNumber, isJSONBoolean(number) else {
+            throw fail("\(path).\(key)", "expected true or false")
+        }
+        return number.boolValue
     }
 
     func int(_ object: [String: Any], _ key: String, at path: String) throws -> Int? {
@@ -228,7 +235,7 @@ private struct JSONModelReader {
         func value(_ key: String) throws -> Value? {
             guard let raw = json[key] else { return nil }
             guard let value = Value.fromJSON(raw, as: type) else {
-                throw fail("\(path).\(key)", "\(raw) is not a \(type) value\(type == .date ? " (write dates as \"2024-05-01\" or \"2024-05-01T12:00:00Z\")" : type == .binary ? " (write binary data as base64 text)" : "")")
+                throw fail("\(path).\(key)", "\(raw) is not \(type == .integer ? "an" : "a") \(type) value\(type == .date ? " (write dates as \"2024-05-01\" or \"2024-05-01T12:00:00Z\")" : type == .binary ? " (write binary data as base64 text)" : "")")
             }
             return value
         }

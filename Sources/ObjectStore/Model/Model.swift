@@ -59,7 +59,8 @@ public struct Model: Sendable {
         if relationship.isToMany { return false }
         let inverse = self.inverse(of: relationship)
         if inverse.isToMany { return true }
-        return "\(entity.name).\(relationship.name)" < "\(relationship.destinationEntity).\(inverse.name)"
+        // `<=`: a one-to-one relationship that is its own inverse (spouse) stores the key.
+        return "\(entity.name).\(relationship.name)" <= "\(relationship.destinationEntity).\(inverse.name)"
     }
 
     private func validate(_ entity: EntityDescription) throws {
@@ -120,7 +121,7 @@ public struct Model: Sendable {
         let valid = name.first.map { $0.isASCII && ($0.isLetter || $0 == "_") } == true
             && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
         guard valid else {
-            throw ModelError(place, "invalid \(what) '\(name)'; use ASCII letters, digits and '_', starting with a letter")
+            throw ModelError(place, "invalid \(what) '\(name)'; use ASCII letters, digits and '_', not starting with a digit")
         }
         let lower = name.lowercased()
         if lower.hasPrefix("z_") || lower.hasPrefix("sqlite_") || lower.hasPrefix("grdb_") {

@@ -1,0 +1,47 @@
+/// A set of changes to objects, by ID: what a context posts when it processes pending
+/// changes, saves, rolls back, or merges another context's save.
+public struct ObjectChanges: Sendable, Hashable, CustomStringConvertible {
+    /// Objects that were inserted.
+    public var inserted: Set<ObjectID> = []
+    /// Objects that were updated, with the keys that changed.
+    public var updated: [ObjectID: Set<String>] = [:]
+    /// Objects that were deleted.
+    public var deleted: Set<ObjectID> = []
+
+    public init(inserted: Set<ObjectID> = [], updated: [ObjectID: Set<String>] = [:], deleted: Set<ObjectID> = []) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
+    /// Whether nothing changed.
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+
+    public var description: String {
+        "inserted \(inserted.map(\.description).sorted()), updated \(updated.keys.map(\.description).sorted()), deleted \(deleted.map(\.description).sorted())"
+    }
+}
+
+/// Something that happened in a context, delivered to its observers on the context's queue.
+public enum ContextEvent: Sendable, Hashable {
+    /// Pending changes were processed (after edits, a rollback, or a merged save of another
+    /// context): what a list showing the context's objects must follow.
+    case objectsDidChange(ObjectChanges)
+    /// The context saved these changes to the store; IDs are permanent.
+    case didSave(ObjectChanges)
+}
+
+/// Keeps an observation alive; the observer is removed when this is released or cancelled.
+public final class ObservationToken: @unchecked Sendable {
+    private var onCancel: (() -> Void)?
+
+    init(onCancel: @escaping () -> Void) { self.onCancel = onCancel }
+
+    /// Stops the observation.
+    public func cancel() {
+        onCancel?()
+        onCancel = nil
+    }
+
+    deinit { cancel() }
+}

@@ -1,0 +1,82 @@
+import GRDB
+
+extension ObjectContext {
+    /// Fetches the objects `request` describes, as SQLite orders them.
+    ///
+    /// Unsaved changes count unless the request says otherwise: they are written into a
+    /// transaction that is rolled back after the query, so the answer is exactly SQLite's
+    /// for the context's current state, limits and offsets included.
+    public func fetch<Result>(_ request: FetchRequest<Result>) throws -> FetchedObjects<Result> {
+        let entity = try checkedEntity(for: request)
+        let loadValues = request.fetchBatchSize <= 0
+        var sql = SQL(sql: "SELECT t0.\(Schema.primaryKey)")
+        if loadValues && !columns(of: entity).isEmpty {
+            sql.append(sql: ", " + columnList(of: entity, alias: "t0"))
+        }
+        sql.append(sql: " FROM \(entity.name.quotedDatabaseIdentifier) t0")
+        sql.append(literal: try whereClause(of: request, entity: entity))
+        var terms = try request.sortDescriptors.map { try $0.sqlOrderingTerm(for: entity, in: model, alias: "t0") }
+        terms.append(ObjectID.sqlOrderingTerms(alias: "t0", withUnsavedRows: request.includesPendingChanges && hasUnsavedInserts))
+        sql.append(sql: " ORDER BY " + terms.joined(separator: ", "))
+        if request.fetchLimit > 0 || request.fetchOffset > 0 {
+            sql.append(sql: " LIMIT ? OFFSET ?", arguments: [request.fetchLimit > 0 ? request.fetchLimit : -1, max(0, request.fetchOffset)])
+        }
+        let rows = try query(request) { db in try Row.fetchAll(db, SQLRequest<Row>(literal: sql)) }
+        var ids: [ObjectID] = []
+        ids.reserveCapacity(rows.count)
+        for row in rows {
+            let id = ObjectID(entityName: entity.name, sqlKey: row[0])
+            ids.append(id)
+            if loadValues {
+                let object = try object(with: id)
+                if object.isFault { load(row, into: object) }
+            }
+        }
+        return FetchedObjects(context: self, objectIDs: ids, batchSize: max(0, request.fetchBatchSize))
+    }
+
+    /// The number of objects `request` would fetch (its limit and offset included).
+    public func count<Result>(for request: FetchRequest<Result>) throws -> Int {
+        let entity = try checkedEntity(for: request)
+        var inner = SQL(sql: "SELECT 1 FROM \(entity.name.quotedDatabaseIdentifier) t0")
+        inner.append(literal: try whereClause(of: request, entity: entity))
+        if request.fetchLimit > 0 || request.fetchOffset > 0 {
+            inner.append(sql: " LIMIT ? OFFSET ?", arguments: [request.fetchLimit > 0 ? request.fetchLimit : -1, max(0, request.fetchOffset)])
+        }
+        let sql = SQL(sql: "SELECT COUNT(*) FROM (") + inner + SQL(sql: ")")
+        return try query(request) { db in try Int.fetchOne(db, SQLRequest<Int>(literal: sql)) ?? 0 }
+    }
+
+    private func checkedEntity<Result>(for request: FetchRequest<Result>) throws -> EntityDescription {
+        processPendingChanges()
+        let entity = try model.existingEntity(named: request.entityName)
+        let objectClass = entity.objectClass ?? ManagedObject.self
+        guard objectClass == Result.self || objectClass is Result.Type else {
+            throw ContextError(.wrongType, "\(entity.name) objects are \(objectClass), not \(Result.self); use FetchRequest<\(objectClass)> or FetchRequest<ManagedObject>")
+        }
+        try request.predicate?.validate(for: entity, in: model)
+        for descriptor in request.sortDescriptors { try descriptor.validate(for: entity, in: model) }
+        return entity
+    }
+
+    private func whereClause<Result>(of request: FetchRequest<Result>, entity: EntityDescription) throws -> SQL {
+        guard let predicate = request.predicate else { return SQL(sql: "") }
+        return SQL(sql: " WHERE ") + (try predicate.sql(for: entity, in: model, alias: "t0"))
+    }
+
+    private func query<Result, T>(_ request: FetchRequest<Result>, _ body: (Database) throws -> T) throws -> T {
+        request.includesPendingChanges ? try withPendingChanges(body) : try store.database.read(body)
+    }
+
+    /// The object at `position` of a fetch result; with a batch size, a fault there loads
+    /// the values of its whole batch in one query.
+    func fetchedObject(at position: Int, of ids: [ObjectID], batchSize: Int) -> ManagedObject {
+        // IDs of a fetch name entities of the model, so this cannot throw.
+        let object = try! self.object(with: ids[position])
+        guard batchSize > 0, object.isFault else { return object }
+        let start = position - position % batchSize
+        let batch = ids[start..<min(ids.count, start + batchSize)].compactMap { registry[$0] ?? (try? self.object(with: $0)) }
+        try? fulfillFaults(batch)
+        return object
+    }
+}

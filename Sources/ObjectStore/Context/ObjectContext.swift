@@ -1,0 +1,343 @@
+import Dispatch
+import Foundation
+import GRDB
+
+/// A scratch pad of objects over a ``PersistentStore``: fetch, insert, change and delete
+/// objects, then save them all in one SQLite transaction, or roll back.
+///
+/// A context holds one object per row (uniquing), tracks every change with the old value,
+/// and tells observers what changed (``ContextEvent``). Like Core Data's contexts, a context
+/// is used from one queue at a time: its ``queue`` (the main queue by default). Use
+/// ``perform(_:)`` to work with a context of another queue.
+///
+/// ## Topics
+/// ### Objects
+/// - ``insert(entityName:)``
+/// - ``delete(_:)``
+/// - ``object(with:)``
+/// - ``existingObject(with:)``
+/// - ``registeredObjects``
+/// ### Fetching
+/// - ``fetch(_:)``
+/// - ``count(for:)``
+/// ### Changes
+/// - ``hasChanges``
+/// - ``insertedObjects``
+/// - ``updatedObjects``
+/// - ``deletedObjects``
+/// - ``processPendingChanges()``
+/// - ``save()``
+/// - ``rollback()``
+/// - ``refresh(_:mergeChanges:)``
+/// ### Observing
+/// - ``addObserver(_:)``
+/// - ``mergeChanges(fromContextDidSave:)``
+/// - ``automaticallyMergesChangesFromStore``
+public final class ObjectContext: @unchecked Sendable {
+    /// The store the context reads from and saves to.
+    public let store: PersistentStore
+    /// The queue the context is used on; observers and merges are delivered there.
+    public let queue: DispatchQueue
+    /// Whether saves of other contexts on the same store are merged into this one (on
+    /// ``queue``) as they happen. On by default.
+    public var automaticallyMergesChangesFromStore = true
+
+    public var model: Model { store.model }
+
+    /// Every object the context holds, by ID.
+    var registry: [ObjectID: ManagedObject] = [:]
+    /// Objects with unsaved changes (inserted, updated or deleted).
+    var changedObjects: Set<ManagedObject> = []
+    /// Changes made since observers were last told.
+    var unprocessed = UnprocessedChanges()
+    private var processingScheduled = false
+    private var observers: [Int: (ContextEvent) -> Void] = [:]
+    private var nextObserverKey = 0
+
+    struct UnprocessedChanges {
+        var inserted: Set<ManagedObject> = []
+        var deleted: Set<ManagedObject> = []
+        var updatedKeys: [ManagedObject: Set<String>] = [:]
+        var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && updatedKeys.isEmpty }
+    }
+
+    /// A context on `store`, used on `queue`.
+    public init(store: PersistentStore, queue: DispatchQueue = .main) {
+        self.store = store
+        self.queue = queue
+        store.register(self)
+    }
+
+    /// Runs `block` on the context's queue, later.
+    public func perform(_ block: @escaping @Sendable () -> Void) {
+        queue.async(execute: block)
+    }
+
+    /// Runs `block` on the context's queue and waits for it (runs it at once when already there).
+    public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
+        if queue === DispatchQueue.main && Thread.isMainThread { return try block() }
+        return try queue.sync(execute: block)
+    }
+
+    // MARK: Objects
+
+    /// The objects the context holds.
+    public var registeredObjects: Set<ManagedObject> { Set(registry.values) }
+    /// Objects inserted and not saved yet.
+    public var insertedObjects: Set<ManagedObject> { changedObjects.filter(\.isInserted) }
+    /// Objects with unsaved changes to their properties.
+    public var updatedObjects: Set<ManagedObject> { changedObjects.filter(\.isUpdated) }
+    /// Objects deleted and not saved yet.
+    public var deletedObjects: Set<ManagedObject> { changedObjects.filter { $0.isDeleted && !$0.isInserted } }
+    /// Whether some inserted object is not saved yet.
+    var hasUnsavedInserts: Bool { changedObjects.contains { $0.isInserted && !$0.isDeleted } }
+
+    /// Whether anything would be saved.
+    public var hasChanges: Bool { !changedObjects.isEmpty }
+
+    /// Inserts a new object of the entity `entityName`, with the attributes' default values.
+    @discardableResult
+    public func insert(entityName: String) throws -> ManagedObject {
+        let entity = try model.existingEntity(named: entityName)
+        let object = (entity.objectClass ?? ManagedObject.self).init(
+            entity: entity, objectID: .makeTemporary(entityName: entity.name), context: self)
+        register(inserted: object)
+        return object
+    }
+
+    /// Inserts a new object of a ``ManagedObject`` subclass that the model maps to an entity.
+    public func insert<T: ManagedObject>(_ type: T.Type) -> T {
+        let entity = entity(for: T.self)
+        let object = T(entity: entity, objectID: .makeTemporary(entityName: entity.name), context: self)
+        register(inserted: object)
+        return object
+    }
+
+    func register(inserted object: ManagedObject) {
+        object.isInserted = true
+        for attribute in object.entity.attributes {
+            object.changes[attribute.name] = .attribute(attribute.defaultValue)
+        }
+        registry[object.objectID] = object
+        changedObjects.insert(object)
+        unprocessed.inserted.insert(object)
+        scheduleProcessing()
+    }
+
+    /// The entity whose objects are made of `type`: the one naming it as its class, or the
+    /// one named ``ManagedObject/entityName``.
+    func entity(for type: ManagedObject.Type) -> EntityDescription {
+        if let entity = model.entities.first(where: { $0.objectClass == type }) { return entity }
+        guard let entity = model.entity(named: type.entityName) else {
+            preconditionFailure("The model has no entity for class \(type); set objectClass on its EntityDescription or override entityName")
+        }
+        return entity
+    }
+
+    /// The object `id` names: the registered one, or a fault whose values load on first
+    /// access. Throws when the model has no such entity; does not check that the row exists
+    /// (``existingObject(with:)`` does).
+    public func object(with id: ObjectID) throws -> ManagedObject {
+        if let object = registry[id] { return object }
+        let entity = try model.existingEntity(named: id.entityName)
+        guard !id.isTemporaryID else {
+            throw ContextError(.unknownObject, "\(id) is a temporary ID of another context; save that context and use the permanent ID")
+        }
+        let object = (entity.objectClass ?? ManagedObject.self).init(entity: entity, objectID: id, context: self)
+        registry[id] = object
+        return object
+    }
+
+    /// The object `id` names, with its values loaded; throws when no such row exists.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        let object = try self.object(with: id)
+        if object.isFault { try fulfillFaults([object]) }
+        if object.isFault {
+            registry[id] = nil
+            throw ContextError(.unknownObject, "no object \(id) in the store; it may have been deleted")
+        }
+        return object
+    }
+
+    /// Marks `object` deleted, applying its relationships' delete rules now (cascade deletes
+    /// related objects, nullify clears their inverse); `deny` is checked at save.
+    public func delete(_ object: ManagedObject) throws {
+        guard object.managedObjectContext === self else {
+            throw ContextError(.unavailableObject, "\(object.objectID) does not belong to this context")
+        }
+        if object.isDeleted { return }
+        if object.isFault { try fulfillFaults([object]) }
+        for relationship in object.entity.relationships where relationship.deleteRule != .deny {
+            let related = try relatedObjects(of: object, relationship: relationship)
+            if relationship.deleteRule == .cascade {
+                object.isDeleted = true  // so a cycle back to it stops here
+                for target in related { try delete(target) }
+            } else if !model.storesForeignKey(relationship, of: object.entity) {
+                let inverse = model.inverse(of: relationship)
+                for target in related where !target.isDeleted {
+                    try setStored(.object(nil), of: target, key: inverse.name)
+                }
+            }
+        }
+        object.isDeleted = true
+        if object.isInserted && unprocessed.inserted.contains(object) {
+            // Never seen by observers: it simply never existed.
+            unprocessed.inserted.remove(object)
+            unprocessed.updatedKeys[object] = nil
+            changedObjects.remove(object)
+            registry[object.objectID] = nil
+            object.managedObjectContext = nil
+        } else {
+            changedObjects.insert(object)
+            unprocessed.deleted.insert(object)
+            unprocessed.updatedKeys[object] = nil
+        }
+        scheduleProcessing()
+    }
+
+    // MARK: Observing
+
+    /// Calls `handler` with every ``ContextEvent`` of this context, on its queue, until the
+    /// returned token is released or cancelled.
+    public func addObserver(_ handler: @escaping (ContextEvent) -> Void) -> ObservationToken {
+        let key = nextObserverKey
+        nextObserverKey += 1
+        observers[key] = handler
+        return ObservationToken { [weak self] in self?.observers[key] = nil }
+    }
+
+    func post(_ event: ContextEvent) {
+        for key in observers.keys.sorted() {
+            observers[key]?(event)
+        }
+    }
+
+    func scheduleProcessing() {
+        guard !processingScheduled else { return }
+        processingScheduled = true
+        queue.async { [weak self] in self?.processPendingChanges() }
+    }
+
+    /// Tells observers about the changes made since they were last told
+    /// (``ContextEvent/objectsDidChange(_:)``). Runs by itself on the context's queue after
+    /// changes, and before a save, fetch or rollback.
+    public func processPendingChanges() {
+        processingScheduled = false
+        guard !unprocessed.isEmpty else { return }
+        let pending = unprocessed
+        unprocessed = UnprocessedChanges()
+        var changes = ObjectChanges()
+        changes.inserted = Set(pending.inserted.map(\.objectID))
+        changes.deleted = Set(pending.deleted.map(\.objectID))
+        for (object, keys) in pending.updatedKeys where !object.isDeleted && !pending.inserted.contains(object) {
+            changes.updated[object.objectID] = keys
+        }
+        post(.objectsDidChange(changes))
+    }
+
+    // MARK: Saving
+
+    /// Writes every change to the store in one SQLite transaction.
+    ///
+    /// First validates every inserted and updated object (required values, limits, the
+    /// entity's validator) and every deleted one (`deny` rules). When validation or the write
+    /// fails, nothing is written and every unsaved change stays in the context, so the
+    /// person can fix it and save again.
+    public func save() throws {
+        processPendingChanges()
+        guard hasChanges else { return }
+        try validateForSave()
+        let objects = changedObjects
+        let permanentKeys = try store.database.write { db in try writeChanges(of: objects, to: db, temporaryKeys: false) }
+        var saved = ObjectChanges()
+        for object in objects {
+            if object.isDeleted {
+                registry[object.objectID] = nil
+                object.managedObjectContext = nil
+                saved.deleted.insert(object.objectID)
+                object.changes = [:]
+                continue
+            }
+            let changes = object.changes.mapValues { value -> StoredValue in
+                if case .object(let id?) = value, let pk = permanentKeys[id] {
+                    return .object(ObjectID(entityName: id.entityName, primaryKey: pk))
+                }
+                return value
+            }
+            if object.isInserted {
+                registry[object.objectID] = nil
+                object.objectID = ObjectID(entityName: object.entity.name, primaryKey: permanentKeys[object.objectID]!)
+                registry[object.objectID] = object
+                object.isInserted = false
+                object.committed = changes
+                saved.inserted.insert(object.objectID)
+            } else {
+                object.committed?.merge(changes) { $1 }
+                saved.updated[object.objectID] = Set(changes.keys)
+            }
+            object.changes = [:]
+        }
+        changedObjects = []
+        post(.didSave(saved))
+        store.broadcast(saved, from: self)
+    }
+
+    /// Discards every unsaved change: inserted objects go, deleted ones come back, updated
+    /// ones get their saved values. Observers are told, as for any change.
+    public func rollback() {
+        processPendingChanges()
+        var reverted = ObjectChanges()
+        for object in changedObjects {
+            if object.isInserted {
+                registry[object.objectID] = nil
+                object.managedObjectContext = nil
+                object.isDeleted = true
+                reverted.deleted.insert(object.objectID)
+            } else {
+                if object.isDeleted { reverted.inserted.insert(object.objectID) }
+                else { reverted.updated[object.objectID] = Set(object.changes.keys) }
+                object.isDeleted = false
+            }
+            object.changes = [:]
+        }
+        changedObjects = []
+        if !reverted.isEmpty { post(.objectsDidChange(reverted)) }
+    }
+
+    /// Reloads `object`'s saved values on next access. With `mergeChanges` its unsaved
+    /// changes stay on top; without, they are discarded.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard object.managedObjectContext === self, !object.isInserted else { return }
+        object.committed = nil
+        if !mergeChanges && !object.changes.isEmpty {
+            object.changes = [:]
+            if !object.isDeleted { changedObjects.remove(object) }
+        }
+    }
+
+    // MARK: Merging
+
+    func storeDidSave(_ changes: ObjectChanges) {
+        guard automaticallyMergesChangesFromStore else { return }
+        queue.async { [weak self] in self?.mergeChanges(fromContextDidSave: changes) }
+    }
+
+    /// Brings another context's save into this one: updated objects reload their saved
+    /// values (keeping unsaved changes made here), deleted objects are forgotten. Observers
+    /// then get ``ContextEvent/objectsDidChange(_:)`` with the merged changes, so lists
+    /// showing this context follow the other context's save.
+    public func mergeChanges(fromContextDidSave changes: ObjectChanges) {
+        processPendingChanges()
+        for id in changes.deleted {
+            guard let object = registry.removeValue(forKey: id) else { continue }
+            object.isDeleted = true
+            object.changes = [:]
+            changedObjects.remove(object)
+            object.managedObjectContext = nil
+        }
+        for id in changes.updated.keys {
+            registry[id]?.committed = nil
+        }
+        post(.objectsDidChange(changes))
+    }
+}

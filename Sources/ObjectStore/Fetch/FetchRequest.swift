@@ -1,0 +1,64 @@
+/// A description of the objects to fetch: an entity, which of its objects (a
+/// ``Predicate``), in what order (``SortDescriptor``s), and how many.
+///
+/// A value type: copy it, change it, and fetch again.
+///
+/// ```swift
+/// var request = FetchRequest<Team>(entityName: "Team")
+/// request.predicate = try Predicate(format: "qualifyingZone == %@", "Europe")
+/// request.sortDescriptors = [SortDescriptor(key: "wins", ascending: false)]
+/// let teams = try context.fetch(request)
+/// ```
+///
+/// ## Topics
+/// - ``predicate``
+/// - ``sortDescriptors``
+/// - ``fetchLimit``
+/// - ``fetchOffset``
+/// - ``fetchBatchSize``
+/// - ``includesPendingChanges``
+public struct FetchRequest<Result: ManagedObject>: Sendable, Hashable {
+    /// The entity whose objects are fetched.
+    public var entityName: String
+    /// Which objects; all of them when nil.
+    public var predicate: Predicate?
+    /// The order; ties (and a request with none) are ordered by primary key.
+    public var sortDescriptors: [SortDescriptor]
+    /// At most this many objects; 0 for no limit.
+    public var fetchLimit: Int = 0
+    /// Skips this many objects first.
+    public var fetchOffset: Int = 0
+    /// With a size above 0, the fetch reads only the IDs of the matching rows, and the values
+    /// of objects load this many at a time as they are touched. 0 loads all values at once.
+    public var fetchBatchSize: Int = 0
+    /// Whether the context's unsaved inserts, updates and deletes count (the default).
+    public var includesPendingChanges = true
+
+    public init(entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+    }
+
+    /// A request for the entity named after `Result` (``ManagedObject/entityName``).
+    public init(predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
+        self.init(entityName: Result.entityName, predicate: predicate, sortDescriptors: sortDescriptors)
+    }
+}
+
+/// The objects a fetch found, in order. With a batch size, objects are made (as faults) when
+/// read, and their values load a batch at a time.
+public struct FetchedObjects<Result: ManagedObject>: RandomAccessCollection {
+    let context: ObjectContext
+    /// The IDs of the objects, in order.
+    public let objectIDs: [ObjectID]
+    let batchSize: Int
+
+    public var startIndex: Int { objectIDs.startIndex }
+    public var endIndex: Int { objectIDs.endIndex }
+
+    public subscript(position: Int) -> Result {
+        // The entity's class was checked against Result when fetching.
+        context.fetchedObject(at: position, of: objectIDs, batchSize: batchSize) as! Result
+    }
+}

@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct FetchedResultsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetched-results",
+        abstract: "Core Data's fetched results pattern on SQLite, for Linux.",
+        subcommands: [Demo.self],
+        defaultSubcommand: Demo.self)
+}

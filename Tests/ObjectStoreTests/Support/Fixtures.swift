@@ -1,0 +1,155 @@
+import Foundation
+import ObjectStore
+import XCTest
+
+/// A temporary folder, removed when the test ends.
+func temporaryFolder(_ test: XCTestCase) throws -> URL {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("ObjectStoreTests-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+    return url
+}
+
+final class Team: ManagedObject {
+    @Attribute var teamName: String
+    @Attribute var qualifyingZone: String
+    @Attribute var imageName: String?
+    @Attribute var wins: Int
+}
+
+final class FailedBankInfo: ManagedObject {
+    @Attribute var name: String
+    @Attribute var city: String
+    @Attribute var state: String
+    @Relationship var details: FailedBankDetails?
+}
+
+final class FailedBankDetails: ManagedObject {
+    @Attribute var closeDate: Date
+    @Attribute var zip: Int
+    @Relationship var info: FailedBankInfo?
+}
+
+enum Fixtures {
+    static let team = EntityDescription(
+        name: "Team",
+        attributes: [
+            AttributeDescription(name: "teamName", type: .string, minLength: 1),
+            AttributeDescription(name: "qualifyingZone", type: .string),
+            AttributeDescription(name: "imageName", type: .string, isOptional: true),
+            AttributeDescription(name: "wins", type: .integer, defaultValue: .integer(0), minValue: .integer(0)),
+        ],
+        indexes: [IndexDescription(properties: ["qualifyingZone", "-wins", "teamName"])],
+        objectClass: Team.self)
+
+    static func worldCupModel() throws -> Model { try Model(entities: [team]) }
+
+    static func banksModel() throws -> Model {
+        try Model(entities: [
+            EntityDescription(
+                name: "FailedBankInfo",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "city", type: .string),
+                    AttributeDescription(name: "state", type: .string),
+                ],
+                relationships: [
+                    RelationshipDescription(name: "details", destinationEntity: "FailedBankDetails", inverseName: "info", deleteRule: .cascade),
+                ],
+                objectClass: FailedBankInfo.self),
+            EntityDescription(
+                name: "FailedBankDetails",
+                attributes: [
+                    AttributeDescription(name: "closeDate", type: .date),
+                    AttributeDescription(name: "zip", type: .integer, defaultValue: .integer(0)),
+                ],
+                relationships: [
+                    RelationshipDescription(name: "info", destinationEntity: "FailedBankInfo", inverseName: "details"),
+                ],
+                objectClass: FailedBankDetails.self),
+        ])
+    }
+
+    /// Lists of to-do items, defined in Swift without classes: key-value access only.
+    /// Deleting a list cascades to its items; a tag refuses deletion while items use it.
+    static func todoModel() throws -> Model {
+        try Model(entities: [
+            EntityDescription(
+                name: "List",
+                attributes: [AttributeDescription(name: "title", type: .string)],
+                relationships: [
+                    RelationshipDescription(name: "items", destinationEntity: "Item", inverseName: "list", isToMany: true, deleteRule: .cascade),
+                ]),
+            EntityDescription(
+                name: "Item",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "done", type: .bool, defaultValue: .bool(false)),
+                ],
+                relationships: [
+                    RelationshipDescription(name: "list", destinationEntity: "List", inverseName: "items"),
+                    RelationshipDescription(name: "tag", destinationEntity: "Tag", inverseName: "items"),
+                ],
+                validator: { item in
+                    if case .string(let name) = item.attributeValue(forKey: "name"),
+                       name.trimmingCharacters(in: .whitespaces).isEmpty {
+                        throw ValidationError(key: "name", "needs a name")
+                    }
+                }),
+            EntityDescription(
+                name: "Tag",
+                attributes: [AttributeDescription(name: "label", type: .string)],
+                relationships: [
+                    RelationshipDescription(name: "items", destinationEntity: "Item", inverseName: "tag", isToMany: true, deleteRule: .deny),
+                ]),
+        ])
+    }
+
+    /// A file store for `model` in a fresh temporary folder.
+    static func store(_ model: Model, _ test: XCTestCase, sqlLog: (@Sendable (String) -> Void)? = nil) throws -> PersistentStore {
+        try PersistentStore(url: temporaryFolder(test).appendingPathComponent("store.sqlite"), model: model, sqlLog: sqlLog)
+    }
+
+    static let worldCupTeams: [(String, String)] = [
+        ("Algeria", "Africa"), ("Cameroon", "Africa"), ("Ghana", "Africa"), ("Nigeria", "Africa"),
+        ("Australia", "Asia"), ("Japan", "Asia"), ("Iran", "Asia"), ("South Korea", "Asia"),
+        ("Belgium", "Europe"), ("England", "Europe"), ("France", "Europe"), ("Germany", "Europe"),
+        ("Costa Rica", "North America"), ("Mexico", "North America"), ("USA", "North America"),
+        ("Argentina", "South America"), ("Brazil", "South America"), ("Chile", "South America"),
+    ]
+
+    /// Inserts the World Cup teams and saves.
+    @discardableResult
+    static func insertTeams(into context: ObjectContext) throws -> [Team] {
+        let teams = worldCupTeams.map { name, zone in
+            let team = context.insert(Team.self)
+            team.teamName = name
+            team.qualifyingZone = zone
+            team.imageName = name.lowercased() + "-flag"
+            return team
+        }
+        try context.save()
+        return teams
+    }
+}
+
+/// Records every event a context posts.
+final class EventRecorder {
+    private(set) var events: [ContextEvent] = []
+    private var token: ObservationToken?
+
+    init(_ context: ObjectContext) {
+        token = context.addObserver { [unowned self] in self.events.append($0) }
+    }
+
+    var objectsDidChange: [ObjectChanges] {
+        events.compactMap { if case .objectsDidChange(let c) = $0 { return c } else { return nil } }
+    }
+
+    var saves: [ObjectChanges] {
+        events.compactMap { if case .didSave(let c) = $0 { return c } else { return nil } }
+    }
+
+    func reset() { events = [] }
+}
