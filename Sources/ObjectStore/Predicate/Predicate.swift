@@ -1,0 +1,102 @@
+/// A logical condition on the objects of an entity, written as an NSPredicate format
+/// string or built in Swift, that the store runs as SQL and the object graph evaluates in
+/// memory, with the same answer for every value.
+///
+/// ```swift
+/// let strong = try Predicate(format: "wins > %d AND zone IN %@", 3, ["Africa", "Europe"])
+/// let same = Key("wins") > 3 && Key("zone").in(["Africa", "Europe"])
+/// ```
+///
+/// A format string combines comparisons with `AND` (`&&`), `OR` (`||`), `NOT` (`!`) and
+/// parentheses. A comparison is `[ANY|SOME|ALL|NONE] left operator[options] right`:
+///
+/// - operators: `==` (`=`), `!=` (`<>`), `<`, `<=` (`=<`), `>`, `>=` (`=>`),
+///   `BETWEEN {low, high}`, `IN {a, b, ...}`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`,
+///   `LIKE` (`*` any run of characters, `?` one character, `\` escapes) and `MATCHES`
+///   (an ICU regular expression matching the whole string);
+/// - options after the operator: `[c]` case-insensitive, `[d]` diacritic-insensitive,
+///   `[cd]` both (see ``StringComparisonOptions``);
+/// - sides: key paths (`name`, `details.closeDate` across to-one relationships,
+///   `items.@count`; `#name` escapes a reserved word), strings in `'…'` or `"…"` with
+///   `\` escapes (`\n`, `\t`, `\uXXXX`), numbers, `nil`/`NULL`, `YES`/`NO`/`TRUE`/`FALSE`,
+///   `CAST(seconds since 2001, "NSDate")`, `CAST("base64", "NSData")`;
+/// - arguments: `%@` (a string, number, bool, date, data, nil, or an array after `IN`
+///   and `BETWEEN`), `%K` (a key path), `%d`/`%i`/`%ld` (an integer), `%f` (a double);
+/// - `ANY items.name BEGINSWITH 'a'` is true when one of the related objects matches,
+///   `ALL` when all of them do (or there are none), `NONE` when none does;
+/// - `TRUEPREDICATE` and `FALSEPREDICATE`. Keywords are case-insensitive.
+///
+/// Comparisons are two-valued, as NSPredicate's: `x == nil` is true when `x` has no
+/// value, `x != 'a'` is true when `x` is nil, `x < 5` is false when `x` is nil, and so
+/// `NOT (x < 5)` is true. A key path through a nil to-one relationship gives nil.
+/// Strings compare by UTF-8 bytes unless options are given; numbers, bools and dates
+/// compare as numbers; across kinds, nil < numbers < strings < binary data, as in SQLite.
+///
+/// ## Topics
+/// - ``init(format:_:)``
+/// - ``init(format:argumentArray:)``
+/// - ``true``
+/// - ``false``
+/// - ``Key``
+/// - ``evaluate(with:)``
+/// - ``validate(for:in:)``
+/// - ``sql(for:in:alias:)``
+/// - ``predicateFormat``
+/// - ``PredicateError``
+public struct Predicate: Sendable, Hashable, CustomStringConvertible {
+    let node: Node
+
+    init(_ node: Node) {
+        self.node = node
+    }
+
+    /// Parses an NSPredicate format string, replacing `%@`, `%K`, `%d` and `%f` with the
+    /// arguments in order. Throws a ``PredicateError`` that points at the problem.
+    public init(format: String, _ arguments: Any?...) throws {
+        try self.init(format: format, argumentArray: arguments)
+    }
+
+    /// Parses an NSPredicate format string with its arguments in an array.
+    public init(format: String, argumentArray: [Any?]) throws {
+        var parser = try PredicateParser(format: format, arguments: argumentArray)
+        self.init(try parser.parse())
+    }
+
+    /// `TRUEPREDICATE`: every object matches.
+    public static let `true` = Predicate(.constant(true))
+    /// `FALSEPREDICATE`: no object matches.
+    public static let `false` = Predicate(.constant(false))
+
+    /// The format string of the predicate, with every value written out: parsing it gives
+    /// back an equal predicate.
+    public var predicateFormat: String {
+        PredicateFormatter.format(node)
+    }
+
+    public var description: String { predicateFormat }
+
+    /// Both predicates must hold.
+    public static func && (lhs: Predicate, rhs: Predicate) -> Predicate {
+        Predicate(.conjunction([lhs.node, rhs.node]))
+    }
+
+    /// One of the predicates must hold.
+    public static func || (lhs: Predicate, rhs: Predicate) -> Predicate {
+        Predicate(.disjunction([lhs.node, rhs.node]))
+    }
+
+    /// The predicate must not hold.
+    public static prefix func ! (predicate: Predicate) -> Predicate {
+        Predicate(.not(predicate.node))
+    }
+
+    /// All the predicates must hold (``true`` for none).
+    public static func and(_ predicates: [Predicate]) -> Predicate {
+        predicates.isEmpty ? .true : Predicate(.conjunction(predicates.map(\.node)))
+    }
+
+    /// One of the predicates must hold (``false`` for none).
+    public static func or(_ predicates: [Predicate]) -> Predicate {
+        predicates.isEmpty ? .false : Predicate(.disjunction(predicates.map(\.node)))
+    }
+}

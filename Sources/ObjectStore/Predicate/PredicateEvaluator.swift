@@ -1,0 +1,96 @@
+import GRDB
+
+extension Predicate {
+    /// Whether `object` matches, computed in memory with the same rules as the SQL of
+    /// ``sql(for:in:alias:)``: for every value, the two give the same answer.
+    ///
+    /// Objects are read through ``KeyValueReading``. Validate the predicate first
+    /// (``validate(for:in:)``): a predicate that does not fit the object's entity gives an
+    /// unspecified answer.
+    public func evaluate(with object: any KeyValueReading) -> Bool {
+        PredicateEvaluator.evaluate(node, with: object)
+    }
+}
+
+/// The in-memory evaluator of predicate trees.
+enum PredicateEvaluator {
+    static func evaluate(_ node: Predicate.Node, with object: any KeyValueReading) -> Bool {
+        switch node {
+        case .constant(let value): return value
+        case .not(let operand): return !evaluate(operand, with: object)
+        case .and(let children): return children.allSatisfy { evaluate($0, with: object) }
+        case .or(let children): return children.contains { evaluate($0, with: object) }
+        case .comparison(let comparison): return evaluate(comparison, with: object)
+        }
+    }
+
+    private enum Right {
+        case single(DatabaseValue)
+        case list([DatabaseValue])
+    }
+
+    private static func evaluate(_ comparison: Predicate.Comparison, with object: any KeyValueReading) -> Bool {
+        let right: Right
+        switch comparison.right {
+        case .list(let values): right = .list(values.map(DatabaseValueOrdering.stored))
+        default: right = .single(value(comparison.right, of: object))
+        }
+        func test(_ left: DatabaseValue) -> Bool {
+            self.test(comparison.op, comparison.options, left, right)
+        }
+        switch comparison.modifier {
+        case .direct:
+            return test(value(comparison.left, of: object))
+        case .any, .all, .none:
+            guard case .keyPath(let components) = comparison.left else { return false }
+            let values = KeyPathReader.values(components, of: object)
+            switch comparison.modifier {
+            case .all: return values.allSatisfy(test)
+            case .none: return !values.contains(where: test)
+            default: return values.contains(where: test)
+            }
+        }
+    }
+
+    private static func value(_ operand: Predicate.Operand, of object: any KeyValueReading) -> DatabaseValue {
+        switch operand {
+        case .value(let value): return DatabaseValueOrdering.stored(value)
+        case .keyPath(let components): return KeyPathReader.value(components, of: object)
+        case .list: return .null
+        }
+    }
+
+    private static func test(_ op: Predicate.Operator, _ options: StringComparisonOptions, _ left: DatabaseValue, _ right: Right) -> Bool {
+        typealias Ordering = DatabaseValueOrdering
+        switch (op, right) {
+        case (.in, .list(let values)):
+            if left.isNull { return values.contains(where: \.isNull) }
+            return values.contains { !$0.isNull && Ordering.isEqual(left, $0, options: options) }
+        case (.between, .list(let values)) where values.count == 2:
+            return Ordering.satisfies(left, values[0], options: options) { $0 != .orderedAscending }
+                && Ordering.satisfies(left, values[1], options: options) { $0 != .orderedDescending }
+        case (_, .list):
+            return false
+        case (_, .single(let right)):
+            switch op {
+            case .equal: return Ordering.isEqual(left, right, options: options)
+            case .notEqual: return !Ordering.isEqual(left, right, options: options)
+            case .less: return Ordering.satisfies(left, right, options: options) { $0 == .orderedAscending }
+            case .lessOrEqual: return Ordering.satisfies(left, right, options: options) { $0 != .orderedDescending }
+            case .greater: return Ordering.satisfies(left, right, options: options) { $0 == .orderedDescending }
+            case .greaterOrEqual: return Ordering.satisfies(left, right, options: options) { $0 != .orderedAscending }
+            case .beginsWith, .endsWith, .contains, .like, .matches:
+                guard case .string(let string) = left.storage, case .string(let pattern) = right.storage else { return false }
+                switch op {
+                case .beginsWith: return StringComparison.beginsWith(string, pattern, options: options)
+                case .endsWith: return StringComparison.endsWith(string, pattern, options: options)
+                case .contains: return StringComparison.contains(string, pattern, options: options)
+                case .like: return StringComparison.like(string, pattern, options: options)
+                default: return StringComparison.matches(string, pattern, options: options)
+                }
+            case .in, .between:
+                return false
+            }
+        }
+    }
+}

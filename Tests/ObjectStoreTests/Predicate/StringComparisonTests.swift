@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+@testable import ObjectStore
+import XCTest
+
+/// The one string definition shared by SQL and memory, on the Unicode cases that make
+/// implementations disagree.
+final class StringComparisonTests: XCTestCase {
+    private let precomposed = "caf\u{E9}"
+    private let decomposed = "cafe\u{301}"
+
+    func testDefaultComparisonIsByUTF8Bytes() {
+        XCTAssertEqual(StringComparison.compare(precomposed, decomposed, options: []), .orderedDescending, "0xC3 sorts after 'e'")
+        XCTAssertEqual(StringComparison.compare("B", "a", options: []), .orderedAscending)
+        XCTAssertEqual(StringComparison.compare("a", "ab", options: []), .orderedAscending)
+        XCTAssertEqual(StringComparison.compare("\u{FFFD}", "😀", options: []), .orderedAscending, "bytes, not UTF-16 units")
+        XCTAssertEqual(StringComparison.compare("", "", options: []), .orderedSame)
+    }
+
+    func testFolding() {
+        let fold = StringComparison.fold
+        let c: StringComparisonOptions = .caseInsensitive
+        let d: StringComparisonOptions = .diacriticInsensitive
+        let cd: StringComparisonOptions = [.caseInsensitive, .diacriticInsensitive]
+        XCTAssertEqual(fold(precomposed, c), fold(decomposed, c), "any option puts both spellings in one form")
+        XCTAssertEqual(fold("CAF\u{C9}", c), fold(decomposed, c))
+        XCTAssertNotEqual(fold("café", c), fold("cafe", c))
+        XCTAssertEqual(fold("CAFÉ", cd), "cafe")
+        XCTAssertEqual(fold("Ñandú", d), "Nandu")
+        XCTAssertEqual(fold("straße", c), "strasse")
+        XCTAssertEqual(fold("ΣΊΣΥΦΟΣ", c), fold("σίσυφος", c), "final sigma meets sigma")
+        XCTAssertEqual(fold("İ", cd), "i")
+        XCTAssertEqual(fold("\u{212A}", c), "k", "Kelvin sign")
+        XCTAssertEqual(fold("ﬁ", c), "fi")
+        XCTAssertEqual(fold("e\u{327}\u{301}", c), fold("e\u{301}\u{327}", c), "canonical order of marks")
+        XCTAssertEqual(fold("ø", cd), "ø", "no decomposition, kept")
+        XCTAssertEqual(fold("😀🇫🇷", cd), "😀🇫🇷")
+        XCTAssertEqual(fold("MiXeD 123", c), "mixed 123", "the ASCII fast path")
+        XCTAssertEqual(fold("MiXeD", d), "MiXeD")
+    }
+
+    func testStringOperators() {
+        XCTAssertTrue(StringComparison.beginsWith(decomposed, "cafe", options: []), "bytes: e + combining accent starts with e")
+        XCTAssertFalse(StringComparison.beginsWith(precomposed, "cafe", options: []))
+        XCTAssertTrue(StringComparison.beginsWith(precomposed, "CAFE", options: [.caseInsensitive, .diacriticInsensitive]))
+        XCTAssertTrue(StringComparison.beginsWith("abc", "", options: []))
+        XCTAssertTrue(StringComparison.endsWith("a😀", "😀", options: []))
+        XCTAssertTrue(StringComparison.contains("xx\u{C9}yy", "e\u{301}y", options: [.caseInsensitive]))
+        XCTAssertFalse(StringComparison.contains("ab", "abc", options: []))
+        XCTAssertTrue(StringComparison.like("a😀b", "a?b", options: []), "? is one Unicode scalar")
+        XCTAssertFalse(StringComparison.like(decomposed, "caf?", options: []), "the decomposed é is two scalars")
+        XCTAssertTrue(StringComparison.like(decomposed, "caf?", options: .caseInsensitive), "folded to one composed form first")
+        XCTAssertTrue(StringComparison.like("axxbxxc", "a*b*c", options: []))
+        XCTAssertFalse(StringComparison.like("axxbxx", "a*b*c", options: []))
+        XCTAssertTrue(StringComparison.like("a*", "a\\*", options: []))
+        XCTAssertFalse(StringComparison.like("ab", "a\\*", options: []))
+        XCTAssertTrue(StringComparison.like("", "*", options: []))
+        XCTAssertTrue(StringComparison.matches("ab", "a|ab", options: []), "the whole string must match")
+        XCTAssertFalse(StringComparison.matches("abc", "ab", options: []))
+        XCTAssertTrue(StringComparison.matches("ÉCOLE", "ecole", options: [.caseInsensitive, .diacriticInsensitive]))
+        XCTAssertFalse(StringComparison.matches("x", "(", options: []), "an invalid pattern matches nothing")
+    }
+
+    /// SQLite runs the same functions: compare every pair of a pool under every option.
+    func testSQLiteGivesTheSameAnswers() throws {
+        let pool = ["", "a", "A", "é", "e\u{301}", "É", "straße", "STRASSE", "ς", "Σ", "😀", "a😀", "İ", "i", "*", "?", "a*b", "ǅ", "Ǆ"]
+        let database = try DatabaseQueue()
+        try database.write { db in try SQLFunctions.register(in: db) }
+        let allOptions: [StringComparisonOptions] = [[], .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]]
+        try database.read { db in
+            for options in allOptions {
+                let collate = SQLFunctions.collationName(for: options).map { " COLLATE \($0)" } ?? ""
+                for a in pool {
+                    for b in pool {
+                        let row = try Row.fetchOne(db, sql: """
+                            SELECT ?\(collate) < ?, ?\(collate) = ?, \(SQLFunctions.beginsWith)(?, ?, ?), \(SQLFunctions.endsWith)(?, ?, ?),
+                                   \(SQLFunctions.contains)(?, ?, ?), \(SQLFunctions.like)(?, ?, ?)
+                            """, arguments: [a, b, a, b, a, b, options.rawValue, a, b, options.rawValue, a, b, options.rawValue, a, b, options.rawValue])!
+                        let context = "\(a.debugDescription) vs \(b.debugDescription) \(options.formatSuffix)"
+                        XCTAssertEqual(row[0] as Bool, StringComparison.compare(a, b, options: options) == .orderedAscending, "< \(context)")
+                        XCTAssertEqual(row[1] as Bool, StringComparison.compare(a, b, options: options) == .orderedSame, "= \(context)")
+                        XCTAssertEqual(row[2] as Bool, StringComparison.beginsWith(a, b, options: options), "BEGINSWITH \(context)")
+                        XCTAssertEqual(row[3] as Bool, StringComparison.endsWith(a, b, options: options), "ENDSWITH \(context)")
+                        XCTAssertEqual(row[4] as Bool, StringComparison.contains(a, b, options: options), "CONTAINS \(context)")
+                        XCTAssertEqual(row[5] as Bool, StringComparison.like(a, b, options: options), "LIKE \(context)")
+                    }
+                }
+            }
+            // NULL and non-text arguments give 0, never NULL.
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT \(SQLFunctions.beginsWith)(NULL, 'a', 0)"), 0)
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT \(SQLFunctions.matches)('a', NULL, 0)"), 0)
+            XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT \(SQLFunctions.contains)(12, '1', 0)"), 0)
+        }
+    }
+}
