@@ -37,6 +37,8 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
     public let entity: EntityDescription
     /// The object's identity; temporary until its first save.
     public internal(set) var objectID: ObjectID
+    /// The temporary ID the object had before its first save, once saved.
+    public internal(set) var temporaryObjectID: ObjectID?
     /// The context the object lives in; nil once it is deleted and saved, or forgotten.
     public internal(set) weak var managedObjectContext: ObjectContext?
 

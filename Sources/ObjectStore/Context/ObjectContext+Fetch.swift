@@ -15,24 +15,20 @@ extension ObjectContext {
         }
         sql.append(sql: " FROM \(entity.name.quotedDatabaseIdentifier) t0")
         sql.append(literal: try whereClause(of: request, entity: entity))
-        var terms = try request.sortDescriptors.map { try $0.sqlOrderingTerm(for: entity, in: model, alias: "t0") }
-        terms.append(ObjectID.sqlOrderingTerms(alias: "t0", withUnsavedRows: request.includesPendingChanges && hasUnsavedInserts))
-        sql.append(sql: " ORDER BY " + terms.joined(separator: ", "))
-        if request.fetchLimit > 0 || request.fetchOffset > 0 {
-            sql.append(sql: " LIMIT ? OFFSET ?", arguments: [request.fetchLimit > 0 ? request.fetchLimit : -1, max(0, request.fetchOffset)])
-        }
+        sql.append(sql: " ORDER BY " + (try orderingTerms(of: request, entity: entity)))
+        sql.append(literal: limitClause(of: request))
         let rows = try query(request) { db in try Row.fetchAll(db, SQLRequest<Row>(literal: sql)) }
-        var ids: [ObjectID] = []
-        ids.reserveCapacity(rows.count)
+        var keys: [Int64] = []
+        keys.reserveCapacity(rows.count)
         for row in rows {
-            let id = ObjectID(entityName: entity.name, sqlKey: row[0])
-            ids.append(id)
+            let key: Int64 = row[0]
+            keys.append(key)
             if loadValues {
-                let object = try object(with: id)
+                let object = try object(with: ObjectID(entityName: entity.name, sqlKey: key))
                 if object.isFault { load(row, into: object) }
             }
         }
-        return FetchedObjects(context: self, objectIDs: ids, batchSize: max(0, request.fetchBatchSize))
+        return FetchedObjects(context: self, entityName: entity.name, rowKeys: keys, batchSize: max(0, request.fetchBatchSize))
     }
 
     /// The number of objects `request` would fetch (its limit and offset included).
@@ -40,14 +36,23 @@ extension ObjectContext {
         let entity = try checkedEntity(for: request)
         var inner = SQL(sql: "SELECT 1 FROM \(entity.name.quotedDatabaseIdentifier) t0")
         inner.append(literal: try whereClause(of: request, entity: entity))
-        if request.fetchLimit > 0 || request.fetchOffset > 0 {
-            inner.append(sql: " LIMIT ? OFFSET ?", arguments: [request.fetchLimit > 0 ? request.fetchLimit : -1, max(0, request.fetchOffset)])
-        }
+        inner.append(literal: limitClause(of: request))
         let sql = SQL(sql: "SELECT COUNT(*) FROM (") + inner + SQL(sql: ")")
         return try query(request) { db in try Int.fetchOne(db, SQLRequest<Int>(literal: sql)) ?? 0 }
     }
 
-    private func checkedEntity<Result>(for request: FetchRequest<Result>) throws -> EntityDescription {
+    func orderingTerms<Result>(of request: FetchRequest<Result>, entity: EntityDescription) throws -> String {
+        var terms = try request.sortDescriptors.map { try $0.sqlOrderingTerm(for: entity, in: model, alias: "t0") }
+        terms.append(ObjectID.sqlOrderingTerms(alias: "t0", withUnsavedRows: request.includesPendingChanges && hasUnsavedInserts))
+        return terms.joined(separator: ", ")
+    }
+
+    func limitClause<Result>(of request: FetchRequest<Result>) -> SQL {
+        guard request.fetchLimit > 0 || request.fetchOffset > 0 else { return SQL(sql: "") }
+        return SQL(sql: " LIMIT ? OFFSET ?", arguments: [request.fetchLimit > 0 ? request.fetchLimit : -1, max(0, request.fetchOffset)])
+    }
+
+    func checkedEntity<Result>(for request: FetchRequest<Result>) throws -> EntityDescription {
         processPendingChanges()
         let entity = try model.existingEntity(named: request.entityName)
         let objectClass = entity.objectClass ?? ManagedObject.self
@@ -59,23 +64,32 @@ extension ObjectContext {
         return entity
     }
 
-    private func whereClause<Result>(of request: FetchRequest<Result>, entity: EntityDescription) throws -> SQL {
+    func whereClause<Result>(of request: FetchRequest<Result>, entity: EntityDescription) throws -> SQL {
         guard let predicate = request.predicate else { return SQL(sql: "") }
         return SQL(sql: " WHERE ") + (try predicate.sql(for: entity, in: model, alias: "t0"))
     }
 
-    private func query<Result, T>(_ request: FetchRequest<Result>, _ body: (Database) throws -> T) throws -> T {
+    func query<Result, T>(_ request: FetchRequest<Result>, _ body: (Database) throws -> T) throws -> T {
         request.includesPendingChanges ? try withPendingChanges(body) : try store.database.read(body)
     }
 
     /// The object at `position` of a fetch result; with a batch size, a fault there loads
     /// the values of its whole batch in one query.
-    func fetchedObject(at position: Int, of ids: [ObjectID], batchSize: Int) -> ManagedObject {
-        // IDs of a fetch name entities of the model, so this cannot throw.
-        let object = try! self.object(with: ids[position])
+    func fetchedObject<Result>(at position: Int, of objects: FetchedObjects<Result>) -> ManagedObject {
+        object(at: position, ofRowKeys: objects.rowKeys, entityName: objects.entityName, batchSize: objects.batchSize)
+    }
+
+    /// The object at `position` of a list of row keys of one entity; with a batch size, a
+    /// fault there loads the values of its whole batch (`batchSize` keys around it) in one
+    /// query, as a fetch with ``FetchRequest/fetchBatchSize`` does.
+    public func object(at position: Int, ofRowKeys keys: [Int64], entityName: String, batchSize: Int) -> ManagedObject {
+        // Keys of a fetch name objects of a model entity, so this cannot throw.
+        let object = try! self.object(with: ObjectID(entityName: entityName, sqlKey: keys[position]))
         guard batchSize > 0, object.isFault else { return object }
         let start = position - position % batchSize
-        let batch = ids[start..<min(ids.count, start + batchSize)].compactMap { registry[$0] ?? (try? self.object(with: $0)) }
+        let batch = keys[start..<min(keys.count, start + batchSize)].compactMap {
+            try? self.object(with: ObjectID(entityName: entityName, sqlKey: $0))
+        }
         try? fulfillFaults(batch)
         return object
     }

@@ -40,6 +40,13 @@ extension ObjectContext {
             case .binary(let d): d.count
             default: nil
             }
+            switch value {
+            case .string(let s) where s.unicodeScalars.contains("\u{0}"):
+                fail(attribute.name, "contains a NUL character, which SQLite cannot keep in text; remove it")
+            case .double(let d) where d.isNaN:
+                fail(attribute.name, "is not a number (NaN), which SQLite cannot store; give a number")
+            default: break
+            }
             let unit = attribute.type == .string ? "characters" : "bytes"
             if let length, let min = attribute.minLength, length < min {
                 fail(attribute.name, min == 1 && attribute.type == .string ? "must not be empty" : "needs at least \(min) \(unit) (has \(length))")

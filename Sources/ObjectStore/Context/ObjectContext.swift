@@ -266,6 +266,7 @@ public final class ObjectContext: @unchecked Sendable {
             }
             if object.isInserted {
                 registry[object.objectID] = nil
+                object.temporaryObjectID = object.objectID
                 object.objectID = ObjectID(entityName: object.entity.name, primaryKey: permanentKeys[object.objectID]!)
                 registry[object.objectID] = object
                 object.isInserted = false

@@ -48,6 +48,16 @@ public struct ObjectID: Hashable, Comparable, Sendable, CustomStringConvertible 
         return nil
     }
 
+    /// The object's row key: its primary key when saved, a negative number while it is
+    /// unsaved. Compact storage for long lists of IDs of one entity (a fetched results
+    /// controller keeps a million of them); ``init(entityName:rowKey:)`` turns it back.
+    public var rowKey: Int64 { sqlKey }
+
+    /// The ID of a ``rowKey`` of `entityName`.
+    public init(entityName: String, rowKey: Int64) {
+        self.init(entityName: entityName, sqlKey: rowKey)
+    }
+
     /// The key the object's row has in SQL: its primary key, or, for a temporary ID while
     /// pending changes are written into a transaction that is rolled back, a negative key
     /// that no saved row has.

@@ -50,15 +50,20 @@ public struct FetchRequest<Result: ManagedObject>: Sendable, Hashable {
 /// read, and their values load a batch at a time.
 public struct FetchedObjects<Result: ManagedObject>: RandomAccessCollection {
     let context: ObjectContext
-    /// The IDs of the objects, in order.
-    public let objectIDs: [ObjectID]
+    /// The entity of the objects.
+    public let entityName: String
+    /// The ``ObjectID/rowKey`` of each object, in order.
+    public let rowKeys: [Int64]
     let batchSize: Int
 
-    public var startIndex: Int { objectIDs.startIndex }
-    public var endIndex: Int { objectIDs.endIndex }
+    /// The IDs of the objects, in order.
+    public var objectIDs: [ObjectID] { rowKeys.map { ObjectID(entityName: entityName, rowKey: $0) } }
+
+    public var startIndex: Int { rowKeys.startIndex }
+    public var endIndex: Int { rowKeys.endIndex }
 
     public subscript(position: Int) -> Result {
         // The entity's class was checked against Result when fetching.
-        context.fetchedObject(at: position, of: objectIDs, batchSize: batchSize) as! Result
+        context.fetchedObject(at: position, of: self) as! Result
     }
 }

@@ -59,12 +59,10 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
         case let value as Date: self = .date(value)
         case let value as Data: self = .binary(value)
         case is NSNull: self = .null
-        case let value as Optional<Any>:
-            // A doubly wrapped optional: unwrap one level.
-            switch value {
-            case .none: self = .null
-            case .some(let inner): self.init(inner)
-            }
+        case let value as AnyOptional:
+            // A doubly wrapped optional (`Int??` passed as `Any?`): unwrap one level.
+            guard let inner = value.wrapped else { self = .null; return }
+            self.init(inner)
         default: return nil
         }
     }
@@ -115,4 +113,13 @@ public enum Value: Sendable, Hashable, CustomStringConvertible {
 /// The type of an attribute.
 public enum AttributeType: String, Sendable, Hashable, Codable, CaseIterable {
     case string, integer, double, bool, date, binary
+}
+
+/// Lets ``Value/init(_:)`` see through an optional stored in an `Any`.
+private protocol AnyOptional {
+    var wrapped: Any? { get }
+}
+
+extension Optional: AnyOptional {
+    var wrapped: Any? { self.map { $0 as Any } }
 }

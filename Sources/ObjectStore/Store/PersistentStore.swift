@@ -149,11 +149,21 @@ public final class PersistentStore: Sendable {
                 let migration = try SchemaMigration(from: plan.storedModel, to: model, path: "")
                 try migration.apply(db)
                 try db.execute(
+                    sql: "INSERT OR IGNORE INTO \(metadataTable) (key, value) VALUES ('generation', 0)")
+                try db.execute(
                     sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES ('model', ?), ('fingerprint', ?)",
                     arguments: [String(decoding: model.jsonData(), as: UTF8.self), model.fingerprint])
             }
         }
         return migrator
+    }
+
+    /// A number that grows with every committed change to the objects' rows, by any
+    /// process or SQLite client: equal generations mean unchanged data.
+    public func generation() throws -> Int64 {
+        try database.read { db in
+            try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = 'generation'") ?? 0
+        }
     }
 
     // MARK: Contexts

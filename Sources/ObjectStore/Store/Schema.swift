@@ -21,6 +21,16 @@ enum Schema {
         return "CREATE TABLE \(entity.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))"
     }
 
+    /// The triggers that count every committed change of an entity's rows in the store's
+    /// `generation`, whoever writes them (another process, the `sqlite3` shell): what tells
+    /// a cache that the data changed.
+    static func createTriggerSQL(for entity: EntityDescription) -> [String] {
+        ["INSERT", "UPDATE", "DELETE"].map { event in
+            "CREATE TRIGGER \("Z_\(entity.name)_\(event.lowercased())".quotedDatabaseIdentifier) AFTER \(event) ON \(entity.name.quotedDatabaseIdentifier) "
+                + "BEGIN UPDATE \(PersistentStore.metadataTable) SET value = value + 1 WHERE key = 'generation'; END"
+        }
+    }
+
     /// The name of an index: its own, or one derived from the entity and properties.
     static func indexName(_ index: IndexDescription, of entity: EntityDescription) -> String {
         index.name ?? "Z_\(entity.name)_" + index.elements.map { ($0.ascending ? "" : "desc_") + $0.property }.joined(separator: "_")

@@ -85,6 +85,7 @@ struct SchemaMigration {
 
     private mutating func addEntity(_ entity: EntityDescription, in model: Model) {
         statements.append((Schema.createTableSQL(for: entity, in: model), []))
+        statements += Schema.createTriggerSQL(for: entity).map { ($0, []) }
         statements += Schema.createIndexSQL(for: entity, in: model).map { ($0.sql, []) }
     }
 

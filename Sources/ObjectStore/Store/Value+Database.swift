@@ -2,8 +2,9 @@ import Foundation
 import GRDB
 
 extension Value {
-    /// How the value is stored in SQLite: bools as 0/1, dates as seconds since 1970 (REAL),
-    /// so that SQLite compares them as numbers, as the in-memory evaluator does.
+    /// How the value is stored in SQLite: bools as 0/1, dates as seconds since 2001-01-01
+    /// (REAL, Foundation's reference date, which round-trips a `Date` exactly), so that
+    /// SQLite compares them as numbers, as the in-memory evaluator does.
     public var databaseValue: DatabaseValue {
         switch self {
         case .null: return .null
@@ -11,7 +12,7 @@ extension Value {
         case .integer(let v): return v.databaseValue
         case .double(let v): return v.databaseValue
         case .bool(let v): return (v ? 1 : 0 as Int64).databaseValue
-        case .date(let v): return v.timeIntervalSince1970.databaseValue
+        case .date(let v): return v.timeIntervalSinceReferenceDate.databaseValue
         case .binary(let v): return v.databaseValue
         }
     }
@@ -29,8 +30,8 @@ extension Value {
         case (.double(let v), .integer): self = Int64(exactly: v).map(Value.integer) ?? .null
         case (.int64(let v), .bool): self = .bool(v != 0)
         case (.double(let v), .bool): self = .bool(v != 0)
-        case (.double(let v), .date): self = .date(Date(timeIntervalSince1970: v))
-        case (.int64(let v), .date): self = .date(Date(timeIntervalSince1970: Double(v)))
+        case (.double(let v), .date): self = .date(Date(timeIntervalSinceReferenceDate: v))
+        case (.int64(let v), .date): self = .date(Date(timeIntervalSinceReferenceDate: Double(v)))
         case (.string(let v), .date): self = Value.parseDate(v).map(Value.date) ?? .null
         case (.blob(let v), .binary): self = .binary(v)
         case (.string(let v), .binary): self = .binary(Data(v.utf8))

@@ -1,0 +1,85 @@
+import GRDB
+
+/// What a fetched results controller needs from a fetch: the row keys in order, and the
+/// runs of equal section names along them.
+public struct SectionedRowKeys: Sendable, Equatable {
+    /// A run of consecutive rows with one section name.
+    public struct Run: Sendable, Equatable {
+        public var name: String
+        public var count: Int
+    }
+
+    /// The ``ObjectID/rowKey``s of the fetched objects, in order.
+    public var rowKeys: [Int64]
+    /// The section runs, in order; one run named "" for an unsectioned fetch with rows.
+    public var sections: [Run]
+}
+
+extension ObjectContext {
+    /// The row keys `request` fetches, and, with `sectionNameKeyPath`, the section name of
+    /// each run of rows: one query, reading no other values.
+    ///
+    /// Section names are the key path's values as text: strings as they are, numbers in
+    /// decimal, bools as `1` and `0`, nil as the empty string — the same text
+    /// ``sectionName(forKeyPath:of:)`` gives for an object in memory.
+    public func fetchRowKeys<Result>(_ request: FetchRequest<Result>, sectionNameKeyPath: String?) throws -> SectionedRowKeys {
+        let entity = try checkedEntity(for: request)
+        let sectionSQL = try sectionNameKeyPath.map { try keyPathSQL($0, of: entity, alias: "t0") }
+        var sql = SQL(sql: "SELECT t0.\(Schema.primaryKey)" + (sectionSQL.map { ", " + $0 } ?? ""))
+        sql.append(sql: " FROM \(entity.name.quotedDatabaseIdentifier) t0")
+        sql.append(literal: try whereClause(of: request, entity: entity))
+        sql.append(sql: " ORDER BY " + (try orderingTerms(of: request, entity: entity)))
+        sql.append(literal: limitClause(of: request))
+        return try query(request) { db in
+            guard sectionSQL != nil else {
+                let keys = try Int64.fetchAll(db, SQLRequest<Int64>(literal: sql))
+                return SectionedRowKeys(rowKeys: keys, sections: keys.isEmpty ? [] : [.init(name: "", count: keys.count)])
+            }
+            var result = SectionedRowKeys(rowKeys: [], sections: [])
+            var previous: DatabaseValue?
+            let rows = try Row.fetchCursor(db, SQLRequest<Row>(literal: sql))
+            while let row = try rows.next() {
+                result.rowKeys.append(row[0])
+                let value: DatabaseValue = row[1]
+                if value == previous, !result.sections.isEmpty {
+                    result.sections[result.sections.count - 1].count += 1
+                } else {
+                    result.sections.append(.init(name: Self.sectionName(of: value), count: 1))
+                    previous = value
+                }
+            }
+            return result
+        }
+    }
+
+    /// The section name of `object` for `keyPath`: the text ``fetchRowKeys(_:sectionNameKeyPath:)``
+    /// gives its row.
+    public func sectionName(forKeyPath keyPath: String, of object: any KeyValueReading) -> String {
+        Self.sectionName(of: KeyPathReader.value(keyPath.split(separator: ".").map(String.init), of: object))
+    }
+
+    /// Checks that `keyPath` leads from `entity` to one attribute value per object.
+    public func validateKeyPath(_ keyPath: String, for entity: EntityDescription) throws {
+        _ = try keyPathSQL(keyPath, of: entity, alias: "t0")
+    }
+
+    static func sectionName(of value: DatabaseValue) -> String {
+        switch value.storage {
+        case .null: return ""
+        case .int64(let v): return String(v)
+        case .double(let v): return String(v)
+        case .string(let v): return v
+        case .blob(let v): return v.base64EncodedString()
+        }
+    }
+
+    private func keyPathSQL(_ keyPath: String, of entity: EntityDescription, alias: String) throws -> String {
+        let path = try ResolvedKeyPath.resolve(keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init), from: entity, in: model)
+        try path.checkScalar()
+        guard path.valueType != nil else {
+            throw PredicateError(.keyPath, "'\(keyPath)' is a relationship; use one of its attributes, as in \(keyPath).name")
+        }
+        var compiler = PredicateSQLCompiler(model: model, alias: alias)
+        return compiler.scalar(path, alias: alias)
+    }
+}
