@@ -5,6 +5,7 @@ let package = Package(
     name: "FetchedResults",
     products: [
         .library(name: "ObjectStore", targets: ["ObjectStore"]),
+        .library(name: "FetchedResults", targets: ["FetchedResults"]),
         .executable(name: "fetched-results", targets: ["fetched-results"]),
     ],
     dependencies: [
@@ -16,12 +17,21 @@ let package = Package(
             name: "ObjectStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
         ),
+        .target(
+            name: "FetchedResults",
+            dependencies: ["ObjectStore"]
+        ),
         .executableTarget(
             name: "fetched-results",
             dependencies: [
                 "ObjectStore",
+                "FetchedResults",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .testTarget(
+            name: "FetchedResultsTests",
+            dependencies: ["FetchedResults", "ObjectStore"]
         ),
         .testTarget(
             name: "ObjectStoreTests",

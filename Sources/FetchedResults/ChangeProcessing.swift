@@ -1,0 +1,224 @@
+import Foundation
+import ObjectStore
+import struct ObjectStore.Predicate
+import struct ObjectStore.SortDescriptor
+
+extension FetchedResultsController {
+    /// Turns one set of context changes into a change batch for the delegate.
+    ///
+    /// Most changes are placed in memory, where each changed object now belongs (predicate,
+    /// section and sort decided as SQLite would), touching only the changed objects and the
+    /// few a binary search compares them with. Requests with a limit or offset, and sections
+    /// from their own entity, fetch their (small) results again and take the difference.
+    func process(_ changes: ObjectChanges) {
+        let context = managedObjectContext
+        var changed: [Int64: Set<String>?] = [:]   // row key -> changed keys (nil: inserted/deleted)
+        var sectionsChanged = false
+        for id in changes.inserted { note(id, keys: nil, into: &changed, sectionsChanged: &sectionsChanged) }
+        for id in changes.deleted { note(id, keys: nil, into: &changed, sectionsChanged: &sectionsChanged) }
+        for (id, keys) in changes.updated { note(id, keys: keys, into: &changed, sectionsChanged: &sectionsChanged) }
+        guard !changed.isEmpty || sectionsChanged else { return }
+        let updated = Set(changed.compactMap { key, keys in keys != nil ? ObjectID(entityName: entityName, rowKey: key) : nil })
+
+        if sectionFetchRequest != nil || fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 {
+            guard let fresh = try? fetchLayout(for: fetchRequest, useCache: false) else { return }
+            report(from: layout, to: fresh, updated: updated)
+            return
+        }
+        let deleted = Set(changes.deleted.filter { $0.entityName == entityName }.map(\.rowKey))
+        placeInMemory(changed: changed, deleted: deleted, context: context)
+    }
+
+    /// Records `id`'s change when it can change the results: an object of the fetched
+    /// entity, or a related object a key path reads (then the objects of the fetched entity
+    /// it leads back to), or a section object.
+    private func note(_ id: ObjectID, keys: Set<String>?, into changed: inout [Int64: Set<String>?], sectionsChanged: inout Bool) {
+        if id.entityName == entityName {
+            if let keys, let existing = changed[id.rowKey] {
+                changed[id.rowKey] = existing.map { $0.union(keys) }
+            } else if changed[id.rowKey] == nil {
+                changed[id.rowKey] = keys
+            } else {
+                changed[id.rowKey] = .some(nil)
+            }
+            return
+        }
+        if id.entityName == sectionEntityName { sectionsChanged = true }
+        guard let object = try? managedObjectContext.object(with: id) else { return }
+        for root in relatedRoots(of: object, changedKeys: keys) where changed[root] == nil {
+            changed[root] = .some(["\(id.entityName)"])
+        }
+    }
+
+    /// The key paths whose values decide membership, section and order.
+    var watchedKeyPaths: [[String]] {
+        var paths = fetchRequest.sortDescriptors.map(\.key) + (fetchRequest.predicate?.keyPaths ?? [])
+        if let sectionNameKeyPath { paths.append(sectionNameKeyPath) }
+        if let sectionRelationshipKeyPath, let sectionNameKey { paths.append("\(sectionRelationshipKeyPath).\(sectionNameKey)") }
+        return paths.map { $0.split(separator: ".").map(String.init) }.filter { $0.count > 1 }
+    }
+
+    /// The row keys of fetched-entity objects that reach `object` along a watched key path
+    /// whose value `changedKeys` (nil: all) may change.
+    private func relatedRoots(of object: ManagedObject, changedKeys: Set<String>?) -> Set<Int64> {
+        let model = managedObjectContext.model
+        var roots: Set<Int64> = []
+        for path in watchedKeyPaths {
+            // The relationships of the path, from the fetched entity.
+            var hops: [RelationshipDescription] = []
+            var entity = model.entity(named: entityName)
+            for component in path.dropLast() {
+                guard let relationship = entity?.relationship(named: component) else { break }
+                hops.append(relationship)
+                entity = model.entity(named: relationship.destinationEntity)
+            }
+            for depth in hops.indices where hops[depth].destinationEntity == object.entity.name {
+                let next = depth + 1 < hops.count ? hops[depth + 1].name : path[depth + 1]
+                let inverse = model.inverse(of: hops[depth])
+                guard changedKeys.map({ $0.contains(next) || $0.contains(inverse.name) }) ?? true else { continue }
+                var level: [ManagedObject] = [object]
+                // A membership change: the object's old end of the relationship is affected too.
+                if let old = object.committedValues(forKeys: [inverse.name])[inverse.name] as? ObjectID,
+                   let oldObject = try? managedObjectContext.object(with: old) {
+                    level.append(contentsOf: depth == 0 ? [oldObject] : [])
+                    if depth == 0 { roots.insert(old.rowKey) }
+                }
+                for hop in hops[0...depth].reversed() {
+                    let back = model.inverse(of: hop)
+                    level = level.flatMap { $0.relatedObjects(forKey: back.name).compactMap { $0 as? ManagedObject } }
+                }
+                roots.formUnion(level.filter { $0.entity.name == entityName }.map(\.objectID.rowKey))
+            }
+        }
+        return roots
+    }
+
+    // MARK: Placing changes in memory
+
+    private struct Location {
+        var section: Int
+        var item: Int
+    }
+
+    private func placeInMemory(changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext) {
+        let oldLayout = layout
+        let oldNames = oldLayout.map(\.name)
+        // 1. Where each changed object was.
+        var oldLocations: [Int64: Location] = [:]
+        if changed.count <= 16 {
+            for key in changed.keys {
+                for (s, section) in layout.enumerated() {
+                    if let i = section.keys.firstIndex(of: key) { oldLocations[key] = Location(section: s, item: i); break }
+                }
+            }
+        } else {
+            for (s, section) in layout.enumerated() {
+                for (i, key) in section.keys.enumerated() where changed[key] != nil { oldLocations[key] = Location(section: s, item: i) }
+            }
+        }
+        // 2. Take them out; remember their gap among the unchanged objects of their section.
+        var oldGaps: [Int64: Int] = [:]
+        for s in layout.indices {
+            let mine = oldLocations.filter { $0.value.section == s }.sorted { $0.value.item < $1.value.item }
+            for (n, entry) in mine.enumerated() { oldGaps[entry.key] = entry.value.item - n }
+            for entry in mine.reversed() { layout[s].keys.remove(at: entry.value.item) }
+        }
+        // 3. Which changed objects belong to the results now, in result order.
+        var members: [(key: Int64, object: ManagedObject, section: String)] = []
+        for key in changed.keys where !deleted.contains(key) {
+            guard let object = try? context.object(with: ObjectID(entityName: entityName, rowKey: key)),
+                  object.managedObjectContext != nil, !object.isDeleted,
+                  fetchRequest.predicate?.evaluate(with: object) ?? true else { continue }
+            members.append((key, object, sectionNameKeyPath.map { context.sectionName(forKeyPath: $0, of: object) } ?? ""))
+        }
+        let sorts = fetchRequest.sortDescriptors
+        members.sort { a, b in Self.precedes(a.object, b.object, sorts) }
+        // 4. Put each one in its place: its section (made when new), then a binary search.
+        var newGaps: [Int64: Int] = [:]
+        var insertedHere: [String: Int] = [:]
+        for member in members {
+            let s = sectionIndex(named: member.section, for: member.object, sorts: sorts, context: context)
+            let keys = layout[s].keys
+            var low = 0, high = keys.count
+            while low < high {
+                let mid = (low + high) / 2
+                let other = context.object(at: mid, ofRowKeys: keys, entityName: entityName, batchSize: max(fetchRequest.fetchBatchSize, 0))
+                if Self.precedes(other, member.object, sorts) { low = mid + 1 } else { high = mid }
+            }
+            layout[s].keys.insert(member.key, at: low)
+            newGaps[member.key] = low - insertedHere[member.section, default: 0]
+            insertedHere[member.section, default: 0] += 1
+        }
+        // 5. Sections left empty go.
+        layout.removeAll { $0.keys.isEmpty }
+
+        // 6. The batch.
+        let newIndexByName = Dictionary(layout.enumerated().map { ($1.name, $0) }) { a, _ in a }
+        let oldIndexByName = Dictionary(oldNames.enumerated().map { ($1, $0) }) { a, _ in a }
+        var batch = ChangeBatch()
+        for (index, name) in oldNames.enumerated().reversed() where newIndexByName[name] == nil {
+            batch.sectionChanges.append(SectionChange(type: .delete, index: index, name: name))
+        }
+        for (index, section) in layout.enumerated() where oldIndexByName[section.name] == nil {
+            batch.sectionChanges.append(SectionChange(type: .insert, index: index, name: section.name))
+        }
+        var newLocations: [Int64: IndexPath] = [:]
+        for member in members {
+            let s = newIndexByName[member.section]!
+            newLocations[member.key] = IndexPath(item: layout[s].keys.firstIndex(of: member.key)!, section: s)
+        }
+        // Objects that keep their section and gap stay, as long as they keep their order there.
+        var groups: [String: [Int64]] = [:]
+        for (key, old) in oldLocations.sorted(by: { ($0.value.section, $0.value.item) < ($1.value.section, $1.value.item) }) {
+            guard let newPath = newLocations[key], oldNames[old.section] == layout[newPath.section].name,
+                  oldGaps[key] == newGaps[key] else { continue }
+            groups["\(newPath.section)/\(oldGaps[key]!)", default: []].append(key)
+        }
+        var stays = Set<Int64>()
+        for keys in groups.values {
+            for i in longestIncreasingSubsequence(keys.map { newLocations[$0]!.item }) { stays.insert(keys[i]) }
+        }
+        var deletes: [ObjectChange] = [], moves: [ObjectChange] = [], inserts: [ObjectChange] = [], updates: [ObjectChange] = []
+        for key in changed.keys.sorted() {
+            let id = ObjectID(entityName: entityName, rowKey: key)
+            let oldPath = oldLocations[key].map { IndexPath(item: $0.item, section: $0.section) }
+            let newPath = newLocations[key]
+            switch (oldPath, newPath) {
+            case (let from?, nil): deletes.append(ObjectChange(type: .delete, objectID: id, indexPath: from, newIndexPath: nil))
+            case (nil, let to?): inserts.append(ObjectChange(type: .insert, objectID: id, indexPath: nil, newIndexPath: to))
+            case (let from?, let to?):
+                if stays.contains(key) {
+                    updates.append(ObjectChange(type: .update, objectID: id, indexPath: from, newIndexPath: to))
+                } else {
+                    moves.append(ObjectChange(type: .move, objectID: id, indexPath: from, newIndexPath: to))
+                }
+            case (nil, nil): break
+            }
+        }
+        batch.objectChanges = deletes + moves + inserts + updates
+        deliver(batch)
+    }
+
+    /// The index of the section named `name`, inserting it (empty) in section order when new.
+    private func sectionIndex(named name: String, for object: ManagedObject, sorts: [SortDescriptor], context: ObjectContext) -> Int {
+        if let index = layout.firstIndex(where: { $0.name == name }) { return index }
+        // Sections are in the order of the first sort descriptor, which sorts by the section key.
+        let first = Array(sorts.prefix(1))
+        let index = layout.firstIndex { section in
+            guard let key = section.keys.first,
+                  let other = try? context.object(with: ObjectID(entityName: entityName, rowKey: key)) else { return false }
+            return first.compare(object, other) == .orderedAscending
+        } ?? layout.count
+        layout.insert(Section(name: name, keys: []), at: index)
+        return index
+    }
+
+    /// Whether `a` comes before `b`: by the sort descriptors, then by object ID, as SQL orders ties.
+    static func precedes(_ a: ManagedObject, _ b: ManagedObject, _ sorts: [SortDescriptor]) -> Bool {
+        switch sorts.compare(a, b) {
+        case .orderedAscending: return true
+        case .orderedDescending: return false
+        case .orderedSame: return a.objectID < b.objectID
+        }
+    }
+}

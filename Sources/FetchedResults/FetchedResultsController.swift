@@ -1,0 +1,365 @@
+import Foundation
+import ObjectStore
+import struct ObjectStore.Predicate
+import struct ObjectStore.SortDescriptor
+
+/// Keeps the result of a fetch request, split into sections, in step with its context, and
+/// tells its delegate exactly what changed: Core Data's `NSFetchedResultsController` for
+/// ObjectStore.
+///
+/// ```swift
+/// let controller = FetchedResultsController(
+///     fetchRequest: FetchRequest<Team>(sortDescriptors: [SortDescriptor(key: "qualifyingZone"),
+///                                                        SortDescriptor(key: "wins", ascending: false)]),
+///     managedObjectContext: context, sectionNameKeyPath: "qualifyingZone")
+/// controller.delegate = self
+/// try controller.performFetch()
+/// let team = controller.object(at: IndexPath(item: 0, section: 0))
+/// ```
+///
+/// Past Core Data: every change batch is valid under table-view rules (``ChangeBatch``);
+/// changes to related objects that a sort, section or predicate key path reads move the
+/// affected rows; `fetchLimit` and `fetchOffset` hold through changes; sections can come
+/// from their own entity, empty ones included (``init(fetchRequest:sectionFetchRequest:sectionRelationshipKeyPath:sectionNameKey:managedObjectContext:)``);
+/// a new request can be applied as an animated batch (``setFetchRequest(_:)``).
+///
+/// ## Topics
+/// ### Fetching
+/// - ``performFetch()``
+/// - ``fetchedObjects``
+/// - ``sections``
+/// ### Index paths
+/// - ``object(at:)``
+/// - ``indexPath(for:)``
+/// - ``sectionIndexTitles``
+/// - ``section(forSectionIndexTitle:at:)``
+/// ### Changes
+/// - ``delegate``
+/// - ``changeReporting``
+/// - ``setFetchRequest(_:)``
+/// ### Cache
+/// - ``deleteCache(withName:)``
+public final class FetchedResultsController<Result: ManagedObject> {
+    /// The request whose results the controller keeps.
+    public private(set) var fetchRequest: FetchRequest<Result>
+    public let managedObjectContext: ObjectContext
+    /// The key path whose value names each object's section; nil for one section.
+    public let sectionNameKeyPath: String?
+    /// The name under which the section layout is cached between launches; nil for none.
+    public let cacheName: String?
+    /// With sections from their own entity: the request for the section objects.
+    public let sectionFetchRequest: FetchRequest<ManagedObject>?
+    /// With sections from their own entity: the to-one key path from a result object to its section object.
+    public let sectionRelationshipKeyPath: String?
+    /// With sections from their own entity: the section object's attribute that names it.
+    public let sectionNameKey: String?
+    /// How changes are reported to the delegate.
+    public var changeReporting: ChangeReporting = .changes
+
+    /// Told of every change. Without a delegate, the controller does not track changes
+    /// (and costs nothing while the context changes); set one before or after performFetch.
+    public weak var delegate: (any FetchedResultsControllerDelegate<Result>)? {
+        didSet { updateObservation() }
+    }
+
+    /// One section: its name and the row keys of its objects, in order.
+    struct Section: Equatable {
+        var name: String
+        var keys: [Int64]
+        var sectionObjectKey: Int64? = nil
+    }
+
+    var layout: [Section] = []
+    private(set) var hasFetched = false
+    private var observation: ObservationToken?
+
+    var entityName: String { fetchRequest.entityName }
+    var sectionEntityName: String? { sectionFetchRequest?.entityName }
+
+    /// A controller of `fetchRequest`'s results, split into sections by `sectionNameKeyPath`.
+    ///
+    /// The request needs sort descriptors, and with a section key path its first sort
+    /// descriptor must sort by that key path; ``performFetch()`` says how to fix it otherwise.
+    public init(fetchRequest: FetchRequest<Result>, managedObjectContext: ObjectContext,
+                sectionNameKeyPath: String? = nil, cacheName: String? = nil) {
+        self.fetchRequest = fetchRequest
+        self.managedObjectContext = managedObjectContext
+        self.sectionNameKeyPath = sectionNameKeyPath
+        self.cacheName = cacheName
+        self.sectionFetchRequest = nil
+        self.sectionRelationshipKeyPath = nil
+        self.sectionNameKey = nil
+    }
+
+    /// A controller whose sections are the objects of `sectionFetchRequest`, in its order,
+    /// empty ones included; each result object belongs to the section its
+    /// `sectionRelationshipKeyPath` (a to-one relationship) names, and is sorted within it by
+    /// `fetchRequest`'s sort descriptors. Sections are named by their `sectionNameKey`
+    /// attribute; inserted, deleted, renamed and moved sections are all reported.
+    public init(fetchRequest: FetchRequest<Result>, sectionFetchRequest: FetchRequest<ManagedObject>,
+                sectionRelationshipKeyPath: String, sectionNameKey: String, managedObjectContext: ObjectContext) {
+        self.fetchRequest = fetchRequest
+        self.managedObjectContext = managedObjectContext
+        self.sectionNameKeyPath = nil
+        self.cacheName = nil
+        self.sectionFetchRequest = sectionFetchRequest
+        self.sectionRelationshipKeyPath = sectionRelationshipKeyPath
+        self.sectionNameKey = sectionNameKey
+    }
+
+    // MARK: Fetching
+
+    /// Fetches the results and computes the sections (or reads them from the cache).
+    public func performFetch() throws {
+        try validate(fetchRequest)
+        layout = try fetchLayout(for: fetchRequest, useCache: true)
+        hasFetched = true
+        updateObservation()
+    }
+
+    /// Replaces the request and fetches again, reporting the difference to the delegate as
+    /// one animated change batch (a new predicate from a search field, another sort order).
+    public func setFetchRequest(_ request: FetchRequest<Result>) throws {
+        try validate(request)
+        let newLayout = try fetchLayout(for: request, useCache: false)
+        fetchRequest = request
+        guard hasFetched else {
+            layout = newLayout
+            return
+        }
+        report(from: layout, to: newLayout, updated: [])
+    }
+
+    /// All fetched objects, in section order (nil before ``performFetch()``).
+    public var fetchedObjects: [Result]? {
+        guard hasFetched else { return nil }
+        return layout.indices.flatMap { s in layout[s].keys.indices.map { object(at: IndexPath(item: $0, section: s)) } }
+    }
+
+    /// The number of fetched objects, without making them.
+    public var numberOfObjects: Int { layout.reduce(0) { $0 + $1.keys.count } }
+
+    /// The sections (nil before ``performFetch()``).
+    public var sections: [SectionInfo<Result>]? {
+        guard hasFetched else { return nil }
+        return layout.indices.map { SectionInfo(controller: self, index: $0) }
+    }
+
+    /// The object at `indexPath`; faults load `fetchBatchSize` at a time.
+    public func object(at indexPath: IndexPath) -> Result {
+        let keys = layout[indexPath.section].keys
+        return managedObjectContext.object(at: indexPath.item, ofRowKeys: keys, entityName: entityName,
+                                           batchSize: max(fetchRequest.fetchBatchSize, 0)) as! Result
+    }
+
+    /// The ID of the object at `indexPath`, without making the object.
+    public func objectID(at indexPath: IndexPath) -> ObjectID {
+        ObjectID(entityName: entityName, rowKey: layout[indexPath.section].keys[indexPath.item])
+    }
+
+    /// Where `object` is, or nil when it is not in the results.
+    public func indexPath(for object: ManagedObject) -> IndexPath? {
+        indexPath(forObjectID: object.objectID)
+    }
+
+    /// Where the object with `objectID` is, or nil.
+    public func indexPath(forObjectID objectID: ObjectID) -> IndexPath? {
+        guard objectID.entityName == entityName else { return nil }
+        let key = objectID.rowKey
+        for (s, section) in layout.enumerated() {
+            if let i = section.keys.firstIndex(of: key) { return IndexPath(item: i, section: s) }
+        }
+        return nil
+    }
+
+    /// The sections as names and object IDs.
+    public var snapshot: [SectionSnapshot] {
+        layout.map { section in
+            SectionSnapshot(name: section.name, objectIDs: section.keys.map { ObjectID(entityName: entityName, rowKey: $0) },
+                            sectionObjectID: section.sectionObjectKey.map { ObjectID(entityName: sectionEntityName!, rowKey: $0) })
+        }
+    }
+
+    // MARK: Section index
+
+    /// The section index titles, one per distinct title, in section order.
+    public var sectionIndexTitles: [String] {
+        var titles: [String] = []
+        for section in layout {
+            if let title = sectionIndexTitle(forSectionName: section.name), titles.last != title { titles.append(title) }
+        }
+        return titles
+    }
+
+    /// The delegate's title for a section name, else its first letter capitalized.
+    public func sectionIndexTitle(forSectionName sectionName: String) -> String? {
+        if let title = delegate?.controller(self, sectionIndexTitleForSectionName: sectionName) { return title }
+        return sectionName.first.map { String($0).uppercased() }
+    }
+
+    /// The index of the first section whose index title is `title`; else the section at
+    /// `index` of ``sectionIndexTitles``' order, clamped to the sections there are.
+    public func section(forSectionIndexTitle title: String, at index: Int) -> Int {
+        if let found = layout.firstIndex(where: { sectionIndexTitle(forSectionName: $0.name) == title }) { return found }
+        return max(0, min(index, layout.count - 1))
+    }
+
+    // MARK: Internals
+
+    private func validate(_ request: FetchRequest<Result>) throws {
+        let context = managedObjectContext
+        let entity = try context.model.existingEntity(named: request.entityName)
+        if sectionFetchRequest == nil && request.sortDescriptors.isEmpty {
+            throw FetchedResultsError(message: "the fetch request for \(entity.name) has no sort descriptors; a controller needs a defined order: add at least one, e.g. SortDescriptor(key: \"\(entity.attributes.first?.name ?? "name")\")")
+        }
+        if let keyPath = sectionNameKeyPath {
+            try context.validateKeyPath(keyPath, for: entity)
+            guard let first = request.sortDescriptors.first, first.key == keyPath else {
+                throw FetchedResultsError(message: "the first sort descriptor must sort by the section key path '\(keyPath)' so that each section's objects are together; put SortDescriptor(key: \"\(keyPath)\") first")
+            }
+            guard first.options.isEmpty else {
+                throw FetchedResultsError(message: "the sort descriptor of the section key path '\(keyPath)' has options \(first.options); sections group equal values, so sort that key without case or diacritic options")
+            }
+        }
+        if let sectionRequest = sectionFetchRequest, let keyPath = sectionRelationshipKeyPath, let nameKey = sectionNameKey {
+            let sectionEntity = try context.model.existingEntity(named: sectionRequest.entityName)
+            guard let relationship = entity.relationship(named: keyPath), !relationship.isToMany,
+                  relationship.destinationEntity == sectionEntity.name else {
+                throw FetchedResultsError(message: "'\(keyPath)' must be a to-one relationship of \(entity.name) to \(sectionEntity.name), the section entity")
+            }
+            guard sectionEntity.attribute(named: nameKey) != nil else {
+                throw FetchedResultsError(message: "the section entity \(sectionEntity.name) has no attribute '\(nameKey)' to name sections")
+            }
+        }
+        // Checks the predicate and sort descriptors against the model.
+        var probe = request
+        probe.fetchLimit = 1
+        _ = try context.count(for: probe)
+    }
+
+    func fetchLayout(for request: FetchRequest<Result>, useCache: Bool) throws -> [Section] {
+        if let sectionRequest = sectionFetchRequest {
+            return try fetchSectionEntityLayout(request, sectionRequest: sectionRequest)
+        }
+        let context = managedObjectContext
+        if useCache, let cacheName, let cached = SectionCache.read(name: cacheName, request: request, sectionNameKeyPath: sectionNameKeyPath, context: context) {
+            return cached
+        }
+        let rows = try context.fetchRowKeys(request, sectionNameKeyPath: sectionNameKeyPath)
+        var sections: [Section] = []
+        sections.reserveCapacity(rows.sections.count)
+        var start = 0
+        for run in rows.sections {
+            sections.append(Section(name: run.name, keys: Array(rows.rowKeys[start..<start + run.count])))
+            start += run.count
+        }
+        if useCache, let cacheName {
+            SectionCache.write(sections, name: cacheName, request: request, sectionNameKeyPath: sectionNameKeyPath, context: context)
+        }
+        return sections
+    }
+
+    private func fetchSectionEntityLayout(_ request: FetchRequest<Result>, sectionRequest: FetchRequest<ManagedObject>) throws -> [Section] {
+        let context = managedObjectContext
+        let sectionObjects = try context.fetch(sectionRequest)
+        var sections: [Section] = []
+        var indexByKey: [Int64: Int] = [:]
+        for object in sectionObjects {
+            indexByKey[object.objectID.rowKey] = sections.count
+            sections.append(Section(name: Self.text(object.attributeValue(forKey: sectionNameKey!)), keys: [], sectionObjectKey: object.objectID.rowKey))
+        }
+        for object in try context.fetch(request) {
+            guard let section = object.relatedObjects(forKey: sectionRelationshipKeyPath!).first as? ManagedObject,
+                  let index = indexByKey[section.objectID.rowKey] else { continue }
+            sections[index].keys.append(object.objectID.rowKey)
+        }
+        return sections
+    }
+
+    static func text(_ value: Value) -> String {
+        switch value {
+        case .null: return ""
+        case .string(let s): return s
+        default: return value.description
+        }
+    }
+
+    // MARK: Change tracking
+
+    private func updateObservation() {
+        if delegate != nil && hasFetched {
+            if observation == nil {
+                observation = managedObjectContext.addObserver { [weak self] event in self?.contextDidChange(event) }
+            }
+        } else {
+            observation = nil
+        }
+    }
+
+    private func contextDidChange(_ event: ContextEvent) {
+        switch event {
+        case .objectsDidChange(let changes):
+            process(changes)
+        case .didSave(let changes):
+            // Unsaved objects got their saved keys: same places, new IDs.
+            renameSavedObjects(changes)
+        }
+    }
+
+    func report(from old: [Section], to new: [Section], updated: Set<ObjectID>) {
+        let oldSnapshot = snapshot
+        layout = new
+        let batch = ChangeBatch.difference(from: oldSnapshot, to: snapshot, updated: updated)
+        deliver(batch)
+    }
+
+    func deliver(_ batch: ChangeBatch) {
+        guard !batch.isEmpty, let delegate else { return }
+        switch changeReporting {
+        case .changes:
+            delegate.controllerWillChangeContent(self)
+            for change in batch.sectionChanges { delegate.controller(self, didChange: change) }
+            for change in batch.objectChanges {
+                guard let object = try? managedObjectContext.object(with: change.objectID) as? Result else { continue }
+                delegate.controller(self, didChange: object, at: change.indexPath, for: change.type, newIndexPath: change.newIndexPath)
+            }
+            delegate.controllerDidChangeContent(self)
+            delegate.controller(self, didChangeContentWith: batch)
+        case .snapshot:
+            let reloaded = Set(batch.objectChanges.filter { $0.type == .update || $0.type == .move }.map(\.objectID))
+            delegate.controller(self, didChangeContentWith: FetchedSnapshot(sections: snapshot, reloadedObjectIDs: reloaded))
+        case .difference:
+            delegate.controller(self, didChangeContentWith: Self.difference(of: batch))
+        }
+    }
+
+    /// A batch of an unsectioned list as a collection difference of IDs.
+    static func difference(of batch: ChangeBatch) -> CollectionDifference<ObjectID> {
+        var changes: [CollectionDifference<ObjectID>.Change] = []
+        for change in batch.objectChanges {
+            switch change.type {
+            case .delete:
+                changes.append(.remove(offset: change.indexPath!.item, element: change.objectID, associatedWith: nil))
+            case .insert:
+                changes.append(.insert(offset: change.newIndexPath!.item, element: change.objectID, associatedWith: nil))
+            case .move:
+                changes.append(.remove(offset: change.indexPath!.item, element: change.objectID, associatedWith: change.newIndexPath!.item))
+                changes.append(.insert(offset: change.newIndexPath!.item, element: change.objectID, associatedWith: change.indexPath!.item))
+            case .update:
+                break
+            }
+        }
+        return CollectionDifference(changes)!
+    }
+
+    private func renameSavedObjects(_ changes: ObjectChanges) {
+        // Inserted objects saved: their row keys changed from negative to their primary key.
+        for id in changes.inserted where id.entityName == entityName || id.entityName == sectionEntityName {
+            guard let object = try? managedObjectContext.object(with: id), let oldKey = object.temporaryObjectID?.rowKey else { continue }
+            for s in layout.indices {
+                if id.entityName == entityName, let i = layout[s].keys.firstIndex(of: oldKey) { layout[s].keys[i] = id.rowKey }
+                if id.entityName == sectionEntityName, layout[s].sectionObjectKey == oldKey { layout[s].sectionObjectKey = id.rowKey }
+            }
+        }
+    }
+}

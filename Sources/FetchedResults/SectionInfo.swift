@@ -1,0 +1,25 @@
+import Foundation
+import ObjectStore
+import struct ObjectStore.Predicate
+import struct ObjectStore.SortDescriptor
+
+/// One section of a controller's results.
+public struct SectionInfo<Result: ManagedObject> {
+    let controller: FetchedResultsController<Result>
+    let index: Int
+
+    /// The section's name: the section key path's value as text ("" without sections), or
+    /// the section object's name.
+    public var name: String { controller.layout[index].name }
+    /// The title for a section index (the delegate's, or the name's first letter).
+    public var indexTitle: String? { controller.sectionIndexTitle(forSectionName: name) }
+    public var numberOfObjects: Int { controller.layout[index].keys.count }
+    /// The section's objects, in order (faults load in batches as they are read).
+    public var objects: [Result] { (0..<numberOfObjects).map { controller.object(at: IndexPath(item: $0, section: index)) } }
+    /// The section's own object, for a controller with a section fetch request.
+    public var sectionObject: ManagedObject? {
+        controller.layout[index].sectionObjectKey.flatMap { key in
+            controller.sectionEntityName.flatMap { try? controller.managedObjectContext.object(with: ObjectID(entityName: $0, rowKey: key)) }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import FetchedResults
+import Foundation
+import ObjectStore
+import XCTest
+import struct ObjectStore.Predicate
+import struct ObjectStore.SortDescriptor
+
+func temporaryFolder(_ test: XCTestCase) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("FetchedResultsTests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+    return url
+}
+
+/// Records the batches a controller delivers.
+final class BatchRecorder<Result: ManagedObject>: FetchedResultsControllerDelegate {
+    var batches: [ChangeBatch] = []
+    var calls: [String] = []
+
+    func controllerWillChangeContent(_ controller: FetchedResultsController<Result>) { calls.append("will") }
+    func controller(_ controller: FetchedResultsController<Result>, didChange section: SectionChange) {
+        calls.append("section \(section.type) \(section.index)")
+    }
+    func controller(_ controller: FetchedResultsController<Result>, didChange object: Result, at indexPath: IndexPath?,
+                    for type: ChangeType, newIndexPath: IndexPath?) {
+        calls.append("object \(type)")
+    }
+    func controllerDidChangeContent(_ controller: FetchedResultsController<Result>) { calls.append("did") }
+    func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith batch: ChangeBatch) {
+        batches.append(batch)
+    }
+}
+
+/// Runs the main queue until `condition` holds (merges of other contexts arrive there).
+func drainMainQueue(until condition: () -> Bool = { false }, timeout: TimeInterval = 5) {
+    let deadline = Date().addingTimeInterval(timeout)
+    repeat {
+        RunLoop.main.run(until: Date().addingTimeInterval(0.005))
+    } while !condition() && Date() < deadline
+}
+
+/// Players in clubs: sections by zone, sorts by score and across the club relationship.
+enum League {
+    static func model() throws -> Model {
+        try Model(entities: [
+            EntityDescription(
+                name: "Club",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "rank", type: .integer, defaultValue: .integer(0)),
+                ],
+                relationships: [RelationshipDescription(name: "players", destinationEntity: "Player", inverseName: "club", isToMany: true)]),
+            EntityDescription(
+                name: "Player",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "zone", type: .string, isOptional: true),
+                    AttributeDescription(name: "score", type: .integer, defaultValue: .integer(0)),
+                    AttributeDescription(name: "active", type: .bool, defaultValue: .bool(true)),
+                ],
+                relationships: [RelationshipDescription(name: "club", destinationEntity: "Club", inverseName: "players")]),
+        ])
+    }
+}
