@@ -21,17 +21,22 @@ let package = Package(
             name: "FetchedResults",
             dependencies: ["ObjectStore"]
         ),
+        .target(
+            name: "Datasets",
+            dependencies: ["ObjectStore", "FetchedResults"]
+        ),
         .executableTarget(
             name: "fetched-results",
             dependencies: [
                 "ObjectStore",
                 "FetchedResults",
+                "Datasets",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(
             name: "FetchedResultsTests",
-            dependencies: ["FetchedResults", "ObjectStore"]
+            dependencies: ["FetchedResults", "ObjectStore", "Datasets"]
         ),
         .testTarget(
             name: "ObjectStoreTests",

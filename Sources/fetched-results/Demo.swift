@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Datasets
 import ObjectStore
 
 /// Shows the World Cup dataset as the viewer will: teams grouped by qualifying zone, most
@@ -15,16 +16,15 @@ struct Demo: ParsableCommand {
     var tap: [String] = []
 
     func run() throws {
-        let dataset = try Dataset.locate(named: "worldcup")
-        let model = try Model(contentsOf: dataset.appendingPathComponent("model.json"))
+        let dataset = try Dataset.load(named: "worldcup")
         let url = store.map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.temporaryDirectory.appendingPathComponent("fetched-results-demo-\(getpid()).sqlite")
-        defer { if store == nil { Dataset.removeStore(at: url) } }
-        let persistentStore = try PersistentStore(url: url, model: model)
-        let context = ObjectContext(store: persistentStore)
-        if try context.count(for: FetchRequest<ManagedObject>(entityName: "Team")) == 0 {
-            try Dataset.seed(context, from: dataset.appendingPathComponent("seed.json"))
+        defer {
+            if store == nil {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+            }
         }
+        let context = ObjectContext(store: try dataset.openStore(at: url))
 
         for name in tap {
             let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try Predicate(format: "teamName ==[c] %@", name))

@@ -1,0 +1,190 @@
+import Foundation
+import ObjectStore
+import struct ObjectStore.Predicate
+import struct ObjectStore.SortDescriptor
+
+/// How a dataset is shown: the contents of its `view.json` (format: `Docs/Datasets.md`).
+public struct ViewConfiguration: Sendable, Decodable {
+    public struct SortKey: Sendable, Decodable {
+        public var key: String
+        public var ascending: Bool?
+        var descriptor: SortDescriptor { SortDescriptor(key: key, ascending: ascending ?? true) }
+    }
+
+    public struct Request: Sendable, Decodable {
+        public var entity: String
+        public var predicate: String?
+        public var sortDescriptors: [SortKey]
+        public var sectionKeyPath: String?
+        public var batchSize: Int?
+        public var cacheName: String?
+    }
+
+    public struct SectionRequest: Sendable, Decodable {
+        public var entity: String
+        public var sortDescriptors: [SortKey]
+        public var itemsKey: String
+        public var titleKey: String
+    }
+
+    public struct Row: Sendable, Decodable {
+        public var title: String
+        public var subtitle: String?
+        public var image: String?
+    }
+
+    public struct SortOption: Sendable, Decodable {
+        public var title: String
+        public var sortDescriptors: [SortKey]
+    }
+
+    public enum Widget: String, Sendable, Decodable {
+        case entry, spin, `switch`, date
+    }
+
+    public struct Field: Sendable, Decodable {
+        public var key: String
+        public var label: String?
+        public var widget: Widget?
+        public var min: Double?
+        public var max: Double?
+    }
+
+    public var title: String?
+    public var fetchRequest: Request
+    public var sectionRequest: SectionRequest?
+    public var sectionTitles: [String: String]?
+    public var row: Row
+    public var counter: String?
+    public var toggle: String?
+    public var searchKeys: [String]?
+    public var sortOptions: [SortOption]?
+    public var addFields: [Field]?
+    public var editFields: [Field]?
+
+    /// The keys each object of the file may have, for the unknown-key check.
+    static let knownKeys: [String: Set<String>] = [
+        "": ["title", "fetchRequest", "sectionRequest", "sectionTitles", "row", "counter", "toggle", "searchKeys", "sortOptions", "addFields", "editFields"],
+        "fetchRequest": ["entity", "predicate", "sortDescriptors", "sectionKeyPath", "batchSize", "cacheName"],
+        "sectionRequest": ["entity", "sortDescriptors", "itemsKey", "titleKey"],
+        "row": ["title", "subtitle", "image"],
+        "sortDescriptors": ["key", "ascending"],
+        "sortOptions": ["title", "sortDescriptors"],
+        "addFields": ["key", "label", "widget", "min", "max"],
+        "editFields": ["key", "label", "widget", "min", "max"],
+    ]
+
+    /// Reads a view file; errors name the file and the key.
+    public static func load(from url: URL) throws -> ViewConfiguration {
+        let file = url.lastPathComponent
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch { throw DatasetError("\(url.path): cannot read the view file: \(error.localizedDescription)") }
+        guard let json = try? JSONSerialization.jsonObject(with: data) else {
+            throw DatasetError("\(file): not valid JSON; check the file with a JSON validator")
+        }
+        try checkKeys(json, path: "", parent: "", file: file)
+        do {
+            return try JSONDecoder().decode(ViewConfiguration.self, from: data)
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw DatasetError("\(file): \(pathText(context.codingPath)): missing \"\(key.stringValue)\"")
+        } catch let DecodingError.typeMismatch(type, context), let DecodingError.valueNotFound(type, context) {
+            throw DatasetError("\(file): \(pathText(context.codingPath)): expected \(type == String.self ? "text" : "\(type)")")
+        } catch let DecodingError.dataCorrupted(context) {
+            throw DatasetError("\(file): \(pathText(context.codingPath)): \(context.debugDescription)")
+        }
+    }
+
+    private static func pathText(_ path: [any CodingKey]) -> String {
+        path.isEmpty ? "top level" : path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: ["."])
+    }
+
+    private static func checkKeys(_ json: Any, path: String, parent: String, file: String) throws {
+        if let object = json as? [String: Any] {
+            if let known = knownKeys[parent] {
+                for key in object.keys.sorted() where !known.contains(key) {
+                    throw DatasetError("\(file): \(path.isEmpty ? "top level" : path): unknown key \"\(key)\"; expected one of \(known.sorted().joined(separator: ", "))")
+                }
+            }
+            for (key, value) in object where parent != "sectionTitles" {
+                try checkKeys(value, path: path.isEmpty ? key : "\(path).\(key)", parent: key, file: file)
+            }
+        } else if let array = json as? [Any] {
+            for (i, value) in array.enumerated() { try checkKeys(value, path: "\(path)[\(i)]", parent: parent, file: file) }
+        }
+    }
+
+    // MARK: Using it
+
+    /// The fetch request of the list: the file's, with another sort option and a search text.
+    public func makeFetchRequest(sortOption: Int = 0, search: String = "") throws -> FetchRequest<ManagedObject> {
+        var request = FetchRequest<ManagedObject>(entityName: fetchRequest.entity)
+        var predicates: [Predicate] = []
+        if let format = fetchRequest.predicate { predicates.append(try Predicate(format: format)) }
+        let text = search.trimmingCharacters(in: .whitespaces)
+        if !text.isEmpty, let keys = searchKeys, !keys.isEmpty {
+            predicates.append(.or(try keys.map { try Predicate(format: "%K CONTAINS[cd] %@", $0, text) }))
+        }
+        request.predicate = predicates.isEmpty ? nil : .and(predicates)
+        let options = sortOptions ?? []
+        let sorts = options.indices.contains(sortOption) && sortOption > 0 ? options[sortOption].sortDescriptors : fetchRequest.sortDescriptors
+        request.sortDescriptors = sorts.map(\.descriptor)
+        request.fetchBatchSize = fetchRequest.batchSize ?? 0
+        return request
+    }
+
+    /// The section fetch request, for sections from their own entity.
+    public func makeSectionFetchRequest() -> FetchRequest<ManagedObject>? {
+        sectionRequest.map { FetchRequest(entityName: $0.entity, sortDescriptors: $0.sortDescriptors.map(\.descriptor)) }
+    }
+
+    /// The header text of a section.
+    public func sectionTitle(forSectionName name: String) -> String {
+        sectionTitles?[name] ?? name
+    }
+
+    /// A row template filled in from `object`: `{keyPath}` replaced by its value; text
+    /// without `{` is one key path.
+    public static func render(_ template: String, for object: any KeyValueReading) -> String {
+        guard template.contains("{") else { return text(of: object, keyPath: template) }
+        var result = ""
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{") {
+            result += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else { break }
+            result += text(of: object, keyPath: String(rest[rest.index(after: open)..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        return result + rest
+    }
+
+    /// A key path's value as text for a row: nil empty, bools Yes/No, dates as `YYYY-MM-DD`.
+    public static func text(of object: any KeyValueReading, keyPath: String) -> String {
+        var current: any KeyValueReading = object
+        let parts = keyPath.split(separator: ".").map(String.init)
+        for part in parts.dropLast() {
+            guard let next = current.relatedObjects(forKey: part).first else { return "" }
+            current = next
+        }
+        switch current.attributeValue(forKey: parts.last ?? "") {
+        case .null: return ""
+        case .string(let s): return s
+        case .integer(let v): return String(v)
+        case .double(let v): return v.rounded() == v && abs(v) < 1e15 ? String(Int64(v)) : String(v)
+        case .bool(let v): return v ? "Yes" : "No"
+        case .date(let d): return dayFormatter.string(from: d)
+        case .binary(let d): return "\(d.count) bytes"
+        }
+    }
+
+    nonisolated(unsafe) private static let dayFormatter: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        return formatter
+    }()
+}
+
+/// A dataset that cannot be loaded: the file, the place in it, and what to do.
+public struct DatasetError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,205 @@
+import ArgumentParser
+import Datasets
+import FetchedResults
+import Foundation
+import ObjectStore
+import struct ObjectStore.Predicate
+
+/// `apply`: edits from standard input, one JSON object a line; after each save, the change
+/// batch the dataset's controller delivered, as one JSON line.
+struct Apply: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Apply edit operations (JSON lines on standard input) and print each save's change batch.",
+        discussion: """
+            Operations, one JSON object a line:
+              {"op":"insert","entity":E,"values":{...}}
+              {"op":"update","entity":E,"where":PREDICATE,"set":{...}}
+              {"op":"delete","entity":E,"where":PREDICATE}
+              {"op":"save"}
+            To-one relationships take an object ID ("List/2") or null. After each save:
+              {"changes":[...],"sections":[{"name":N,"count":C},...]}
+            A bad line is reported on standard error with its number; nothing of it is applied.
+            A save that fails discards the changes since the last save.
+            """)
+
+    @OptionGroup var options: DatasetOptions
+
+    func run() throws {
+        let (dataset, store) = try options.open()
+        let context = ObjectContext(store: store)
+        let controller = try dataset.makeController(context: context)
+        let recorder = Recorder()
+        controller.delegate = recorder
+        try controller.performFetch()
+        var sectionsAtSave = controller.snapshot
+        var lineNumber = 0
+        var failures = 0
+        while let line = readLine() {
+            lineNumber += 1
+            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            do {
+                let operation = try Operation(line: line, model: dataset.model)
+                if case .save = operation {
+                    do {
+                        try context.save()
+                    } catch {
+                        context.rollback()
+                        recorder.batches = []
+                        throw DatasetError("the save failed and the changes since the last save were discarded: \(error)")
+                    }
+                    let batch = recorder.batches.count == 1 ? recorder.batches[0]
+                        : ChangeBatch.difference(from: sectionsAtSave, to: controller.snapshot, updated: recorder.updated)
+                    recorder.batches = []
+                    sectionsAtSave = controller.snapshot
+                    printJSON([
+                        "changes": Self.json(batch, context: context),
+                        "sections": sectionsAtSave.map { ["name": $0.name, "count": $0.objectIDs.count] },
+                    ])
+                } else {
+                    try operation.apply(to: context)
+                }
+            } catch {
+                failures += 1
+                FileHandle.standardError.write(Data("line \(lineNumber): \(error)\n".utf8))
+            }
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// The changes of a batch in delivery order, with the permanent IDs of saved objects.
+    static func json(_ batch: ChangeBatch, context: ObjectContext) -> [[String: Any]] {
+        var saved: [ObjectID: ObjectID] = [:]
+        for object in context.registeredObjects {
+            if let temporary = object.temporaryObjectID { saved[temporary] = object.objectID }
+        }
+        let sections = batch.sectionChanges.map { change -> [String: Any] in
+            var json: [String: Any] = ["kind": "section", "type": change.type.rawValue, "index": change.index, "name": change.name]
+            if let newIndex = change.newIndex { json["newIndex"] = newIndex }
+            return json
+        }
+        let objects = batch.objectChanges.map { change -> [String: Any] in
+            var json: [String: Any] = ["kind": "object", "type": change.type.rawValue,
+                                       "id": (saved[change.objectID] ?? change.objectID).description]
+            if let from = change.indexPath { json["from"] = [from.section, from.item] }
+            if let to = change.newIndexPath { json["to"] = [to.section, to.item] }
+            return json
+        }
+        return sections + objects
+    }
+
+    final class Recorder: FetchedResultsControllerDelegate {
+        var batches: [ChangeBatch] = [] {
+            didSet { if batches.isEmpty { updated = [] } }
+        }
+        var updated: Set<ObjectID> = []
+
+        func controller(_ controller: FetchedResultsController<ManagedObject>, didChangeContentWith batch: ChangeBatch) {
+            batches.append(batch)
+            updated.formUnion(batch.objectChanges.filter { $0.type == .update }.map(\.objectID))
+        }
+    }
+}
+
+/// One line of `apply`'s input, checked against the model before anything changes.
+enum Operation {
+    case insert(entity: EntityDescription, values: [String: Any?])
+    case update(entity: EntityDescription, predicate: Predicate, values: [String: Any?])
+    case delete(entity: EntityDescription, predicate: Predicate)
+    case save
+
+    init(line: String, model: Model) throws {
+        guard let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            throw DatasetError("not a JSON object; write one operation per line, e.g. {\"op\":\"save\"}")
+        }
+        guard let op = json["op"] as? String else { throw DatasetError("missing \"op\" (insert, update, delete or save)") }
+        func known(_ keys: Set<String>) throws {
+            if let unknown = json.keys.sorted().first(where: { !keys.contains($0) }) {
+                throw DatasetError("\"\(op)\" takes \(keys.sorted().joined(separator: ", ")), not \"\(unknown)\"")
+            }
+        }
+        if op == "save" {
+            try known(["op"])
+            self = .save
+            return
+        }
+        guard let entityName = json["entity"] as? String else { throw DatasetError("missing \"entity\"") }
+        let entity = try model.existingEntity(named: entityName)
+        func predicate() throws -> Predicate {
+            guard let format = json["where"] as? String else { throw DatasetError("missing \"where\" (a predicate such as \"teamName == 'Brazil'\")") }
+            let predicate = try Predicate(format: format)
+            try predicate.validate(for: entity, in: model)
+            return predicate
+        }
+        func values(_ key: String) throws -> [String: Any?] {
+            guard let values = json[key] as? [String: Any] else { throw DatasetError("missing \"\(key)\" (an object of property names to values)") }
+            return try Self.convert(values, for: entity)
+        }
+        switch op {
+        case "insert":
+            try known(["op", "entity", "values"])
+            self = .insert(entity: entity, values: try values("values"))
+        case "update":
+            try known(["op", "entity", "where", "set"])
+            self = .update(entity: entity, predicate: try predicate(), values: try values("set"))
+        case "delete":
+            try known(["op", "entity", "where"])
+            self = .delete(entity: entity, predicate: try predicate())
+        default:
+            throw DatasetError("unknown op \"\(op)\"; use insert, update, delete or save")
+        }
+    }
+
+    /// JSON values as Swift values of the properties' types; relationships stay object ID text.
+    private static func convert(_ values: [String: Any], for entity: EntityDescription) throws -> [String: Any?] {
+        var converted: [String: Any?] = [:]
+        for (key, json) in values {
+            if let attribute = entity.attribute(named: key) {
+                guard let value = Value.fromJSON(json, as: attribute.type) else {
+                    throw DatasetError("\(entity.name).\(key): \(json) is not \(attribute.type == .integer ? "an" : "a") \(attribute.type)")
+                }
+                converted[key] = value
+            } else if let relationship = entity.relationship(named: key), !relationship.isToMany {
+                if json is NSNull { converted[key] = .some(nil); continue }
+                guard let text = json as? String, let id = ObjectID(string: text), id.entityName == relationship.destinationEntity else {
+                    throw DatasetError("\(entity.name).\(key): give the ID of a \(relationship.destinationEntity) object, such as \"\(relationship.destinationEntity)/1\", or null")
+                }
+                converted[key] = id
+            } else {
+                throw DatasetError("\(entity.name) has no attribute or to-one relationship '\(key)'")
+            }
+        }
+        return converted
+    }
+
+    func apply(to context: ObjectContext) throws {
+        switch self {
+        case .save:
+            break
+        case .insert(let entity, let values):
+            let resolved = try Self.resolve(values, in: context)
+            let object = try context.insert(entityName: entity.name)
+            try Self.set(resolved, on: object)
+        case .update(let entity, let predicate, let values):
+            let resolved = try Self.resolve(values, in: context)
+            for object in try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name, predicate: predicate)) {
+                try Self.set(resolved, on: object)
+            }
+        case .delete(let entity, let predicate):
+            for object in try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name, predicate: predicate)) {
+                try context.delete(object)
+            }
+        }
+    }
+
+    /// Object IDs replaced by the objects, all checked before any value is set.
+    private static func resolve(_ values: [String: Any?], in context: ObjectContext) throws -> [(String, Any?)] {
+        try values.sorted { $0.key < $1.key }.map { key, value in
+            if let id = value as? ObjectID { return (key, try context.existingObject(with: id)) }
+            return (key, value)
+        }
+    }
+
+    private static func set(_ values: [(String, Any?)], on object: ManagedObject) throws {
+        for (key, value) in values { try object.setValue(value, forKey: key) }
+    }
+}

@@ -1,0 +1,25 @@
+import ArgumentParser
+import Datasets
+import Foundation
+import ObjectStore
+
+/// The options every command that opens a dataset takes.
+struct DatasetOptions: ParsableArguments {
+    @Option(help: "The dataset: \(Dataset.shipped.joined(separator: ", ")).")
+    var dataset = "worldcup"
+
+    @Option(help: "The store file. Default: $XDG_DATA_HOME/fetched-results/<dataset>.sqlite, seeded from the dataset on first use.")
+    var store: String?
+
+    /// The dataset and its opened store.
+    func open() throws -> (Dataset, PersistentStore) {
+        let dataset = try Dataset.load(named: self.dataset)
+        return (dataset, try dataset.openStore(at: store.map { URL(fileURLWithPath: $0) }))
+    }
+}
+
+/// Writes one JSON value as a line on standard output.
+func printJSON(_ value: Any) {
+    let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("null".utf8)
+    print(String(decoding: data, as: UTF8.self))
+}
