@@ -10,12 +10,23 @@ extension ObjectContext {
             let target = try self.object(with: id)
             return target.isDeleted && target.managedObjectContext == nil ? [] : [target]
         }
+        // Saved rows that name the object, unless changed here; then the changed objects that
+        // name it now. No write transaction needed, however many changes are pending.
         let inverse = model.inverse(of: relationship)
         let destination = relationship.destinationEntity
-        let sql = "SELECT \(Schema.primaryKey) FROM \(destination.quotedDatabaseIdentifier) WHERE \(inverse.name.quotedDatabaseIdentifier) = ? ORDER BY \(ObjectID.sqlOrderingTerms(alias: destination.quotedDatabaseIdentifier, withUnsavedRows: hasUnsavedInserts))"
-        let key = object.objectID.sqlKey
-        let keys = try withPendingChanges { db in try Int64.fetchAll(db, sql: sql, arguments: [key]) }
-        return try keys.map { try self.object(with: ObjectID(entityName: destination, sqlKey: $0)) }
+        var related: [ManagedObject] = []
+        if !object.objectID.isTemporaryID {
+            let sql = "SELECT \(Schema.primaryKey) FROM \(destination.quotedDatabaseIdentifier) WHERE \(inverse.name.quotedDatabaseIdentifier) = ?"
+            let key = object.objectID.sqlKey
+            for rowKey in try store.database.read({ db in try Int64.fetchAll(db, sql: sql, arguments: [key]) }) {
+                let candidate = try self.object(with: ObjectID(entityName: destination, sqlKey: rowKey))
+                if !changedObjects.contains(candidate) { related.append(candidate) }
+            }
+        }
+        for candidate in changedObjects where candidate.entity.name == destination && !candidate.isDeleted {
+            if case .object(object.objectID)? = try storedValue(of: candidate, key: inverse.name) { related.append(candidate) }
+        }
+        return related.sorted { $0.objectID < $1.objectID }
     }
 
     /// Sets a to-one relationship, keeping its inverse consistent.

@@ -1,0 +1,73 @@
+import Datasets
+import FetchedResults
+import Foundation
+import ObjectStore
+import XCTest
+
+/// The shipped datasets load, seed and show as their view files say.
+final class DatasetTests: XCTestCase {
+    private func open(_ name: String) throws -> (Dataset, ObjectContext, FetchedResultsController<ManagedObject>) {
+        let dataset = try Dataset.load(named: name)
+        let store = try dataset.openStore(at: temporaryFolder(self).appendingPathComponent("\(name).sqlite"))
+        let context = ObjectContext(store: store)
+        let controller = try dataset.makeController(context: context)
+        try controller.performFetch()
+        return (dataset, context, controller)
+    }
+
+    func testWorldCupShowsTeamsByZone() throws {
+        let (dataset, _, controller) = try open("worldcup")
+        XCTAssertEqual(controller.numberOfObjects, 32)
+        XCTAssertEqual(controller.sections?.map(\.name), ["Africa", "Asia", "Europe", "North/Central America", "South America"])
+        let first = controller.object(at: IndexPath(item: 0, section: 0))
+        XCTAssertEqual(ViewConfiguration.render(dataset.view.row.title, for: first), "Algeria")
+        XCTAssertEqual(ViewConfiguration.render(dataset.view.row.subtitle!, for: first), "Wins: 0")
+    }
+
+    func testMoviesAreSharedOrNot() throws {
+        let (dataset, _, controller) = try open("movies")
+        XCTAssertEqual(controller.sections?.map { dataset.view.sectionTitle(forSectionName: $0.name) }, ["Shared", "Not Shared"])
+        XCTAssertGreaterThanOrEqual(controller.numberOfObjects, 40)
+    }
+
+    func testTodoShowsItsEmptyList() throws {
+        let (_, _, controller) = try open("todo")
+        let sections = try XCTUnwrap(controller.sections)
+        XCTAssertEqual(sections.map(\.name), ["Groceries", "Home", "Someday", "Work"])
+        XCTAssertEqual(sections[2].numberOfObjects, 0)
+        XCTAssertEqual(sections[2].sectionObject?.attributeValue(forKey: "title"), .string("Someday"))
+    }
+
+    func testFailedBanksSortAcrossTheirDetails() throws {
+        let (_, _, controller) = try open("failedbanks")
+        XCTAssertGreaterThanOrEqual(controller.numberOfObjects, 500)
+        let dates = (0..<40).map { i -> Value in
+            let bank = controller.object(at: IndexPath(item: i, section: 0))
+            return (bank.relatedObjects(forKey: "details").first as? ManagedObject)?.attributeValue(forKey: "closeDate") ?? .null
+        }
+        for (a, b) in zip(dates, dates.dropFirst()) {
+            guard case .date(let newer) = a, case .date(let older) = b else { return XCTFail("missing close date") }
+            XCTAssertGreaterThanOrEqual(newer, older)
+        }
+    }
+
+    func testSearchAndSortOptionsChangeTheRequest() throws {
+        let (dataset, context, _) = try open("movies")
+        let controller = try dataset.makeController(context: context, sortOption: 0, search: "amelie")
+        try controller.performFetch()
+        XCTAssertEqual(controller.fetchedObjects?.map { ViewConfiguration.render("title", for: $0) }, ["Amélie"])
+    }
+
+    func testBadViewFilesNameTheFileAndKey() throws {
+        let folder = try temporaryFolder(self)
+        let url = folder.appendingPathComponent("view.json")
+        try Data(#"{"fetchRequest": {"entity": "Team", "sortDescriptors": [{"key": "wins", "ascendng": false}]}, "row": {"title": "teamName"}}"#.utf8).write(to: url)
+        XCTAssertThrowsError(try ViewConfiguration.load(from: url)) { error in
+            XCTAssertTrue("\(error)".contains("view.json: fetchRequest.sortDescriptors[0]: unknown key \"ascendng\""), "\(error)")
+        }
+        try Data(#"{"fetchRequest": {"sortDescriptors": []}, "row": {"title": "teamName"}}"#.utf8).write(to: url)
+        XCTAssertThrowsError(try ViewConfiguration.load(from: url)) { error in
+            XCTAssertTrue("\(error)".contains("missing \"entity\""), "\(error)")
+        }
+    }
+}
