@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// What a fetched results controller needs from a fetch: the row keys in order, and the
@@ -20,11 +21,13 @@ extension ObjectContext {
     /// each run of rows: one query, reading no other values.
     ///
     /// Section names are the key path's values as text: strings as they are, numbers in
-    /// decimal, bools as `1` and `0`, nil as the empty string — the same text
+    /// decimal, bools as `1` and `0`, dates as their day (`2014-06-12`, UTC), nil as the
+    /// empty string — the same text
     /// ``sectionName(forKeyPath:of:)`` gives for an object in memory.
     public func fetchRowKeys<Result>(_ request: FetchRequest<Result>, sectionNameKeyPath: String?) throws -> SectionedRowKeys {
         let entity = try checkedEntity(for: request)
         let sectionSQL = try sectionNameKeyPath.map { try keyPathSQL($0, of: entity, alias: "t0") }
+        let sectionType = sectionNameKeyPath.flatMap { try? resolvedKeyPath($0, of: entity).valueType }
         var sql = SQL(sql: "SELECT t0.\(Schema.primaryKey)" + (sectionSQL.map { ", " + $0 } ?? ""))
         sql.append(sql: " FROM \(entity.name.quotedDatabaseIdentifier) t0")
         sql.append(literal: try whereClause(of: request, entity: entity))
@@ -43,10 +46,16 @@ extension ObjectContext {
                 let value: DatabaseValue = row[1]
                 if value == previous, !result.sections.isEmpty {
                     result.sections[result.sections.count - 1].count += 1
-                } else {
-                    result.sections.append(.init(name: Self.sectionName(of: value), count: 1))
-                    previous = value
+                    continue
                 }
+                let name = Self.sectionName(of: value, type: sectionType)
+                if result.sections.last?.name == name {
+                    // Dates group by day: another time of the same day.
+                    result.sections[result.sections.count - 1].count += 1
+                } else {
+                    result.sections.append(.init(name: name, count: 1))
+                }
+                previous = value
             }
             return result
         }
@@ -55,7 +64,8 @@ extension ObjectContext {
     /// The section name of `object` for `keyPath`: the text ``fetchRowKeys(_:sectionNameKeyPath:)``
     /// gives its row.
     public func sectionName(forKeyPath keyPath: String, of object: any KeyValueReading) -> String {
-        Self.sectionName(of: KeyPathReader.value(keyPath.split(separator: ".").map(String.init), of: object))
+        let type = (object as? ManagedObject).flatMap { try? resolvedKeyPath(keyPath, of: $0.entity).valueType }
+        return Self.sectionName(of: KeyPathReader.value(keyPath.split(separator: ".").map(String.init), of: object), type: type)
     }
 
     /// Checks that `keyPath` leads from `entity` to one attribute value per object.
@@ -63,7 +73,10 @@ extension ObjectContext {
         _ = try keyPathSQL(keyPath, of: entity, alias: "t0")
     }
 
-    static func sectionName(of value: DatabaseValue) -> String {
+    static func sectionName(of value: DatabaseValue, type: AttributeType?) -> String {
+        if type == .date, case .date(let date) = Value(databaseValue: value, type: .date) {
+            return dayFormatter.string(from: date)
+        }
         switch value.storage {
         case .null: return ""
         case .int64(let v): return String(v)
@@ -73,8 +86,18 @@ extension ObjectContext {
         }
     }
 
+    nonisolated(unsafe) private static let dayFormatter: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        return formatter
+    }()
+
+    private func resolvedKeyPath(_ keyPath: String, of entity: EntityDescription) throws -> ResolvedKeyPath {
+        try ResolvedKeyPath.resolve(keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init), from: entity, in: model)
+    }
+
     private func keyPathSQL(_ keyPath: String, of entity: EntityDescription, alias: String) throws -> String {
-        let path = try ResolvedKeyPath.resolve(keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init), from: entity, in: model)
+        let path = try resolvedKeyPath(keyPath, of: entity)
         try path.checkScalar()
         guard path.valueType != nil else {
             throw PredicateError(.keyPath, "'\(keyPath)' is a relationship; use one of its attributes, as in \(keyPath).name")
