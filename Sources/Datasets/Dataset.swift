@@ -27,9 +27,7 @@ public struct Dataset: Sendable {
     public static func load(from folder: URL) throws -> Dataset {
         let model = try Model(contentsOf: folder.appendingPathComponent("model.json"))
         let view = try ViewConfiguration.load(from: folder.appendingPathComponent("view.json"))
-        guard model.entity(named: view.fetchRequest.entity) != nil else {
-            throw DatasetError("view.json: fetchRequest.entity: the model has no entity '\(view.fetchRequest.entity)'")
-        }
+        try view.validate(against: model, file: "\(folder.lastPathComponent)/view.json")
         return Dataset(name: folder.lastPathComponent, folder: folder, model: model, view: view)
     }
 

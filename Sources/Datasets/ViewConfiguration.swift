@@ -188,3 +188,71 @@ public struct DatasetError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
+
+extension ViewConfiguration {
+    /// Checks the view against its model: entities, key paths, sort orders, the counter,
+    /// toggle and dialog fields. Errors name the file and key.
+    public func validate(against model: Model, file: String = "view.json") throws {
+        func fail(_ place: String, _ message: String) -> DatasetError { DatasetError("\(file): \(place): \(message)") }
+        let entity: EntityDescription
+        do { entity = try model.existingEntity(named: fetchRequest.entity) } catch { throw fail("fetchRequest.entity", "\(error)") }
+        func checkKeyPath(_ keyPath: String, _ place: String, type: AttributeType? = nil) throws {
+            do {
+                try SortDescriptor(key: keyPath).validate(for: entity, in: model)
+            } catch {
+                throw fail(place, "\(error)")
+            }
+            if let type, !keyPath.contains("."), entity.attribute(named: keyPath)?.type != type {
+                throw fail(place, "'\(keyPath)' must be \(type == .integer ? "an" : "a") \(type) attribute of \(entity.name)")
+            }
+        }
+        func checkSorts(_ sorts: [SortKey], _ place: String) throws {
+            guard !sorts.isEmpty else { throw fail(place, "needs at least one sort descriptor; a fetched results controller needs an order") }
+            for (i, sort) in sorts.enumerated() { try checkKeyPath(sort.key, "\(place)[\(i)].key") }
+            if sectionRequest == nil, let section = fetchRequest.sectionKeyPath, sorts.first?.key != section {
+                throw fail(place, "must start with the section key path '\(section)' so that each section's rows are together")
+            }
+        }
+        try checkSorts(fetchRequest.sortDescriptors, "fetchRequest.sortDescriptors")
+        if let section = fetchRequest.sectionKeyPath { try checkKeyPath(section, "fetchRequest.sectionKeyPath") }
+        if let format = fetchRequest.predicate {
+            do { try Predicate(format: format).validate(for: entity, in: model) } catch { throw fail("fetchRequest.predicate", "\(error)") }
+        }
+        for (i, option) in (sortOptions ?? []).enumerated() { try checkSorts(option.sortDescriptors, "sortOptions[\(i)].sortDescriptors") }
+        if let counter { try checkKeyPath(counter, "counter", type: .integer) }
+        if let toggle { try checkKeyPath(toggle, "toggle", type: .bool) }
+        for (i, key) in (searchKeys ?? []).enumerated() { try checkKeyPath(key, "searchKeys[\(i)]", type: .string) }
+        if let image = row.image { try checkKeyPath(image, "row.image", type: .string) }
+        for (label, template) in [("row.title", row.title), ("row.subtitle", row.subtitle)] {
+            guard let template else { continue }
+            let keys = template.contains("{")
+                ? template.split(separator: "{").dropFirst().compactMap { $0.split(separator: "}", omittingEmptySubsequences: false).first.map(String.init) }
+                : [template]
+            for key in keys { try checkKeyPath(key, label) }
+        }
+        if let sections = sectionRequest {
+            let sectionEntity: EntityDescription
+            do { sectionEntity = try model.existingEntity(named: sections.entity) } catch { throw fail("sectionRequest.entity", "\(error)") }
+            guard let items = sectionEntity.relationship(named: sections.itemsKey), items.isToMany, items.destinationEntity == entity.name else {
+                throw fail("sectionRequest.itemsKey", "\(sections.entity) needs a to-many relationship '\(sections.itemsKey)' to \(entity.name)")
+            }
+            guard sectionEntity.attribute(named: sections.titleKey) != nil else {
+                throw fail("sectionRequest.titleKey", "\(sections.entity) has no attribute '\(sections.titleKey)'")
+            }
+            for (i, sort) in sections.sortDescriptors.enumerated() {
+                do { try sort.descriptor.validate(for: sectionEntity, in: model) } catch { throw fail("sectionRequest.sortDescriptors[\(i)].key", "\(error)") }
+            }
+        }
+        for (name, fields) in [("addFields", addFields ?? []), ("editFields", editFields ?? [])] {
+            for (i, field) in fields.enumerated() {
+                guard let attribute = entity.attribute(named: field.key) else {
+                    throw fail("\(name)[\(i)].key", "\(entity.name) has no attribute '\(field.key)'")
+                }
+                let fits: [Widget: [AttributeType]] = [.entry: [.string], .spin: [.integer, .double], .switch: [.bool], .date: [.date]]
+                if let widget = field.widget, fits[widget]?.contains(attribute.type) != true {
+                    throw fail("\(name)[\(i)].widget", "a \(widget.rawValue) cannot edit the \(attribute.type) attribute '\(field.key)'")
+                }
+            }
+        }
+    }
+}

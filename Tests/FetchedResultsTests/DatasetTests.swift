@@ -69,5 +69,23 @@ final class DatasetTests: XCTestCase {
         XCTAssertThrowsError(try ViewConfiguration.load(from: url)) { error in
             XCTAssertTrue("\(error)".contains("missing \"entity\""), "\(error)")
         }
+        let model = try Dataset.load(named: "worldcup").model
+        func problem(_ json: String) throws -> String {
+            try Data(json.utf8).write(to: url)
+            do {
+                try ViewConfiguration.load(from: url).validate(against: model)
+                return ""
+            } catch {
+                return "\(error)"
+            }
+        }
+        let row = #""row": {"title": "teamName"}"#
+        XCTAssertTrue(try problem(#"{"fetchRequest": {"entity": "Team", "sortDescriptors": [{"key": "wins"}], "sectionKeyPath": "qualifyingZone"}, "# + row + "}")
+            .contains("fetchRequest.sortDescriptors: must start with the section key path 'qualifyingZone'"))
+        XCTAssertTrue(try problem(#"{"fetchRequest": {"entity": "Team", "sortDescriptors": [{"key": "wins"}]}, "counter": "teamName", "# + row + "}")
+            .contains("counter: 'teamName' must be an integer attribute of Team"))
+        XCTAssertTrue(try problem(#"{"fetchRequest": {"entity": "Team", "sortDescriptors": [{"key": "wins"}]}, "row": {"title": "Wins: {wns}"}}"#)
+            .contains("row.title"))
+        XCTAssertEqual(try problem(#"{"fetchRequest": {"entity": "Team", "sortDescriptors": [{"key": "wins"}]}, "# + row + "}"), "")
     }
 }
