@@ -31,6 +31,14 @@ public struct SectionChange: Sendable, Hashable {
     public var name: String
     /// The section's own object, for a controller with a section fetch request.
     public var sectionObjectID: ObjectID? = nil
+
+    public init(type: ChangeType, index: Int, newIndex: Int? = nil, name: String, sectionObjectID: ObjectID? = nil) {
+        self.type = type
+        self.index = index
+        self.newIndex = newIndex
+        self.name = name
+        self.sectionObjectID = sectionObjectID
+    }
 }
 
 /// An object inserted, deleted, moved or updated.
@@ -41,6 +49,13 @@ public struct ObjectChange: Sendable, Hashable {
     public var indexPath: IndexPath?
     /// Where the object is, in the new sections (insert, move, update).
     public var newIndexPath: IndexPath?
+
+    public init(type: ChangeType, objectID: ObjectID, indexPath: IndexPath?, newIndexPath: IndexPath?) {
+        self.type = type
+        self.objectID = objectID
+        self.indexPath = indexPath
+        self.newIndexPath = newIndexPath
+    }
 }
 
 /// The sections of a result at one moment: names and object IDs.
@@ -135,6 +150,7 @@ public struct ChangeBatch: Sendable, Hashable {
                 }
             } else {
                 guard let newIndex = change.newIndex else { throw fail("section move without a new index") }
+                guard moved[newIndex] == nil else { throw fail("two sections moved to index \(newIndex)") }
                 moved[newIndex] = sections[change.index]
                 moved[newIndex]!.name = change.name
             }
@@ -145,12 +161,22 @@ public struct ChangeBatch: Sendable, Hashable {
         for change in sectionChanges where change.type == .insert {
             placements.append((change.index, SectionSnapshot(name: change.name, objectIDs: [], sectionObjectID: change.sectionObjectID)))
         }
+        if Set(placements.map(\.0)).count != placements.count {
+            throw fail("two sections placed at one index")
+        }
         for (index, section) in placements.sorted(by: { $0.0 < $1.0 }) {
             guard index <= sections.count else { throw fail("section placed at \(index) past the end (\(sections.count))") }
             sections.insert(section, at: index)
         }
         // 4. Place inserted and moved objects, in new coordinates.
         let insertions = objectChanges.filter { $0.type == .insert || $0.type == .move }
+        if Set(insertions.compactMap(\.newIndexPath)).count != insertions.count {
+            throw fail("two objects placed at one index path")
+        }
+        let remaining = Set(sections.flatMap(\.objectIDs))
+        for change in insertions where change.type == .insert && remaining.contains(change.objectID) {
+            throw fail("\(change.objectID) is inserted but already there")
+        }
         for change in insertions.sorted(by: { ($0.newIndexPath ?? []) < ($1.newIndexPath ?? []) }) {
             guard let path = change.newIndexPath, sections.indices.contains(path.section),
                   path.item <= sections[path.section].objectIDs.count else {

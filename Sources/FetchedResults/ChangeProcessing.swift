@@ -54,7 +54,6 @@ extension FetchedResultsController {
     var watchedKeyPaths: [[String]] {
         var paths = fetchRequest.sortDescriptors.map(\.key) + (fetchRequest.predicate?.keyPaths ?? [])
         if let sectionNameKeyPath { paths.append(sectionNameKeyPath) }
-        if let sectionRelationshipKeyPath, let sectionNameKey { paths.append("\(sectionRelationshipKeyPath).\(sectionNameKey)") }
         return paths.map { $0.split(separator: ".").map(String.init) }.filter { $0.count > 1 }
     }
 
@@ -196,7 +195,7 @@ extension FetchedResultsController {
             }
         }
         batch.objectChanges = deletes + moves + inserts + updates
-        deliver(batch)
+        deliver(batch, from: oldLayout)
     }
 
     /// The index of the section named `name`, inserting it (empty) in section order when new.

@@ -186,7 +186,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
     public var sectionIndexTitles: [String] {
         var titles: [String] = []
         for section in layout {
-            if let title = sectionIndexTitle(forSectionName: section.name), titles.last != title { titles.append(title) }
+            if let title = sectionIndexTitle(forSectionName: section.name), !titles.contains(title) { titles.append(title) }
         }
         return titles
     }
@@ -310,10 +310,11 @@ public final class FetchedResultsController<Result: ManagedObject> {
         let oldSnapshot = snapshot
         layout = new
         let batch = ChangeBatch.difference(from: oldSnapshot, to: snapshot, updated: updated)
-        deliver(batch)
+        deliver(batch, from: old)
     }
 
-    func deliver(_ batch: ChangeBatch) {
+    /// Tells the delegate about `batch`, which turned the sections `old` into the current ones.
+    func deliver(_ batch: ChangeBatch, from old: [Section]) {
         guard !batch.isEmpty, let delegate else { return }
         switch changeReporting {
         case .changes:
@@ -329,37 +330,32 @@ public final class FetchedResultsController<Result: ManagedObject> {
             let reloaded = Set(batch.objectChanges.filter { $0.type == .update || $0.type == .move }.map(\.objectID))
             delegate.controller(self, didChangeContentWith: FetchedSnapshot(sections: snapshot, reloadedObjectIDs: reloaded))
         case .difference:
-            delegate.controller(self, didChangeContentWith: Self.difference(of: batch))
+            // Offsets in the list of all objects, sections one after another.
+            let before = old.flatMap(\.keys).map { ObjectID(entityName: entityName, rowKey: $0) }
+            let after = layout.flatMap(\.keys).map { ObjectID(entityName: entityName, rowKey: $0) }
+            delegate.controller(self, didChangeContentWith: after.difference(from: before).inferringMoves())
         }
-    }
-
-    /// A batch of an unsectioned list as a collection difference of IDs.
-    static func difference(of batch: ChangeBatch) -> CollectionDifference<ObjectID> {
-        var changes: [CollectionDifference<ObjectID>.Change] = []
-        for change in batch.objectChanges {
-            switch change.type {
-            case .delete:
-                changes.append(.remove(offset: change.indexPath!.item, element: change.objectID, associatedWith: nil))
-            case .insert:
-                changes.append(.insert(offset: change.newIndexPath!.item, element: change.objectID, associatedWith: nil))
-            case .move:
-                changes.append(.remove(offset: change.indexPath!.item, element: change.objectID, associatedWith: change.newIndexPath!.item))
-                changes.append(.insert(offset: change.newIndexPath!.item, element: change.objectID, associatedWith: change.indexPath!.item))
-            case .update:
-                break
-            }
-        }
-        return CollectionDifference(changes)!
     }
 
     private func renameSavedObjects(_ changes: ObjectChanges) {
         // Inserted objects saved: their row keys changed from negative to their primary key.
+        var renamed = false
         for id in changes.inserted where id.entityName == entityName || id.entityName == sectionEntityName {
             guard let object = try? managedObjectContext.object(with: id), let oldKey = object.temporaryObjectID?.rowKey else { continue }
             for s in layout.indices {
-                if id.entityName == entityName, let i = layout[s].keys.firstIndex(of: oldKey) { layout[s].keys[i] = id.rowKey }
-                if id.entityName == sectionEntityName, layout[s].sectionObjectKey == oldKey { layout[s].sectionObjectKey = id.rowKey }
+                if id.entityName == entityName, let i = layout[s].keys.firstIndex(of: oldKey) {
+                    layout[s].keys[i] = id.rowKey
+                    renamed = true
+                }
+                if id.entityName == sectionEntityName, layout[s].sectionObjectKey == oldKey {
+                    layout[s].sectionObjectKey = id.rowKey
+                    renamed = true
+                }
             }
+        }
+        // A snapshot names objects by ID: the list needs the saved objects' new IDs.
+        if renamed, changeReporting == .snapshot, let delegate {
+            delegate.controller(self, didChangeContentWith: FetchedSnapshot(sections: snapshot, reloadedObjectIDs: []))
         }
     }
 }

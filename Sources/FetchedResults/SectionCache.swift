@@ -41,9 +41,10 @@ public enum SectionCache {
 
     /// What a cache depends on, as text.
     static func dependencies<Result>(request: FetchRequest<Result>, sectionNameKeyPath: String?, context: ObjectContext) -> String? {
-        guard !context.hasChanges, let generation = try? context.store.generation() else { return nil }
+        guard !context.hasChanges, let generation = try? context.store.generation(),
+              let identifier = try? context.store.identifier() else { return nil }
         return [
-            "v1", context.store.url?.path ?? ":memory:", context.model.fingerprint, String(generation),
+            "v1", context.store.url?.path ?? ":memory:", identifier, context.model.fingerprint, String(generation),
             request.entityName, request.predicate?.predicateFormat ?? "", request.sortDescriptors.map(\.description).joined(separator: ","),
             String(request.fetchLimit), String(request.fetchOffset), sectionNameKeyPath ?? "",
         ].joined(separator: "\u{1F}")
@@ -110,14 +111,14 @@ public enum SectionCache {
         }
 
         mutating func string() -> String? {
-            guard let count = int64(), count >= 0, offset + Int(count) <= data.count else { return nil }
+            guard let count = int64(), count >= 0, count <= data.count - offset else { return nil }
             let bytes = data[data.startIndex + offset ..< data.startIndex + offset + Int(count)]
             offset += Int(count)
             return String(bytes: bytes, encoding: .utf8)
         }
 
         mutating func int64Array() -> [Int64]? {
-            guard let count = int64(), count >= 0, offset + Int(count) * 8 <= data.count else { return nil }
+            guard let count = int64(), count >= 0, count <= (data.count - offset) / 8 else { return nil }
             let keys = data.withUnsafeBytes { raw in
                 (0..<Int(count)).map { Int64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + $0 * 8, as: Int64.self)) }
             }

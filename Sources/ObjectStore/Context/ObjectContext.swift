@@ -46,6 +46,8 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Every object the context holds, by ID.
     var registry: [ObjectID: ManagedObject] = [:]
+    /// The permanent IDs of saved objects, by the temporary IDs they had.
+    var permanentIDs: [ObjectID: ObjectID] = [:]
     /// Objects with unsaved changes (inserted, updated or deleted).
     var changedObjects: Set<ManagedObject> = []
     /// Changes made since observers were last told.
@@ -135,10 +137,11 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// The object `id` names: the registered one, or a fault whose values load on first
-    /// access. Throws when the model has no such entity; does not check that the row exists
+    /// access. The temporary ID of an object this context saved still names it. Throws when the model has no such entity; does not check that the row exists
     /// (``existingObject(with:)`` does).
     public func object(with id: ObjectID) throws -> ManagedObject {
         if let object = registry[id] { return object }
+        if let saved = permanentIDs[id] { return try object(with: saved) }
         let entity = try model.existingEntity(named: id.entityName)
         guard !id.isTemporaryID else {
             throw ContextError(.unknownObject, "\(id) is a temporary ID of another context; save that context and use the permanent ID")
@@ -267,6 +270,7 @@ public final class ObjectContext: @unchecked Sendable {
             if object.isInserted {
                 registry[object.objectID] = nil
                 object.temporaryObjectID = object.objectID
+                permanentIDs[object.objectID] = ObjectID(entityName: object.entity.name, primaryKey: permanentKeys[object.objectID]!)
                 object.objectID = ObjectID(entityName: object.entity.name, primaryKey: permanentKeys[object.objectID]!)
                 registry[object.objectID] = object
                 object.isInserted = false
@@ -288,12 +292,12 @@ public final class ObjectContext: @unchecked Sendable {
     public func rollback() {
         processPendingChanges()
         var reverted = ObjectChanges()
+        var discarded: [ManagedObject] = []
         for object in changedObjects {
             if object.isInserted {
-                registry[object.objectID] = nil
-                object.managedObjectContext = nil
                 object.isDeleted = true
                 reverted.deleted.insert(object.objectID)
+                discarded.append(object)
             } else {
                 if object.isDeleted { reverted.inserted.insert(object.objectID) }
                 else { reverted.updated[object.objectID] = Set(object.changes.keys) }
@@ -302,7 +306,12 @@ public final class ObjectContext: @unchecked Sendable {
             object.changes = [:]
         }
         changedObjects = []
+        // Observers may still look at the discarded objects while they are told.
         if !reverted.isEmpty { post(.objectsDidChange(reverted)) }
+        for object in discarded {
+            registry[object.objectID] = nil
+            object.managedObjectContext = nil
+        }
     }
 
     /// Reloads `object`'s saved values on next access. With `mergeChanges` its unsaved

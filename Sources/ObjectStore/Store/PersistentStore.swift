@@ -149,13 +149,22 @@ public final class PersistentStore: Sendable {
                 let migration = try SchemaMigration(from: plan.storedModel, to: model, path: "")
                 try migration.apply(db)
                 try db.execute(
-                    sql: "INSERT OR IGNORE INTO \(metadataTable) (key, value) VALUES ('generation', 0)")
+                    sql: "INSERT OR IGNORE INTO \(metadataTable) (key, value) VALUES ('generation', 0), ('identifier', ?)",
+                    arguments: [UUID().uuidString])
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES ('model', ?), ('fingerprint', ?)",
                     arguments: [String(decoding: model.jsonData(), as: UTF8.self), model.fingerprint])
             }
         }
         return migrator
+    }
+
+    /// A random identifier written when the store file is created: another file at the same
+    /// path (deleted and made again) has another one.
+    public func identifier() throws -> String {
+        try database.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM \(Self.metadataTable) WHERE key = 'identifier'") ?? ""
+        }
     }
 
     /// A number that grows with every committed change to the objects' rows, by any
