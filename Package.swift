@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "ObjectStore", targets: ["ObjectStore"]),
         .library(name: "FetchedResults", targets: ["FetchedResults"]),
+        .library(name: "GtkBinding", targets: ["GtkBinding"]),
         .executable(name: "fetched-results", targets: ["fetched-results"]),
     ],
     dependencies: [
@@ -25,6 +26,19 @@ let package = Package(
             name: "Datasets",
             dependencies: ["ObjectStore", "FetchedResults"]
         ),
+        .systemLibrary(
+            name: "CGtk",
+            pkgConfig: "gtk4",
+            providers: [.apt(["libgtk-4-dev"])]
+        ),
+        .target(
+            name: "CFetchedResultsModel",
+            dependencies: ["CGtk"]
+        ),
+        .target(
+            name: "GtkBinding",
+            dependencies: ["CGtk", "CFetchedResultsModel", "FetchedResults", "ObjectStore"]
+        ),
         .executableTarget(
             name: "fetched-results",
             dependencies: [
@@ -41,6 +55,10 @@ let package = Package(
         .testTarget(
             name: "ObjectStoreTests",
             dependencies: ["ObjectStore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "GtkBindingTests",
+            dependencies: ["GtkBinding", "CGtk", "CFetchedResultsModel", "FetchedResults", "ObjectStore"]
         ),
     ]
 )

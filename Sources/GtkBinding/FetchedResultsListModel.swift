@@ -1,0 +1,193 @@
+import CFetchedResultsModel
+import CGtk
+import FetchedResults
+import Foundation
+import ObjectStore
+
+/// A GListModel that shows a ``FetchedResultsController``'s sections in a GTK list view and
+/// follows its changes.
+///
+/// The list is flattened: each section is one header item followed by one item per object.
+/// A controller without sections (no `sectionNameKeyPath` and no section fetch request) shows
+/// its objects only, without a header. Items are `FrRow` GObjects made only when GTK asks for
+/// a position, so a million-row controller costs a copy of its row keys, not a million
+/// GObjects.
+///
+/// The list model becomes the controller's delegate and turns each ``ChangeBatch`` into
+/// `items-changed` emissions. After every single emission the list is in a valid state on the
+/// way from the old sections to the new ones: removals at their old positions, then sections,
+/// then insertions at their new positions, as ``ChangeBatch/applied(to:)`` does. An updated
+/// object, a renamed section and an object saved for the first time (its ID turns permanent)
+/// are announced as replaced (`items-changed(position, 1, 1)`) so that GTK binds their rows
+/// again. Every announced item is a new `FrRow`, so `GtkSingleSelection` loses the selection
+/// of a row that moved or was replaced: select it again in ``didChange``, at
+/// ``position(for:)`` of the controller's `indexPath(for:)`.
+///
+/// ```swift
+/// let rows = try FetchedResultsListModel(controller: controller)
+/// g_object_ref(UnsafeMutableRawPointer(rows.listModel))  // gtk_single_selection_new takes it
+/// let selection = gtk_single_selection_new(rows.listModel)
+/// rows.didChange = { batch in /* select the object that was selected */ }
+/// ```
+///
+/// Keep a reference to the list model: the controller holds its delegate weakly. When the
+/// list model goes, it stops following the controller; GTK may keep the GListModel, which then
+/// keeps showing the last state. Use it, and change the context, on one thread (GTK's); do not
+/// change the context from an `items-changed` handler.
+///
+/// Only GObject and GIO are used: the list model works without a display and without
+/// `gtk_init`.
+///
+/// ## Topics
+/// ### The GListModel
+/// - ``listModel``
+/// - ``identity(ofItem:)``
+/// ### Positions
+/// - ``count``
+/// - ``item(at:)``
+/// - ``position(for:)``
+/// - ``position(forSectionHeader:)``
+/// - ``indexPath(at:)``
+/// ### Changes
+/// - ``didChange``
+public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResultsControllerDelegate {
+    /// The controller whose results the list shows.
+    public let controller: FetchedResultsController<Result>
+    /// The `GListModel *` of `FrRow` items, owned by this object: take a reference
+    /// (`g_object_ref`) before handing it to a function that takes ownership, such as
+    /// `gtk_single_selection_new`.
+    public let listModel: OpaquePointer
+    /// Whether each section starts with a header item: true for a controller with sections.
+    public var showsSectionHeaders: Bool { flattened.showsHeaders }
+    /// Called after the list followed a batch of the controller (all its emissions done).
+    public var didChange: ((ChangeBatch) -> Void)?
+
+    let flattened: FlattenedSections
+    private let entityName: String
+    private var saveObservation: ObservationToken?
+
+    /// A list model of `controller`'s results; fetches them first if the controller has not.
+    ///
+    /// Becomes the controller's delegate and sets its ``FetchedResultsController/changeReporting``
+    /// to ``ChangeReporting/changes``.
+    public init(controller: FetchedResultsController<Result>) throws {
+        if controller.sections == nil { try controller.performFetch() }
+        self.controller = controller
+        entityName = controller.fetchRequest.entityName
+        let sections = (controller.sections ?? []).enumerated().map { s, info in
+            FlattenedSections.Section(name: info.name, keys: (0..<info.numberOfObjects).map {
+                controller.objectID(at: IndexPath(item: $0, section: s)).rowKey
+            })
+        }
+        flattened = FlattenedSections(sections: sections,
+                                      showsHeaders: controller.sectionNameKeyPath != nil || controller.sectionFetchRequest != nil)
+        listModel = Self.makeListModel(showing: flattened)
+        controller.changeReporting = .changes
+        controller.delegate = self
+        saveObservation = controller.managedObjectContext.addObserver { [weak self] event in
+            if case .didSave(let changes) = event { self?.followFirstSaves(changes) }
+        }
+    }
+
+    deinit {
+        if controller.delegate === self { controller.delegate = nil }
+        g_object_unref(UnsafeMutableRawPointer(listModel))
+    }
+
+    // MARK: Positions
+
+    /// The number of items: objects, plus one header per section when headers are shown.
+    public var count: Int { flattened.count }
+
+    /// What stands at `position` (`0..<count`).
+    public func item(at position: Int) -> ListRow {
+        switch flattened.location(at: position) {
+        case .header(let section):
+            return .header(sectionIndex: section)
+        case .object(let indexPath):
+            return .object(objectID(at: indexPath), indexPath)
+        case nil:
+            preconditionFailure("position \(position) is past the end of the list (\(count) items)")
+        }
+    }
+
+    /// The position of the object at `indexPath`.
+    public func position(for indexPath: IndexPath) -> Int {
+        flattened.position(of: indexPath)
+    }
+
+    /// The position of section `section`'s header; nil when headers are not shown.
+    public func position(forSectionHeader section: Int) -> Int? {
+        showsSectionHeaders ? flattened.start(ofSection: section) : nil
+    }
+
+    /// The index path of the object at `position`; nil for a header or past the end.
+    public func indexPath(at position: Int) -> IndexPath? {
+        if case .object(let indexPath) = flattened.location(at: position) { return indexPath }
+        return nil
+    }
+
+    /// What an item of ``listModel`` stands for (from `gtk_list_item_get_item` or
+    /// `g_list_model_get_item`); nil when it is not an `FrRow`.
+    public func identity(ofItem item: UnsafeMutableRawPointer) -> ListItemIdentity? {
+        guard let row = fr_row_from_item(item) else { return nil }
+        switch fr_row_get_kind(row) {
+        case FR_ROW_KIND_HEADER:
+            return .header(sectionName: String(cString: fr_row_get_name(row)))
+        default:
+            return .object(ObjectID(entityName: entityName, rowKey: Int64(fr_row_get_row_key(row))))
+        }
+    }
+
+    private func objectID(at indexPath: IndexPath) -> ObjectID {
+        ObjectID(entityName: entityName, rowKey: flattened.key(at: indexPath))
+    }
+
+    // MARK: Following the controller
+
+    /// Follows `batch` with items-changed emissions, then calls ``didChange``.
+    public func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith batch: ChangeBatch) {
+        flattened.apply(batch, emit: itemsChanged)
+        didChange?(batch)
+    }
+
+    /// Objects saved for the first time got permanent IDs; the controller renamed them
+    /// without a batch, and their items still carry the temporary ones.
+    private func followFirstSaves(_ changes: ObjectChanges) {
+        var permanentKeys: [Int64: Int64] = [:]
+        for id in changes.inserted where id.entityName == entityName {
+            if let temporary = try? controller.managedObjectContext.object(with: id).temporaryObjectID {
+                permanentKeys[temporary.rowKey] = id.rowKey
+            }
+        }
+        if !permanentKeys.isEmpty { flattened.renameKeys(permanentKeys, emit: itemsChanged) }
+    }
+
+    private var itemsChanged: (Int, Int, Int) -> Void {
+        { [listModel] position, removed, added in
+            g_list_model_items_changed(listModel, guint(position), guint(removed), guint(added))
+        }
+    }
+
+    // MARK: The GObject
+
+    /// The C list model, answering from `flattened`, which it keeps alive until finalized.
+    private static func makeListModel(showing flattened: FlattenedSections) -> OpaquePointer {
+        let count: FrListModelCountFunc = { data in
+            guint(Unmanaged<FlattenedSections>.fromOpaque(data!).takeUnretainedValue().count)
+        }
+        let item: FrListModelItemFunc = { position, data in
+            let flattened = Unmanaged<FlattenedSections>.fromOpaque(data!).takeUnretainedValue()
+            guard let location = flattened.location(at: Int(position)) else { return nil }
+            flattened.recordItemMade()
+            switch location {
+            case .header(let section):
+                return fr_row_new_header(flattened.sections[section].name)
+            case .object(let path):
+                return fr_row_new_object(gint64(flattened.key(at: path)))
+            }
+        }
+        let release: GDestroyNotify = { data in Unmanaged<FlattenedSections>.fromOpaque(data!).release() }
+        return fr_list_model_new(count, item, Unmanaged.passRetained(flattened).toOpaque(), release)!
+    }
+}

@@ -1,0 +1,247 @@
+import FetchedResults
+import Foundation
+import ObjectStore
+
+/// The list exactly as GTK sees it at every moment: a copy of a controller's sections (names
+/// and row keys) flattened into one list, optionally with a header before each section.
+///
+/// The controller already holds its new sections when it reports a batch, but GTK reads items
+/// while each items-changed emission is delivered, so this copy walks from the old sections
+/// to the new ones one step at a time, announcing each step only once it has been taken.
+///
+/// A step costs O(log n), not a copy of a section: rows of the one section being changed are
+/// hidden from the list (removals already announced, insertions not yet announced) rather
+/// than moved around, and the section's keys are rewritten once when it is done.
+final class FlattenedSections {
+    struct Section: Equatable {
+        var name: String
+        var keys: [Int64]
+    }
+
+    /// What stands at one position.
+    enum Location: Equatable {
+        case header(section: Int)
+        case object(IndexPath)
+    }
+
+    /// Whether each section starts with a header item.
+    let showsHeaders: Bool
+    private(set) var sections: [Section]
+    /// Indexes into the keys of `section` that the list does not show, ascending.
+    private var hidden: (section: Int, indexes: ArraySlice<Int>)?
+    /// The number of items: objects, plus headers when shown.
+    private(set) var count: Int
+    /// How many items GTK asked for so far; items are made only for positions asked for.
+    private(set) var itemsMade = 0
+
+    private var headerCount: Int { showsHeaders ? 1 : 0 }
+
+    init(sections: [Section], showsHeaders: Bool) {
+        self.sections = sections
+        self.showsHeaders = showsHeaders
+        self.count = sections.reduce(0) { $0 + $1.keys.count + (showsHeaders ? 1 : 0) }
+    }
+
+    // MARK: Positions
+
+    /// The number of objects section `index` shows.
+    func numberOfObjects(inSection index: Int) -> Int {
+        sections[index].keys.count - (hidden?.section == index ? hidden!.indexes.count : 0)
+    }
+
+    /// The position of section `index`'s first item (its header when shown); `count` for
+    /// the end of the list.
+    func start(ofSection index: Int) -> Int {
+        (0..<index).reduce(0) { $0 + numberOfObjects(inSection: $1) + headerCount }
+    }
+
+    func position(of indexPath: IndexPath) -> Int {
+        start(ofSection: indexPath.section) + headerCount + indexPath.item
+    }
+
+    func location(at position: Int) -> Location? {
+        guard position >= 0 else { return nil }
+        var rest = position
+        for index in sections.indices {
+            if rest < headerCount { return .header(section: index) }
+            rest -= headerCount
+            if rest < numberOfObjects(inSection: index) { return .object(IndexPath(item: rest, section: index)) }
+            rest -= numberOfObjects(inSection: index)
+        }
+        return nil
+    }
+
+    /// The row key of the object shown at `indexPath`.
+    func key(at indexPath: IndexPath) -> Int64 {
+        var index = indexPath.item
+        if let hidden, hidden.section == indexPath.section {
+            // The item-th index that is not hidden: skip the hidden indexes h[i] with h[i] - i <= item.
+            var low = 0, high = hidden.indexes.count
+            while low < high {
+                let mid = (low + high) / 2
+                if hidden.indexes[hidden.indexes.startIndex + mid] - mid <= indexPath.item { low = mid + 1 } else { high = mid }
+            }
+            index += low
+        }
+        return sections[indexPath.section].keys[index]
+    }
+
+    func recordItemMade() { itemsMade += 1 }
+
+    // MARK: Applying changes
+
+    /// Walks from the old sections to the new ones by the phases of
+    /// `ChangeBatch.applied(to:)`, calling `emit(position, removed, added)` once each step is
+    /// taken (adjacent steps are announced together).
+    func apply(_ batch: ChangeBatch, emit: @escaping (Int, Int, Int) -> Void) {
+        var emissions = Emissions(emit: emit)
+        // 1. Deleted objects and move sources leave, in old coordinates, last first.
+        let removals = batch.objectChanges.filter { $0.type == .delete || $0.type == .move }.compactMap(\.indexPath)
+        for (section, paths) in Dictionary(grouping: removals, by: \.section).sorted(by: { $0.key > $1.key }) {
+            let indexes = paths.map(\.item).sorted()
+            for k in indexes.indices.reversed() {
+                emissions.record(position(of: IndexPath(item: indexes[k], section: section)), removed: 1, added: 0)
+                hidden = (section, indexes[k...])
+                count -= 1
+            }
+            sections[section].keys = sections[section].keys.removing(sortedIndexes: indexes)
+            hidden = nil
+        }
+        // 2. Deleted sections (empty by now) and move sources leave, in old coordinates, last first.
+        var moved: [Int: Section] = [:]
+        let leaving = batch.sectionChanges.filter { $0.type == .delete || $0.type == .move }
+        for change in leaving.sorted(by: { $0.index > $1.index }) {
+            let section = sections[change.index]
+            if change.type == .move, let newIndex = change.newIndex {
+                moved[newIndex] = Section(name: change.name, keys: section.keys)
+            }
+            emissions.record(start(ofSection: change.index), removed: section.keys.count + headerCount, added: 0)
+            sections.remove(at: change.index)
+            count -= section.keys.count + headerCount
+        }
+        // 3. Inserted and moved sections arrive, in new coordinates, first first.
+        var arriving = Array(moved)
+        for change in batch.sectionChanges where change.type == .insert {
+            arriving.append((key: change.index, value: Section(name: change.name, keys: [])))
+        }
+        for (index, section) in arriving.sorted(by: { $0.key < $1.key }) {
+            emissions.record(start(ofSection: index), removed: 0, added: section.keys.count + headerCount)
+            sections.insert(section, at: index)
+            count += section.keys.count + headerCount
+        }
+        // 4. Inserted objects and move destinations arrive, in new coordinates, first first:
+        // each section gets its new keys at once, hidden until announced.
+        let insertions = batch.objectChanges.filter { $0.type == .insert || $0.type == .move }
+        for (section, changes) in Dictionary(grouping: insertions, by: { $0.newIndexPath!.section }).sorted(by: { $0.key < $1.key }) {
+            let arrivals = changes.map { (index: $0.newIndexPath!.item, key: $0.objectID.rowKey) }.sorted { $0.index < $1.index }
+            let indexes = arrivals.map(\.index)
+            hidden = (section, indexes[...])
+            sections[section].keys = sections[section].keys.inserting(arrivals)
+            for k in indexes.indices {
+                emissions.record(position(of: IndexPath(item: indexes[k], section: section)), removed: 0, added: 1)
+                hidden = (section, indexes[(k + 1)...])
+                count += 1
+            }
+            hidden = nil
+        }
+        // 5. Updated objects and renamed sections are replaced by themselves, so that GTK
+        // binds their rows again.
+        var replacements: [(position: Int, renamedSection: (index: Int, name: String)?)] = batch.objectChanges
+            .filter { $0.type == .update }.compactMap { $0.newIndexPath.map { (position(of: $0), nil) } }
+        for change in batch.sectionChanges where change.type == .update {
+            guard let index = change.newIndex else { continue }
+            if showsHeaders {
+                replacements.append((start(ofSection: index), (index, change.name)))
+            } else {
+                sections[index].name = change.name
+            }
+        }
+        for replacement in replacements.sorted(by: { $0.position < $1.position }) {
+            emissions.record(replacement.position, removed: 1, added: 1)
+            if let (index, name) = replacement.renamedSection { sections[index].name = name }
+        }
+        emissions.flush()
+    }
+
+    /// Replaces the row keys of objects saved for the first time (temporary keys become
+    /// permanent ones) and announces their rows as replaced, so that GTK drops the items that
+    /// still carry the temporary key.
+    func renameKeys(_ permanentKeys: [Int64: Int64], emit: @escaping (Int, Int, Int) -> Void) {
+        var emissions = Emissions(emit: emit)
+        for s in sections.indices {
+            for i in sections[s].keys.indices {
+                guard let key = permanentKeys[sections[s].keys[i]] else { continue }
+                emissions.record(position(of: IndexPath(item: i, section: s)), removed: 1, added: 1)
+                sections[s].keys[i] = key
+            }
+        }
+        emissions.flush()
+    }
+}
+
+private extension Array {
+    /// The array without the elements at `sortedIndexes` (ascending), in one pass.
+    func removing(sortedIndexes: [Int]) -> [Element] {
+        var result: [Element] = []
+        result.reserveCapacity(count - sortedIndexes.count)
+        var next = sortedIndexes.startIndex
+        for (index, element) in enumerated() {
+            if next < sortedIndexes.endIndex && sortedIndexes[next] == index { next += 1 } else { result.append(element) }
+        }
+        return result
+    }
+
+    /// The array with `arrivals` placed at their indexes in the result (ascending), in one pass.
+    func inserting(_ arrivals: [(index: Int, key: Element)]) -> [Element] {
+        var result: [Element] = []
+        result.reserveCapacity(count + arrivals.count)
+        var old = makeIterator()
+        var next = arrivals.startIndex
+        while result.count < count + arrivals.count {
+            if next < arrivals.endIndex && arrivals[next].index == result.count {
+                result.append(arrivals[next].key)
+                next += 1
+            } else {
+                result.append(old.next()!)
+            }
+        }
+        return result
+    }
+}
+
+/// Coalesces adjacent changes into one items-changed emission.
+///
+/// Each change is recorded just before the list is changed; one that does not extend the
+/// pending emission first announces the pending one, while the list still is in the state
+/// that emission describes.
+private struct Emissions {
+    let emit: (Int, Int, Int) -> Void
+    private var pending: (position: Int, removed: Int, added: Int)?
+
+    init(emit: @escaping (Int, Int, Int) -> Void) { self.emit = emit }
+
+    /// Records a change of the list as it is now (before the change is made).
+    mutating func record(_ position: Int, removed: Int, added: Int) {
+        guard removed > 0 || added > 0 else { return }
+        if let p = pending {
+            if position == p.position + p.added || (removed == 0 && (p.position...p.position + p.added).contains(position)) {
+                // Right after (or inside) what the pending emission added.
+                pending = (p.position, p.removed + removed, p.added + added)
+                return
+            }
+            if position + removed == p.position {
+                // Right before where the pending emission starts.
+                pending = (position, p.removed + removed, p.added + added)
+                return
+            }
+            flush()
+        }
+        pending = (position, removed, added)
+    }
+
+    mutating func flush() {
+        guard let p = pending else { return }
+        pending = nil
+        emit(p.position, p.removed, p.added)
+    }
+}

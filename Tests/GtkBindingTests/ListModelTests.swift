@@ -1,0 +1,127 @@
+import CFetchedResultsModel
+import CGtk
+import FetchedResults
+import Foundation
+@testable import GtkBinding
+import ObjectStore
+import XCTest
+import struct ObjectStore.SortDescriptor
+
+/// The list model's layout, its emissions for single changes, laziness and ownership.
+/// Needs GObject and GIO only (no display).
+final class ListModelTests: XCTestCase {
+    private var context: ObjectContext!
+    private var ana: ManagedObject!
+
+    override func setUpWithError() throws {
+        context = try League.context(self)
+        ana = try League.insertPlayer(context, name: "Ana", zone: "Asia", score: 3)
+        try League.insertPlayer(context, name: "Bo", zone: "Asia", score: 1)
+        try League.insertPlayer(context, name: "Cy", zone: "Europe", score: 2)
+        try context.save()
+    }
+
+    private func identities(_ rows: FetchedResultsListModel<ManagedObject>) -> [ListItemIdentity?] {
+        items(of: rows.listModel) { rows.identity(ofItem: $0) }
+    }
+
+    func testEachSectionStartsWithItsHeader() throws {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let ids = rows.controller.snapshot.flatMap(\.objectIDs)
+        XCTAssertEqual(identities(rows), [.header(sectionName: "Asia"), .object(ids[0]), .object(ids[1]),
+                                          .header(sectionName: "Europe"), .object(ids[2])])
+        XCTAssertEqual((0..<rows.count).map(rows.item(at:)), [
+            .header(sectionIndex: 0), .object(ids[0], IndexPath(item: 0, section: 0)), .object(ids[1], IndexPath(item: 1, section: 0)),
+            .header(sectionIndex: 1), .object(ids[2], IndexPath(item: 0, section: 1)),
+        ])
+        XCTAssertEqual(rows.position(forSectionHeader: 1), 3)
+        XCTAssertEqual(rows.position(for: IndexPath(item: 0, section: 1)), 4)
+        XCTAssertEqual(rows.indexPath(at: 2), IndexPath(item: 1, section: 0))
+        XCTAssertNil(rows.indexPath(at: 3))
+        XCTAssertNil(g_list_model_get_item(rows.listModel, 5), "past the end")
+        XCTAssertEqual(g_list_model_get_item_type(rows.listModel), fr_row_get_type())
+    }
+
+    func testAControllerWithoutSectionsShowsNoHeader() throws {
+        let controller = FetchedResultsController(
+            fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: [SortDescriptor(key: "name")]), managedObjectContext: context)
+        let rows = try FetchedResultsListModel(controller: controller)
+        XCTAssertFalse(rows.showsSectionHeaders)
+        XCTAssertEqual(identities(rows), controller.snapshot[0].objectIDs.map { .object($0) })
+        XCTAssertNil(rows.position(forSectionHeader: 0))
+        XCTAssertEqual(rows.position(for: IndexPath(item: 2, section: 0)), 2)
+    }
+
+    func testAnUpdateReplacesItsRowOnly() throws {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
+        try ana.setValue("fast", forKey: "note")
+        try context.save()
+        XCTAssertEqual(recorder.emissions.map { [$0.position, $0.removed, $0.added] }, [[1, 1, 1]])
+    }
+
+    func testAMoveToANewSectionRemovesThenInsertsTheHeaderAndTheRow() throws {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
+        try ana.setValue("Oceania", forKey: "zone")
+        try context.save()
+        // Ana leaves Asia (position 1), the Oceania section arrives with its header at the end,
+        // then Ana arrives in it.
+        XCTAssertEqual(recorder.emissions.map { [$0.position, $0.removed, $0.added] }, [[1, 1, 0], [4, 0, 2]])
+        XCTAssertEqual(recorder.replica.last, .object(ana.objectID))
+    }
+
+    func testAFirstSaveReplacesTheRowThatHadTheTemporaryID() throws {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
+        let dee = try League.insertPlayer(context, name: "Dee", zone: "Europe", score: 0)
+        context.processPendingChanges()
+        XCTAssertEqual(recorder.replica.last, .object(dee.objectID))
+        XCTAssertTrue(dee.objectID.isTemporaryID)
+        try context.save()
+        XCTAssertEqual(recorder.emissions.map { [$0.position, $0.removed, $0.added] }, [[5, 0, 1], [5, 1, 1]])
+        XCTAssertFalse(dee.objectID.isTemporaryID)
+        XCTAssertEqual(identities(rows).last, .object(dee.objectID))
+    }
+
+    func testItemsAreMadeOnlyForThePositionsAskedFor() throws {
+        for i in 0..<3_000 { try League.insertPlayer(context, name: "P\(i)", zone: League.zones[i % 4], score: i % 7) }
+        try context.save()
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        XCTAssertEqual(Int(g_list_model_get_n_items(rows.listModel)), 3_003 + 4)
+        try League.insertPlayer(context, name: "Zed", zone: "Africa", score: 9)
+        try ana.setValue(0, forKey: "score")
+        try context.save()
+        XCTAssertEqual(rows.flattened.itemsMade, 0, "creating the model and emitting changes made items")
+        g_object_unref(g_list_model_get_item(rows.listModel, 1))
+        XCTAssertEqual(rows.flattened.itemsMade, 1)
+    }
+
+    func testTheGListModelOutlivesItsOwnerAndReleasesEverythingWhenFinalized() throws {
+        let controller = League.byZone(context)
+        var rows: FetchedResultsListModel? = try FetchedResultsListModel(controller: controller)
+        let listModel = rows!.listModel
+        weak let state = rows!.flattened
+        g_object_ref(UnsafeMutableRawPointer(listModel))  // as gtk_single_selection_new would
+        let modelPointer = UnsafeMutablePointer<gpointer?>.allocate(capacity: 1)
+        let itemPointer = UnsafeMutablePointer<gpointer?>.allocate(capacity: 1)
+        defer { modelPointer.deallocate(); itemPointer.deallocate() }
+        modelPointer.pointee = UnsafeMutableRawPointer(listModel)
+        g_object_add_weak_pointer(fr_cast_object(modelPointer.pointee), modelPointer)
+        itemPointer.pointee = g_list_model_get_item(listModel, 1)
+        g_object_add_weak_pointer(fr_cast_object(itemPointer.pointee), itemPointer)
+
+        rows = nil
+        XCTAssertNil(controller.delegate, "the list model stopped following the controller")
+        XCTAssertNotNil(state, "GTK still holds the GListModel")
+        try ana.setValue("Europe", forKey: "zone")
+        try context.save()
+        XCTAssertEqual(g_list_model_get_n_items(listModel), 5, "it keeps showing the last state")
+
+        g_object_unref(itemPointer.pointee)
+        XCTAssertNil(itemPointer.pointee, "the item is finalized with its last reference")
+        g_object_unref(modelPointer.pointee)
+        XCTAssertNil(modelPointer.pointee, "the GListModel is finalized with its last reference")
+        XCTAssertNil(state, "the Swift state is released when the GListModel is finalized")
+    }
+}

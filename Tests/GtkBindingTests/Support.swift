@@ -1,0 +1,143 @@
+import CGtk
+import FetchedResults
+import Foundation
+import GtkBinding
+import ObjectStore
+import XCTest
+
+func temporaryFolder(_ test: XCTestCase) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("GtkBindingTests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+    return url
+}
+
+/// Players in clubs: sections by zone, or by club (a section entity, empty clubs included).
+enum League {
+    static let zones: [String?] = ["Africa", "Asia", "Europe", "Oceania", nil]
+    static let names = ["Ana", "bo", "Cy", "Dee", "Émile", "fay", "Gus", "Hal"]
+
+    static func model() throws -> Model {
+        try Model(entities: [
+            EntityDescription(
+                name: "Club",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "rank", type: .integer, defaultValue: .integer(0)),
+                ],
+                relationships: [RelationshipDescription(name: "players", destinationEntity: "Player", inverseName: "club", isToMany: true)]),
+            EntityDescription(
+                name: "Player",
+                attributes: [
+                    AttributeDescription(name: "name", type: .string),
+                    AttributeDescription(name: "zone", type: .string, isOptional: true),
+                    AttributeDescription(name: "score", type: .integer, defaultValue: .integer(0)),
+                    AttributeDescription(name: "note", type: .string, isOptional: true),
+                ],
+                relationships: [RelationshipDescription(name: "club", destinationEntity: "Club", inverseName: "players")]),
+        ])
+    }
+
+    /// A context on a new SQLite file in a temporary folder.
+    static func context(_ test: XCTestCase) throws -> ObjectContext {
+        let store = try PersistentStore(url: temporaryFolder(test).appendingPathComponent("league.sqlite"), model: model())
+        return ObjectContext(store: store)
+    }
+
+    /// Players sectioned by zone, best first within a zone.
+    static func byZone(_ context: ObjectContext) -> FetchedResultsController<ManagedObject> {
+        FetchedResultsController(
+            fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: [
+                SortDescriptor(key: "zone"), SortDescriptor(key: "score", ascending: false), SortDescriptor(key: "name"),
+            ]),
+            managedObjectContext: context, sectionNameKeyPath: "zone")
+    }
+
+    @discardableResult
+    static func insertPlayer(_ context: ObjectContext, name: String, zone: String?, score: Int, club: ManagedObject? = nil) throws -> ManagedObject {
+        let player = try context.insert(entityName: "Player")
+        try player.setValue(name, forKey: "name")
+        try player.setValue(zone, forKey: "zone")
+        try player.setValue(score, forKey: "score")
+        try player.setValue(club, forKey: "club")
+        return player
+    }
+}
+
+/// SplitMix64: a seeded generator, so that a failing seed can be replayed with `SEED=`.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The items a list model of `sections` must show.
+func flattened(_ sections: [SectionSnapshot], headers: Bool) -> [ListItemIdentity] {
+    sections.flatMap { section in
+        (headers ? [.header(sectionName: section.name)] : []) + section.objectIDs.map { .object($0) }
+    }
+}
+
+/// Every item of a GListModel, read through `g_list_model_get_item` as GTK reads them.
+func items(of listModel: OpaquePointer, range: Range<Int>? = nil,
+           identity: (UnsafeMutableRawPointer) -> ListItemIdentity?) -> [ListItemIdentity?] {
+    (range ?? 0..<Int(g_list_model_get_n_items(listModel))).map { position in
+        guard let item = g_list_model_get_item(listModel, guint(position)) else { return nil }
+        defer { g_object_unref(item) }
+        return identity(item)
+    }
+}
+
+/// Listens to a GListModel's real `items-changed` signal and replays every emission on a
+/// plain array of the items, checking that the emission fits the list as it was and that
+/// afterwards the model shows exactly the replayed array (what GTK assumes: nothing outside
+/// the announced range changed). Each item remembers the ``generation`` in which it was read.
+final class ItemsChangedRecorder {
+    let listModel: OpaquePointer
+    let identity: (UnsafeMutableRawPointer) -> ListItemIdentity?
+    private(set) var replica: [ListItemIdentity?]
+    /// When each item of ``replica`` was read; bump it to tell items read later apart.
+    private(set) var readIn: [Int]
+    var generation = 0
+    private(set) var emissions: [(position: Int, removed: Int, added: Int)] = []
+    private var handler: gulong = 0
+
+    init(_ listModel: OpaquePointer, identity: @escaping (UnsafeMutableRawPointer) -> ListItemIdentity?) {
+        self.listModel = listModel
+        self.identity = identity
+        g_object_ref(UnsafeMutableRawPointer(listModel))
+        replica = items(of: listModel, identity: identity)
+        readIn = replica.map { _ in -1 }
+        let itemsChanged: @convention(c) (OpaquePointer?, guint, guint, guint, gpointer?) -> Void = { _, position, removed, added, data in
+            Unmanaged<ItemsChangedRecorder>.fromOpaque(data!).takeUnretainedValue()
+                .itemsChanged(position: Int(position), removed: Int(removed), added: Int(added))
+        }
+        // g_signal_connect is a macro; the handler is unretained and disconnected in deinit.
+        handler = g_signal_connect_data(UnsafeMutableRawPointer(listModel), "items-changed",
+                                        unsafeBitCast(itemsChanged, to: GCallback.self),
+                                        Unmanaged.passUnretained(self).toOpaque(), nil, GConnectFlags(rawValue: 0))
+    }
+
+    deinit {
+        g_signal_handler_disconnect(UnsafeMutableRawPointer(listModel), handler)
+        g_object_unref(UnsafeMutableRawPointer(listModel))
+    }
+
+    private func itemsChanged(position: Int, removed: Int, added: Int) {
+        emissions.append((position, removed, added))
+        guard position + removed <= replica.count else {
+            return XCTFail("items-changed(\(position), \(removed), \(added)) past the end of \(replica.count) items")
+        }
+        replica.replaceSubrange(position..<position + removed,
+                                with: items(of: listModel, range: position..<position + added, identity: identity))
+        readIn.replaceSubrange(position..<position + removed, with: repeatElement(generation, count: added))
+        let now = items(of: listModel, identity: identity)
+        XCTAssertEqual(now, replica, "after items-changed(\(position), \(removed), \(added)) the model differs outside the announced range")
+        if now != replica { replica = now }
+    }
+}
