@@ -152,6 +152,12 @@ public final class FetchedResultsController<Result: ManagedObject> {
                                            batchSize: max(fetchRequest.fetchBatchSize, 0)) as! Result
     }
 
+    /// The ``ObjectStore/ObjectID/rowKey``s of a section's objects, in order: the cheapest
+    /// way to read a whole section (a list binding keeps its own copy).
+    public func rowKeys(inSection section: Int) -> [Int64] {
+        layout[section].keys
+    }
+
     /// The ID of the object at `indexPath`, without making the object.
     public func objectID(at indexPath: IndexPath) -> ObjectID {
         ObjectID(entityName: entityName, rowKey: layout[indexPath.section].keys[indexPath.item])

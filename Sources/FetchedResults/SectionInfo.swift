@@ -16,6 +16,13 @@ public struct SectionInfo<Result: ManagedObject> {
     public var numberOfObjects: Int { controller.layout[index].keys.count }
     /// The section's objects, in order (faults load in batches as they are read).
     public var objects: [Result] { (0..<numberOfObjects).map { controller.object(at: IndexPath(item: $0, section: index)) } }
+    /// The ID of the section's own object, for a controller with a section fetch request.
+    public var sectionObjectID: ObjectID? {
+        controller.layout[index].sectionObjectKey.flatMap { key in
+            controller.sectionEntityName.map { ObjectID(entityName: $0, rowKey: key) }
+        }
+    }
+
     /// The section's own object, for a controller with a section fetch request.
     public var sectionObject: ManagedObject? {
         controller.layout[index].sectionObjectKey.flatMap { key in

@@ -22,7 +22,7 @@ struct Dump: ParsableCommand {
                 "objects": section.objects.map { object -> [String: Any] in
                     var values: [String: Any] = [:]
                     for attribute in object.entity.attributes {
-                        values[attribute.name] = jsonValue(object.attributeValue(forKey: attribute.name))
+                        values[attribute.name] = object.attributeValue(forKey: attribute.name).jsonObject
                     }
                     for relationship in object.entity.relationships where !relationship.isToMany {
                         values[relationship.name] = (object.relatedObjects(forKey: relationship.name).first as? ManagedObject)
@@ -33,18 +33,5 @@ struct Dump: ParsableCommand {
             ]
         }
         printJSON(["dataset": dataset.name, "sections": sections])
-    }
-}
-
-/// A value as JSON: dates as ISO 8601 text, binary data as base64.
-func jsonValue(_ value: Value) -> Any {
-    switch value {
-    case .null: return NSNull()
-    case .string(let v): return v
-    case .integer(let v): return v
-    case .double(let v): return v
-    case .bool(let v): return v
-    case .date(let v): return ISO8601DateFormatter().string(from: v)
-    case .binary(let v): return v.base64EncodedString()
     }
 }

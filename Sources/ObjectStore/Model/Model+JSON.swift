@@ -57,11 +57,11 @@ extension Model {
                 var object: [String: Any] = [
                     "name": attribute.name, "type": attribute.type.rawValue, "optional": attribute.isOptional,
                 ]
-                if !attribute.defaultValue.isNull { object["default"] = jsonValue(attribute.defaultValue) }
+                if !attribute.defaultValue.isNull { object["default"] = attribute.defaultValue.jsonObject }
                 if let v = attribute.minLength { object["minLength"] = v }
                 if let v = attribute.maxLength { object["maxLength"] = v }
-                if let v = attribute.minValue { object["minValue"] = jsonValue(v) }
-                if let v = attribute.maxValue { object["maxValue"] = jsonValue(v) }
+                if let v = attribute.minValue { object["minValue"] = v.jsonObject }
+                if let v = attribute.maxValue { object["maxValue"] = v.jsonObject }
                 return object
             },
             "relationships": entity.relationships.map { relationship -> [String: Any] in
@@ -81,9 +81,13 @@ extension Model {
         ]
     }
 
-    /// A value as it is written in JSON: dates as ISO 8601 text, binary data as base64.
-    static func jsonValue(_ value: Value) -> Any {
-        switch value {
+}
+
+extension Value {
+    /// The value as `JSONSerialization` writes it: dates as ISO 8601 text, binary data as
+    /// base64, nil as `NSNull` — what model and seed files read back.
+    public var jsonObject: Any {
+        switch self {
         case .null: return NSNull()
         case .string(let v): return v
         case .integer(let v): return v
