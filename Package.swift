@@ -48,6 +48,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "fetched-results-benchmark",
+            dependencies: ["ObjectStore", "FetchedResults", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .testTarget(
             name: "FetchedResultsTests",
             dependencies: ["FetchedResults", "ObjectStore", "Datasets"]

@@ -44,7 +44,7 @@ public enum SectionCache {
         guard !context.hasChanges, let generation = try? context.store.generation(),
               let identifier = try? context.store.identifier() else { return nil }
         return [
-            "v1", context.store.url?.path ?? ":memory:", identifier, context.model.fingerprint, String(generation),
+            "v2", context.store.url?.path ?? ":memory:", identifier, context.model.fingerprint, String(generation),
             request.entityName, request.predicate?.predicateFormat ?? "", request.sortDescriptors.map(\.description).joined(separator: ","),
             String(request.fetchLimit), String(request.fetchOffset), sectionNameKeyPath ?? "",
         ].joined(separator: "\u{1F}")
@@ -62,7 +62,7 @@ public enum SectionCache {
             guard let sectionName = reader.string(), let keys = reader.int64Array() else { return nil }
             sections.append(.init(name: sectionName, keys: keys))
         }
-        guard let checksum = reader.int64(), checksum == Int64(bitPattern: fnv1a(data.prefix(reader.offset - 8))),
+        guard let stored = reader.int64(), stored == Int64(bitPattern: checksum(data.prefix(reader.offset - 8))),
               reader.offset == data.count else { return nil }
         return sections
     }
@@ -78,7 +78,7 @@ public enum SectionCache {
             append(Int64(section.keys.count), to: &data)
             section.keys.withUnsafeBytes { data.append(contentsOf: $0) }
         }
-        append(Int64(bitPattern: fnv1a(data)), to: &data)
+        append(Int64(bitPattern: checksum(data)), to: &data)
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try? data.write(to: url(name: name), options: .atomic)
     }
@@ -93,10 +93,18 @@ public enum SectionCache {
         data.append(contentsOf: bytes)
     }
 
-    private static func fnv1a(_ data: Data) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in data { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return hash
+    /// FNV-1a over the bytes 8 at a time (then the last few): a million keys make 8 MB,
+    /// which byte by byte through `Data`'s iterator took 65-80 ms to check.
+    private static func checksum(_ data: Data) -> UInt64 {
+        data.withUnsafeBytes { raw in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            let words = raw.count / 8
+            for i in 0..<words {
+                hash = (hash ^ UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))) &* 0x100_0000_01b3
+            }
+            for byte in raw[(words * 8)...] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return hash
+        }
     }
 
     private struct ByteReader {

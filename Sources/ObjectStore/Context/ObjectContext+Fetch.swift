@@ -20,12 +20,13 @@ extension ObjectContext {
         let rows = try query(request) { db in try Row.fetchAll(db, SQLRequest<Row>(literal: sql)) }
         var keys: [Int64] = []
         keys.reserveCapacity(rows.count)
+        let columns = columns(of: entity)
         for row in rows {
             let key: Int64 = row[0]
             keys.append(key)
             if loadValues {
                 let object = try object(with: ObjectID(entityName: entity.name, sqlKey: key))
-                if object.isFault { load(row, into: object) }
+                if object.isFault { load(row, into: object, columns: columns) }
             }
         }
         return FetchedObjects(context: self, entityName: entity.name, rowKeys: keys, batchSize: max(0, request.fetchBatchSize))
@@ -77,6 +78,43 @@ extension ObjectContext {
     /// the values of its whole batch in one query.
     func fetchedObject<Result>(at position: Int, of objects: FetchedObjects<Result>) -> ManagedObject {
         object(at: position, ofRowKeys: objects.rowKeys, entityName: objects.entityName, batchSize: objects.batchSize)
+    }
+
+    /// Where `object` belongs among `keys`, row keys of `entityName` in the order of
+    /// `sortDescriptors` (ties by ID): the index of the first one it does not follow. Nil
+    /// when a descriptor sorts by a key path across relationships, or a row is gone: search
+    /// another way then.
+    ///
+    /// A binary search in one read transaction: objects the context holds compare as they
+    /// are in memory, the others by their row, read alone and kept as loaded objects. It
+    /// reads about log2(n) rows; faulting a batch around each probe reads 20 a probe, each
+    /// batch in a transaction of its own.
+    public func insertionIndex(of object: ManagedObject, in keys: [Int64], entityName: String,
+                               sortedBy sortDescriptors: [SortDescriptor]) throws -> Int? {
+        // Attributes of the objects themselves: comparing them reads nothing more, so
+        // nothing here needs a second (nested) read.
+        guard sortDescriptors.allSatisfy({ !$0.key.contains(".") }) else { return nil }
+        if object.isFault { try fulfillFaults([object]) }
+        let entity = try model.existingEntity(named: entityName)
+        let columns = columns(of: entity)
+        let sql = "SELECT t0.\(Schema.primaryKey), \(columnList(of: entity, alias: "t0")) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) = ?"
+        return try store.database.read { db -> Int? in
+            var low = 0, high = keys.count
+            while low < high {
+                let mid = (low + high) / 2
+                let other = try self.object(with: ObjectID(entityName: entityName, sqlKey: keys[mid]))
+                if other.isFault {
+                    guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [keys[mid]]) else { return nil }
+                    load(row, into: other, columns: columns)
+                }
+                switch sortDescriptors.compare(other, object) {
+                case .orderedAscending: low = mid + 1
+                case .orderedDescending: high = mid
+                case .orderedSame: if other.objectID < object.objectID { low = mid + 1 } else { high = mid }
+                }
+            }
+            return low
+        }
     }
 
     /// The object at `position` of a list of row keys of one entity; with a batch size, a

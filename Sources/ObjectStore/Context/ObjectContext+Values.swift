@@ -68,10 +68,11 @@ extension ObjectContext {
         columns(of: entity).map { "\(alias).\($0.key.quotedDatabaseIdentifier)" }.joined(separator: ", ")
     }
 
-    /// Sets an object's saved values from a row that starts with the primary key.
-    func load(_ row: Row, into object: ManagedObject) {
-        var values: [String: StoredValue] = [:]
-        for (index, column) in columns(of: object.entity).enumerated() {
+    /// Sets an object's saved values from a row that starts with the primary key; `columns`
+    /// are ``columns(of:)`` of its entity, made once for many rows.
+    func load(_ row: Row, into object: ManagedObject, columns: [(key: String, read: (DatabaseValue) -> StoredValue)]) {
+        var values: [String: StoredValue] = Dictionary(minimumCapacity: columns.count)
+        for (index, column) in columns.enumerated() {
             values[column.key] = column.read(row[index + 1])
         }
         object.committed = values
@@ -84,14 +85,20 @@ extension ObjectContext {
         guard !faults.isEmpty else { return }
         for (entityName, group) in Dictionary(grouping: faults, by: \.entity.name) {
             let entity = group[0].entity
+            let columns = columns(of: entity)
             let byKey = Dictionary(group.map { ($0.objectID.sqlKey, $0) }) { a, _ in a }
-            let placeholders = Array(repeating: "?", count: byKey.count).joined(separator: ",")
+            // As many placeholders as the next power of two (the last key repeated), so that a
+            // few cached statements serve every batch: preparing one took half the query's time.
+            var keys = Array(byKey.keys)
+            let placeholderCount = 1 << (Int.bitWidth - (keys.count - 1).leadingZeroBitCount)
+            keys += Array(repeating: keys[keys.count - 1], count: placeholderCount - keys.count)
+            let placeholders = Array(repeating: "?", count: placeholderCount).joined(separator: ",")
             let sql = "SELECT t0.\(Schema.primaryKey), \(columnList(of: entity, alias: "t0")) FROM \(entityName.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN (\(placeholders))"
             let rows = try store.database.read { db in
-                try Row.fetchAll(db, sql: sql, arguments: StatementArguments(Array(byKey.keys)))
+                try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(keys))
             }
             for row in rows {
-                if let object = byKey[row[0]] { load(row, into: object) }
+                if let object = byKey[row[0]] { load(row, into: object, columns: columns) }
             }
         }
     }

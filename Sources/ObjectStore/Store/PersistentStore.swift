@@ -89,14 +89,9 @@ public final class PersistentStore: Sendable {
         let fresh = MigrationPlan(storedModel: nil, appliedMigrations: [])
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
               let size = attributes[.size] as? Int, size > 0 else { return fresh }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw StoreError(.io, path: path, "cannot read the file; check its permissions")
-        }
-        let header = handle.readData(ofLength: 16)
-        try? handle.close()
-        guard header == Data("SQLite format 3\u{0}".utf8) else {
-            throw StoreError(.notADatabase, path: path, "not an SQLite database; point the store at a new or an existing store file (this file was left as it is)")
-        }
+        // The file is read through SQLite only: closing a descriptor of our own on it would
+        // drop every POSIX lock this process holds on it, those of a store already open on it
+        // included, and another process could then delete the WAL under that store.
         var configuration = Configuration()
         configuration.readonly = true
         let plan: MigrationPlan
@@ -120,7 +115,9 @@ public final class PersistentStore: Sendable {
             }
         } catch let error as StoreError {
             throw error
-        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw StoreError(.notADatabase, path: path, "not an SQLite database; point the store at a new or an existing store file (this file was left as it is)")
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
             throw StoreError(.corrupt, path: path, "the database is damaged (\(error.message ?? "\(error)")); restore it from a backup (this file was left as it is)")
         } catch {
             throw StoreError(.io, path: path, "cannot read the store: \(error)")
