@@ -1,0 +1,47 @@
+import Foundation
+
+/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH]`.
+struct Options {
+    /// Teams in the store.
+    var rows = 1_000_000
+    /// Timed runs of each fetch (the median is reported).
+    var runs = 7
+    /// Timed taps on the controller.
+    var taps = 1_000
+    /// Timed taps of the refetch-and-diff baseline (slow: each one refetches every ID).
+    var baselineTaps = 20
+    var seed: UInt64 = 2014
+    /// A store file to reuse between runs (built when missing); a temporary one otherwise.
+    var storePath: String?
+
+    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH]"
+
+    init(arguments: [String]) throws {
+        var rest = arguments[...]
+        func number(_ flag: String) throws -> Int {
+            guard let text = rest.popFirst(), let value = Int(text.replacingOccurrences(of: "_", with: "")), value > 0 else {
+                throw OptionsError("\(flag) takes a positive number\n\(Self.usage)")
+            }
+            return value
+        }
+        while let flag = rest.popFirst() {
+            switch flag {
+            case "--rows": rows = try number(flag)
+            case "--runs": runs = try number(flag)
+            case "--taps": taps = try number(flag)
+            case "--baseline-taps": baselineTaps = try number(flag)
+            case "--seed": seed = UInt64(try number(flag))
+            case "--store":
+                guard let path = rest.popFirst() else { throw OptionsError("--store takes a file path\n\(Self.usage)") }
+                storePath = path
+            case "-h", "--help": throw OptionsError(Self.usage)
+            default: throw OptionsError("unknown option \(flag)\n\(Self.usage)")
+            }
+        }
+    }
+}
+
+struct OptionsError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,111 @@
+// Measures the fetched results controller on a World Cup-like store of a million teams and
+// prints each figure beside a baseline measured in the same run. Run it built for release:
+// `scripts/benchmark [--rows N]`. It always exits 0 when it could measure: it is a report.
+import FetchedResults
+import Foundation
+import GRDB
+import ObjectStore
+import struct ObjectStore.FetchRequest
+import struct ObjectStore.Predicate
+import struct ObjectStore.SortDescriptor
+
+func benchmark(_ options: Options) throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fetched-results-benchmark-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let storeURL = options.storePath.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent("worldcup.sqlite")
+
+    // The store.
+    print("fetched-results-benchmark: \(options.rows) teams, \(options.runs) runs per fetch, \(options.taps) taps (baseline \(options.baselineTaps))")
+    print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()) (other processes slow every figure down)")
+    var report = Report()
+    let store = try PersistentStore(url: storeURL, model: WorldCupStore.model)
+    let existing = try store.database.read { db in try Int.fetchOne(db, sql: #"SELECT COUNT(*) FROM "Team""#) ?? 0 }
+    if existing == 0 {
+        let seconds = try Measure.seconds { try WorldCupStore.fill(store, rows: options.rows, seed: options.seed) }
+        report.add(.init(figure: "build the store (one GRDB transaction)",
+                         measured: "\(duration(seconds)), \(Int(Double(options.rows) / seconds)) rows/s"))
+    } else if existing != options.rows {
+        throw OptionsError("\(storeURL.path) holds \(existing) teams, not \(options.rows); pass --rows \(existing) or another --store")
+    }
+    print("store: \(storeURL.path)")
+
+    // performFetch against the floor.
+    let fetch = FetchBenchmark(store: store, runs: options.runs)
+    let controllerSQL = try ChildProbe.controllerSQL(storePath: storeURL.path)
+    let sameOrder = orderBy(controllerSQL) == orderBy(WorldCupStore.floorSQL)
+    print("controller SQL: \(controllerSQL)")
+    print("  plan: \(try fetch.queryPlan(controllerSQL).joined(separator: "; "))")
+    print("floor SQL:      \(WorldCupStore.floorSQL)")
+    print("  plan: \(try fetch.queryPlan(WorldCupStore.floorSQL).joined(separator: "; "))")
+    if !sameOrder { print("WARNING: the floor's ORDER BY differs from the controller's; the comparison is not fair") }
+
+    print("measuring performFetch...")
+    let uncached = try fetch.uncached()
+    let fetchMedian = Measure.median(uncached.controller), floorMedian = Measure.median(uncached.floor)
+    report.add(.init(figure: "performFetch, sectioned, median", measured: duration(fetchMedian),
+                     baseline: "floor \(duration(floorMedian))", target: "≤ 1.5× floor (\(ratio(fetchMedian / floorMedian)))",
+                     passed: fetchMedian <= 1.5 * floorMedian))
+    let memory = try ChildProbe.memory(.controllerMemory, storePath: storeURL.path)
+    let floorMemory = try ChildProbe.memory(.floorMemory, storePath: storeURL.path)
+    report.add(.init(figure: "memory growth across performFetch, peak", measured: megabytes(memory.peak),
+                     baseline: "floor \(megabytes(floorMemory.peak))", target: "≤ 64 MB", passed: memory.peak <= 64 << 20))
+    report.add(.init(figure: "  retained after performFetch", measured: megabytes(memory.retained),
+                     baseline: "floor \(megabytes(floorMemory.retained))"))
+
+    // performFetch from the section cache, before the taps change the data.
+    print("measuring the cached performFetch...")
+    let cached = try fetch.cached(in: folder.appendingPathComponent("cache"))
+    let cachedMedian = Measure.median(cached.reads)
+    report.add(.init(figure: "performFetch from the cache, median", measured: duration(cachedMedian),
+                     baseline: "uncached \(duration(fetchMedian))", target: "≤ 0.3× uncached (\(ratio(cachedMedian / fetchMedian)))",
+                     passed: cachedMedian <= 0.3 * fetchMedian))
+    report.add(.init(figure: "  first performFetch, writing the cache", measured: duration(cached.write)))
+
+    // One saved change.
+    print("measuring taps...")
+    let taps = TapBenchmark(store: store, taps: options.taps, baselineTaps: options.baselineTaps, seed: options.seed)
+    let tapFigures = try taps.controller()
+    let baseline = try taps.baseline()
+    let tapMedian = Measure.median(tapFigures.toBatch), baselineMedian = Measure.median(baseline.total)
+    report.add(.init(figure: "tap: wins += 1, save() -> batch, median", measured: duration(tapMedian),
+                     baseline: "refetch + diff \(duration(baselineMedian))", target: "≤ 2 ms", passed: tapMedian <= 0.002))
+    report.add(.init(figure: "  p90", measured: duration(Measure.quantile(tapFigures.toBatch, 0.9))))
+    report.add(.init(figure: "  speed-up over refetch + diff", measured: ratio(baselineMedian / tapMedian),
+                     target: "≥ 100×", passed: baselineMedian / tapMedian >= 100))
+    report.add(.init(figure: "  to the end of save() (SQLite write), median", measured: duration(Measure.median(tapFigures.toSaved)),
+                     baseline: "baseline: refetch \(duration(Measure.median(baseline.refetch))), diff \(duration(Measure.median(baseline.diff)))"))
+    report.add(.init(figure: "  batches: moves / in-place updates", measured: "\(tapFigures.moves) / \(tapFigures.updates)"))
+
+    print("")
+    print(report.printed(), terminator: "")
+    print("")
+    if report.misses.isEmpty {
+        print("All targets met.")
+    } else {
+        for line in report.misses { print("MISS: \(line.figure.trimmingCharacters(in: .whitespaces)): \(line.measured) (target \(line.target))") }
+    }
+}
+
+/// The 1-minute load average, from `/proc/loadavg`.
+func loadAverage() -> String {
+    (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init) ?? "unknown"
+}
+
+/// The ORDER BY clause of `sql`.
+func orderBy(_ sql: String) -> String {
+    guard let range = sql.range(of: "ORDER BY") else { return "" }
+    return String(sql[range.upperBound...]).trimmingCharacters(in: .whitespaces)
+}
+
+do {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.first == ChildProbe.flag {
+        try ChildProbe.main(arguments: Array(arguments.dropFirst()))
+    } else {
+        try benchmark(try Options(arguments: arguments))
+    }
+} catch {
+    FileHandle.standardError.write(Data("fetched-results-benchmark: \(error)\n".utf8))
+    exit(1)
+}
