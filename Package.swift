@@ -39,12 +39,21 @@ let package = Package(
             name: "GtkBinding",
             dependencies: ["CGtk", "CFetchedResultsModel", "FetchedResults", "ObjectStore"]
         ),
+        .target(
+            name: "CViewer",
+            dependencies: ["CGtk"]
+        ),
+        .target(
+            name: "Viewer",
+            dependencies: ["CGtk", "CViewer", "GtkBinding", "Datasets", "FetchedResults", "ObjectStore"]
+        ),
         .executableTarget(
             name: "fetched-results",
             dependencies: [
                 "ObjectStore",
                 "FetchedResults",
                 "Datasets",
+                "Viewer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -63,6 +72,10 @@ let package = Package(
         .testTarget(
             name: "GtkBindingTests",
             dependencies: ["GtkBinding", "CGtk", "CFetchedResultsModel", "FetchedResults", "ObjectStore"]
+        ),
+        .testTarget(
+            name: "ViewerTests",
+            dependencies: ["Viewer", "GtkBinding", "Datasets", "CGtk", "FetchedResults", "ObjectStore"]
         ),
     ]
 )

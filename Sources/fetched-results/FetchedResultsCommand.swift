@@ -5,6 +5,6 @@ struct FetchedResultsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetched-results",
         abstract: "Core Data's fetched results pattern on SQLite, for Linux.",
-        subcommands: [Demo.self, Dump.self, Apply.self],
-        defaultSubcommand: Demo.self)
+        subcommands: [View.self, Demo.self, Dump.self, Apply.self],
+        defaultSubcommand: View.self)
 }

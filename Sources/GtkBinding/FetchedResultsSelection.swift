@@ -1,0 +1,178 @@
+import CGtk
+import FetchedResults
+import Foundation
+import ObjectStore
+
+/// A `GtkSingleSelection` over a ``FetchedResultsListModel`` that keeps the selected object
+/// selected while the list changes.
+///
+/// `GtkSingleSelection` follows positions, and every item the list model announces is a new
+/// `FrRow`, so on its own it drops the selection of a row that moved or was updated. This
+/// remembers the selected object instead, and after the list changed selects it again at its
+/// new position. When the object leaves the list (deleted, or no longer matching the fetch
+/// request) a neighbour is selected: the row that took its place, else the one before it.
+///
+/// The selection is restored once the list is done changing, on the main loop's next idle
+/// moment at `G_PRIORITY_HIGH_IDLE`: after every items-changed emission of the batch, before
+/// GTK lays out and draws. ``didChange`` then tells what happened.
+///
+/// ```swift
+/// let selection = FetchedResultsSelection(rows: rows)
+/// let listView = gtk_list_view_new(selection.selectionModelReference(), factory)
+/// selection.didChange = { event in /* show the selected object */ }
+/// ```
+///
+/// ## Topics
+/// - ``selectionModel``
+/// - ``selectedObject``
+/// - ``select(_:)``
+/// - ``didChange``
+/// - ``Event``
+public final class FetchedResultsSelection<Result: ManagedObject> {
+    /// What changed the selection.
+    public enum Event {
+        /// The selection was set through GTK (a click, the keyboard) or ``select(_:)``.
+        case selected(Result?)
+        /// The list changed and the selected object is still in it, selected at its position
+        /// now; it may have moved or changed.
+        case followed(Result)
+        /// The selected object left the list; `neighbour` is selected now (nil when the list
+        /// has no object left).
+        case removed(Result, neighbour: Result?)
+    }
+
+    /// The list model the selection shows.
+    public let rows: FetchedResultsListModel<Result>
+    /// The `GtkSingleSelection *` (a `GListModel` and `GtkSelectionModel`), owned by this
+    /// object: take a reference before handing it to a function that takes ownership, such as
+    /// `gtk_list_view_new` (``selectionModelReference()`` does).
+    public let selectionModel: OpaquePointer
+    /// The selected object; nil when nothing is selected.
+    public private(set) var selectedObject: Result?
+    /// Called after the selection changed, through GTK or by following the list.
+    public var didChange: ((Event) -> Void)?
+
+    /// The position of ``selectedObject`` when it was last seen there.
+    private var lastPosition: Int?
+    private var isRestoring = false
+    private var restoreSource: guint = 0
+    private var handlers: [(instance: gpointer, id: gulong)] = []
+    /// The C handlers' data: C function pointers cannot refer to a generic class.
+    private let signals = SelectionSignals()
+
+    /// A selection of `rows`, with nothing selected.
+    public init(rows: FetchedResultsListModel<Result>) {
+        self.rows = rows
+        g_object_ref(UnsafeMutableRawPointer(rows.listModel))
+        selectionModel = gtk_single_selection_new(rows.listModel)
+        gtk_single_selection_set_autoselect(selectionModel, 0)
+        gtk_single_selection_set_can_unselect(selectionModel, 1)
+        // Autoselect was on while the model was set: it selected the first item, maybe a header.
+        gtk_single_selection_set_selected(selectionModel, UInt32.max)
+        signals.selectionChanged = { [weak self] in self?.selectionChanged() }
+        signals.itemsChanged = { [weak self] in self?.scheduleRestore() }
+        signals.restore = { [weak self] in self?.restore() }
+        let data = Unmanaged.passUnretained(signals).toOpaque()
+        let selectionChanged: @convention(c) (gpointer?, guint, guint, gpointer?) -> Void = { _, _, _, data in
+            Unmanaged<SelectionSignals>.fromOpaque(data!).takeUnretainedValue().selectionChanged()
+        }
+        // Connected after the selection model's own handler, so it runs once that one has dropped the selection.
+        let itemsChanged: @convention(c) (gpointer?, guint, guint, guint, gpointer?) -> Void = { _, _, _, _, data in
+            Unmanaged<SelectionSignals>.fromOpaque(data!).takeUnretainedValue().itemsChanged()
+        }
+        connect(UnsafeMutableRawPointer(selectionModel), "selection-changed", unsafeBitCast(selectionChanged, to: GCallback.self), data)
+        connect(UnsafeMutableRawPointer(rows.listModel), "items-changed", unsafeBitCast(itemsChanged, to: GCallback.self), data)
+    }
+
+    deinit {
+        for (instance, id) in handlers { g_signal_handler_disconnect(instance, id) }
+        if restoreSource != 0 { g_source_remove(restoreSource) }
+        g_object_unref(UnsafeMutableRawPointer(selectionModel))
+    }
+
+    /// A new reference to ``selectionModel``, for a function that takes ownership.
+    public func selectionModelReference() -> OpaquePointer {
+        g_object_ref(UnsafeMutableRawPointer(selectionModel))
+        return selectionModel
+    }
+
+    /// The selected position; nil when nothing is selected.
+    public var selectedPosition: Int? {
+        let position = gtk_single_selection_get_selected(selectionModel)
+        return position == UInt32.max ? nil : Int(position)
+    }
+
+    /// Selects `object` (nothing when nil or not in the list) and calls ``didChange``.
+    public func select(_ object: Result?) {
+        let position = object.flatMap { rows.controller.indexPath(for: $0) }.map(rows.position(for:))
+        if position == selectedPosition {
+            selectionChanged()  // GTK says nothing when nothing changes
+        } else {
+            gtk_single_selection_set_selected(selectionModel, position.map(guint.init) ?? UInt32.max)
+        }
+    }
+
+    // MARK: Following the list
+
+    private func selectionChanged() {
+        guard !isRestoring else { return }
+        lastPosition = selectedPosition
+        selectedObject = lastPosition.flatMap(object(at:))
+        didChange?(.selected(selectedObject))
+    }
+
+    private func scheduleRestore() {
+        guard restoreSource == 0, selectedObject != nil else { return }
+        let restore: GSourceFunc = { data in
+            Unmanaged<SelectionSignals>.fromOpaque(data!).takeUnretainedValue().restore()
+            return gboolean(0)  // G_SOURCE_REMOVE
+        }
+        restoreSource = g_idle_add_full(G_PRIORITY_HIGH_IDLE, restore, Unmanaged.passUnretained(signals).toOpaque(), nil)
+    }
+
+    private func restore() {
+        restoreSource = 0
+        guard let object = selectedObject else { return }
+        if let indexPath = rows.controller.indexPath(for: object) {
+            setSelected(rows.position(for: indexPath))
+            didChange?(.followed(object))
+        } else {
+            let neighbour = lastPosition.flatMap(neighbourPosition(near:))
+            setSelected(neighbour)
+            selectedObject = neighbour.flatMap(self.object(at:))
+            didChange?(.removed(object, neighbour: selectedObject))
+        }
+    }
+
+    private func setSelected(_ position: Int?) {
+        lastPosition = position
+        guard selectedPosition != position else { return }
+        isRestoring = true
+        gtk_single_selection_set_selected(selectionModel, position.map(guint.init) ?? UInt32.max)
+        isRestoring = false
+    }
+
+    /// The object row that took the place of a row that left `position`: the row now there,
+    /// else the one before it (the end of its section), else the nearest after, else before.
+    private func neighbourPosition(near position: Int) -> Int? {
+        guard rows.count > 0 else { return nil }
+        let start = min(position, rows.count - 1)
+        let order = [start, start - 1] + Array(start + 1 ..< rows.count) + Array((0 ..< max(start - 1, 0)).reversed())
+        return order.first { $0 >= 0 && rows.indexPath(at: $0) != nil }
+    }
+
+    private func object(at position: Int) -> Result? {
+        rows.indexPath(at: position).map(rows.controller.object(at:))
+    }
+
+    private func connect(_ instance: gpointer, _ signal: String, _ handler: GCallback, _ data: gpointer) {
+        handlers.append((instance, g_signal_connect_data(instance, signal, handler, data, nil, GConnectFlags(rawValue: 0))))
+    }
+}
+
+/// What the C signal handlers of a ``FetchedResultsSelection`` call.
+private final class SelectionSignals {
+    var selectionChanged: () -> Void = {}
+    var itemsChanged: () -> Void = {}
+    var restore: () -> Void = {}
+}

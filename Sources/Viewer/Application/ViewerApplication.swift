@@ -1,0 +1,105 @@
+import CGtk
+import Foundation
+
+/// The viewer as a GTK application: one window on a dataset (``ViewerWindow``), the
+/// Dispatch main queue running in the GLib main loop.
+///
+/// ```swift
+/// let status = try ViewerApplication(options: ViewerOptions(datasetName: "movies")).run()
+/// ```
+///
+/// ## Topics
+/// - ``applicationID``
+/// - ``run()``
+/// - ``openWindow()``
+public final class ViewerApplication {
+    /// The application ID: the `.desktop` file, icons and D-Bus name are named after it.
+    public static let applicationID = "org.fetchedresults.Viewer"
+
+    public let options: ViewerOptions
+    /// The `GtkApplication`.
+    public let application: UnsafeMutablePointer<GtkApplication>
+    /// The open windows.
+    public private(set) var windows: [ViewerWindow] = []
+    private var failure: (any Error)?
+
+    public init(options: ViewerOptions) {
+        self.options = options
+        // Not unique: a second `view --dataset movies` opens its own window on its own store
+        // instead of handing its options to a running instance that would ignore them.
+        application = gtk_application_new(Self.applicationID, G_APPLICATION_NON_UNIQUE)
+        Signal.connect(UnsafeMutableRawPointer(application), "activate") { [weak self] in self?.activate() }
+    }
+
+    deinit { g_object_unref(UnsafeMutableRawPointer(application)) }
+
+    private var gApplication: UnsafeMutablePointer<GApplication> {
+        UnsafeMutableRawPointer(application).assumingMemoryBound(to: GApplication.self)
+    }
+
+    /// Runs until the last window closes (or, with ``ViewerOptions/screenshotURL``, until the
+    /// picture is saved). Returns the exit status; throws what kept the window from opening.
+    public func run() throws -> Int32 {
+        MainQueueSource.attach()
+        let status = g_application_run(gApplication, 0, nil)
+        if let failure { throw failure }
+        return status
+    }
+
+    /// Registers the application without running its main loop, for tests that iterate the
+    /// loop themselves.
+    public func register() throws {
+        MainQueueSource.attach()
+        var error: UnsafeMutablePointer<GError>?
+        if g_application_register(gApplication, nil, &error) == 0 {
+            defer { g_error_free(error) }
+            throw ViewerError("cannot register the application: \(String(cString: error!.pointee.message))")
+        }
+    }
+
+    /// Opens and presents a window on ``options``.
+    @discardableResult
+    public func openWindow() throws -> ViewerWindow {
+        let window = try ViewerWindow(application: application, options: options)
+        windows.append(window)
+        Signal.connect(window.window.object, "destroy") { [weak self, weak window] in
+            self?.windows.removeAll { $0 === window }
+        }
+        if let dumpURL = options.dumpURL { writeDumps(of: window, to: dumpURL) }
+        gtk_window_present(window.window.cast())
+        if let url = options.screenshotURL {
+            // Once GTK has laid the window out and drawn it.
+            MainLoop.after(milliseconds: 700) { [weak self, weak window] in
+                guard let self, let window else { return }
+                do { try Screenshot.save(window.window, to: url) } catch { self.failure = error }
+                g_application_quit(self.gApplication)
+            }
+        }
+        return window
+    }
+
+    /// Writes what `window` shows, and where its rows are, after every frame that changed it.
+    private func writeDumps(of window: ViewerWindow, to url: URL) {
+        var written = ""
+        Signal.connect(window.window.object, "realize") { [weak window] in
+            guard let clock = window.flatMap({ gtk_widget_get_frame_clock($0.window) }) else { return }
+            Signal.connect(UnsafeMutableRawPointer(clock), "after-paint") { [weak window] in
+                guard let window else { return }
+                let text = window.textDump + "\nlayout:\n" + window.layoutDump + "\n"
+                guard text != written else { return }
+                written = text
+                try? Data(text.utf8).write(to: url, options: .atomic)
+            }
+        }
+    }
+
+    private func activate() {
+        if let window = windows.first { return gtk_window_present(window.window.cast()) }
+        do {
+            try openWindow()
+        } catch {
+            failure = error
+            g_application_quit(gApplication)
+        }
+    }
+}

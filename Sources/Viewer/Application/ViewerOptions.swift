@@ -1,0 +1,30 @@
+import Foundation
+
+/// What the viewer opens and where its stores live.
+public struct ViewerOptions: Sendable {
+    /// The dataset shown first.
+    public var datasetName: String
+    /// The store of the first dataset; nil for its default (``storeFolder`` or the dataset's own).
+    public var storeURL: URL?
+    /// A folder holding every dataset's store as `NAME.sqlite`; nil for the datasets' defaults.
+    public var storeFolder: URL?
+    /// When set, the window is rendered to this PNG file once it is shown, and the application quits.
+    public var screenshotURL: URL?
+    /// When set, ``ViewerWindow/textDump`` is written to this file after every change.
+    public var dumpURL: URL?
+
+    public init(datasetName: String = "worldcup", storeURL: URL? = nil, storeFolder: URL? = nil,
+                screenshotURL: URL? = nil, dumpURL: URL? = nil) {
+        self.datasetName = datasetName
+        self.storeURL = storeURL
+        self.storeFolder = storeFolder
+        self.screenshotURL = screenshotURL
+        self.dumpURL = dumpURL
+    }
+
+    /// The store of dataset `name`; nil for the dataset's default.
+    func storeURL(for name: String) -> URL? {
+        if name == datasetName, let storeURL { return storeURL }
+        return storeFolder?.appendingPathComponent("\(name).sqlite")
+    }
+}

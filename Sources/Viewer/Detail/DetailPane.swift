@@ -1,0 +1,105 @@
+import CGtk
+import Datasets
+import Foundation
+import ObjectStore
+
+/// The right-hand pane: every attribute of the selected object, the attributes of its to-one
+/// related objects, and the counts of its to-many relationships.
+final class DetailPane {
+    /// The pane's top widget (a scrolled window).
+    let widget: Widget
+    private let title: Widget
+    private let notice: Widget
+    private let placeholder: Widget
+    private let grid: Widget
+    private var gridRows: Int32 = 0
+
+    init() {
+        title = makeLabel(classes: ["detail-title"])
+        gtk_label_set_wrap(title.opaque, 1)
+        notice = makeLabel(classes: ["detail-notice"])
+        gtk_label_set_wrap(notice.opaque, 1)
+        placeholder = makeLabel("Nothing selected", classes: ["dim-label"], xalign: 0.5)
+        grid = gtk_grid_new()
+        gtk_grid_set_row_spacing(grid.cast(), 6)
+        gtk_grid_set_column_spacing(grid.cast(), 18)
+        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 12, [notice, title, placeholder, grid])
+        content.addClass("detail-pane")
+        widget = gtk_scrolled_window_new()
+        gtk_scrolled_window_set_policy(widget.opaque, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
+        gtk_scrolled_window_set_child(widget.opaque, content)
+        show(nil, view: nil)
+    }
+
+    /// Shows `object` (nothing when nil) with its title from the dataset's row template, and
+    /// `notice` above it (what happened to the previously selected object).
+    func show(_ object: ManagedObject?, view: ViewConfiguration?, notice text: String? = nil) {
+        gtk_label_set_text(notice.opaque, text ?? "")
+        notice.isVisible = text != nil
+        clearGrid()
+        guard let object, !object.isDeleted, object.managedObjectContext != nil else {
+            title.isVisible = false
+            placeholder.isVisible = true
+            return
+        }
+        title.isVisible = true
+        placeholder.isVisible = false
+        gtk_label_set_text(title.opaque, view.map { ViewConfiguration.render($0.row.title, for: object) } ?? object.objectID.description)
+        addAttributes(of: object)
+        for relationship in object.entity.relationships {
+            let related = object.relatedObjects(forKey: relationship.name).compactMap { $0 as? ManagedObject }
+            if relationship.isToMany {
+                addRow(Self.label(forKey: relationship.name), "\(related.count)")
+            } else {
+                addHeading(Self.label(forKey: relationship.name))
+                if let target = related.first { addAttributes(of: target) } else { addRow("", "None") }
+            }
+        }
+    }
+
+    /// Every text the pane shows, one a line: what a person reads, for tests and dumps.
+    var text: String {
+        widget.descendants.filter { $0.isA(gtk_label_get_type()) && gtk_widget_is_visible($0) != 0 }
+            .map(labelText).filter { !$0.isEmpty }.joined(separator: "\n")
+    }
+
+    /// A property name for people: "qualifyingZone" → "Qualifying zone".
+    static func label(forKey key: String) -> String {
+        var words: [String] = []
+        for character in key {
+            if character.isUppercase || words.isEmpty { words.append("") }
+            words[words.count - 1].append(character)
+        }
+        let text = words.joined(separator: " ").lowercased()
+        return text.prefix(1).uppercased() + text.dropFirst()
+    }
+
+    private func addAttributes(of object: ManagedObject) {
+        for attribute in object.entity.attributes {
+            let value = ViewConfiguration.text(of: object, keyPath: attribute.name)
+            addRow(Self.label(forKey: attribute.name), value.isEmpty ? "—" : value)
+        }
+    }
+
+    private func addRow(_ name: String, _ value: String) {
+        let nameLabel = makeLabel(name, classes: ["dim-label"], xalign: 1)
+        gtk_widget_set_valign(nameLabel, GTK_ALIGN_START)
+        let valueLabel = makeLabel(value)
+        gtk_label_set_wrap(valueLabel.opaque, 1)
+        gtk_label_set_selectable(valueLabel.opaque, 1)
+        gtk_widget_set_hexpand(valueLabel, 1)
+        gtk_grid_attach(grid.cast(), nameLabel, 0, gridRows, 1, 1)
+        gtk_grid_attach(grid.cast(), valueLabel, 1, gridRows, 1, 1)
+        gridRows += 1
+    }
+
+    private func addHeading(_ text: String) {
+        gtk_grid_attach(grid.cast(), makeLabel(text, classes: ["detail-heading"]), 0, gridRows, 2, 1)
+        gridRows += 1
+    }
+
+    private func clearGrid() {
+        while let child = gtk_widget_get_first_child(grid) { gtk_grid_remove(grid.cast(), child) }
+        gridRows = 0
+    }
+}

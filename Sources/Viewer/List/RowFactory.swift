@@ -1,0 +1,142 @@
+import CGtk
+import Datasets
+import Foundation
+import GtkBinding
+import ObjectStore
+
+/// The list's item factory: header items look like headers and cannot be selected or
+/// activated; object items show the dataset's row templates, a generated image when the
+/// dataset has `row.image`, a check button for its `toggle` and a +1 button for its `counter`.
+final class RowFactory {
+    /// The `GtkListItemFactory *`, owned by this object.
+    let factory: OpaquePointer
+    private weak var session: DatasetSession?
+    /// Called when a person clicks a row's check button, with the new state.
+    var didToggle: ((ManagedObject, Bool) -> Void)?
+    /// Called when a person clicks a row's +1 button.
+    var didTapCounter: ((ManagedObject) -> Void)?
+
+    private static let widgetsKey = "fetched-results-row"
+    /// The rows bound to objects now, by object.
+    private var boundRows: [ObjectID: RowWidgets] = [:]
+
+    /// The row widget GTK shows `id` in (the parent of our row content, which takes the
+    /// focus), when it is bound now.
+    func rowWidget(showing id: ObjectID) -> UnsafeMutablePointer<GtkWidget>? {
+        boundRows[id].flatMap { gtk_widget_get_parent($0.root) }
+    }
+
+    init(session: DatasetSession) {
+        self.session = session
+        factory = gtk_signal_list_item_factory_new()
+        let object = UnsafeMutableRawPointer(factory)
+        Signal.connect(object, "setup") { [weak self] item in self?.setup(OpaquePointer(item)) }
+        Signal.connect(object, "bind") { [weak self] item in self?.bind(OpaquePointer(item)) }
+        Signal.connect(object, "unbind") { [weak self] item in self?.unbind(OpaquePointer(item)) }
+    }
+
+    deinit { g_object_unref(UnsafeMutableRawPointer(factory)) }
+
+    /// A new reference to the factory, for a function that takes ownership.
+    func factoryReference() -> OpaquePointer {
+        g_object_ref(UnsafeMutableRawPointer(factory))
+        return factory
+    }
+
+    /// The row widgets of a list item (kept as its data, released with it).
+    static func widgets(of listItem: OpaquePointer?) -> RowWidgets? {
+        guard let listItem, let data = g_object_get_data(gobject(listItem), widgetsKey) else { return nil }
+        return Unmanaged<RowWidgets>.fromOpaque(data).takeUnretainedValue()
+    }
+
+    private func setup(_ listItem: OpaquePointer?) {
+        let widgets = RowWidgets()
+        let release: GDestroyNotify = { data in Unmanaged<RowWidgets>.fromOpaque(data!).release() }
+        g_object_set_data_full(gobject(listItem), Self.widgetsKey, Unmanaged.passRetained(widgets).toOpaque(), release)
+        gtk_list_item_set_child(listItem, widgets.root)
+        Signal.connect(widgets.check.object, "toggled") { [weak self, unowned widgets] in
+            guard !widgets.isBinding, let id = widgets.objectID, let object = self?.session?.object(for: id) else { return }
+            self?.didToggle?(object, gtk_check_button_get_active(widgets.check.cast()) != 0)
+        }
+        Signal.connect(widgets.counter.object, "clicked") { [weak self, unowned widgets] in
+            guard let id = widgets.objectID, let object = self?.session?.object(for: id) else { return }
+            self?.didTapCounter?(object)
+        }
+    }
+
+    private func bind(_ listItem: OpaquePointer?) {
+        guard let session, let widgets = Self.widgets(of: listItem), let item = gtk_list_item_get_item(listItem) else { return }
+        widgets.isBinding = true
+        defer { widgets.isBinding = false }
+        let identity = session.rows.identity(ofItem: item)
+        let isHeader: Bool
+        if case .header = identity { isHeader = true } else { isHeader = false }
+        gtk_list_item_set_selectable(listItem, isHeader ? 0 : 1)
+        gtk_list_item_set_activatable(listItem, isHeader ? 0 : 1)
+        widgets.header.isVisible = isHeader
+        widgets.content.isVisible = !isHeader
+        // The row widget GTK puts around our child: styled as a whole, so that a header has no hover highlight.
+        gtk_widget_get_parent(widgets.root)?.setClass("section-header-row", isHeader)
+        switch identity {
+        case .header(let name):
+            widgets.objectID = nil
+            gtk_label_set_text(widgets.header.opaque, session.view.sectionTitle(forSectionName: name))
+        case .object(let id):
+            widgets.objectID = id
+            boundRows[id] = widgets
+            guard let object = session.object(for: id, atPosition: Int(gtk_list_item_get_position(listItem))) else { return }
+            show(object, in: widgets, view: session.view)
+        case nil:
+            widgets.objectID = nil
+        }
+    }
+
+    private func unbind(_ listItem: OpaquePointer?) {
+        guard let widgets = Self.widgets(of: listItem) else { return }
+        if let id = widgets.objectID, boundRows[id] === widgets { boundRows[id] = nil }
+        widgets.objectID = nil
+        gtk_widget_get_parent(widgets.root)?.removeClass("section-header-row")
+    }
+
+    private func show(_ object: ManagedObject, in widgets: RowWidgets, view: ViewConfiguration) {
+        let title = ViewConfiguration.render(view.row.title, for: object)
+        gtk_label_set_text(widgets.title.opaque, title)
+        let subtitle = view.row.subtitle.map { ViewConfiguration.render($0, for: object) }
+        gtk_label_set_text(widgets.subtitle.opaque, subtitle ?? "")
+        widgets.subtitle.isVisible = subtitle != nil
+        widgets.image.isVisible = view.row.image != nil
+        if let imageKey = view.row.image {
+            // No image files ship: a placeholder of the title's initials, coloured after the image name.
+            let imageName = ViewConfiguration.text(of: object, keyPath: imageKey)
+            gtk_label_set_text(widgets.image.opaque, Placeholder.initials(of: title))
+            for color in Placeholder.colorClasses { widgets.image.removeClass(color) }
+            widgets.image.addClass(Placeholder.colorClass(for: imageName.isEmpty ? title : imageName))
+            gtk_widget_set_tooltip_text(widgets.image, imageName.isEmpty ? nil : imageName)
+        }
+        widgets.check.isVisible = view.toggle != nil
+        if let toggle = view.toggle {
+            gtk_check_button_set_active(widgets.check.cast(), object.attributeValue(forKey: toggle) == .bool(true) ? 1 : 0)
+        }
+        widgets.counter.isVisible = view.counter != nil
+        if let counter = view.counter {
+            gtk_widget_set_tooltip_text(widgets.counter, "Add 1 to \(DetailPane.label(forKey: counter).lowercased())")
+        }
+    }
+}
+
+/// The picture shown where a row's image would be: initials on a colour picked from the name.
+enum Placeholder {
+    static let colorClasses = (1...8).map { "avatar-color-\($0)" }
+
+    /// The first letters of the first two words: "Costa Rica" → "CR", "Brazil" → "B".
+    static func initials(of text: String) -> String {
+        String(text.split(separator: " ").prefix(2).compactMap(\.first)).uppercased()
+    }
+
+    /// A colour class that is the same for a name on every run (unlike Swift's seeded hash).
+    static func colorClass(for name: String) -> String {
+        // FNV-1a, folded so that every bit of the name reaches the low ones.
+        let hash = name.utf8.reduce(UInt32(2_166_136_261)) { ($0 ^ UInt32($1)) &* 16_777_619 }
+        return colorClasses[Int((hash ^ hash >> 16) % UInt32(colorClasses.count))]
+    }
+}

@@ -1,0 +1,40 @@
+import CGtk
+import ObjectStore
+
+/// The widgets of one list row, made once per GtkListItem and bound to one item at a time:
+/// a section header, or an object's image, title, subtitle, check button and counter button.
+final class RowWidgets {
+    let root: Widget
+    let header: Widget
+    let content: Widget
+    let image: Widget
+    let title: Widget
+    let subtitle: Widget
+    let check: Widget
+    let counter: Widget
+    /// The object the row shows; nil for a header.
+    var objectID: ObjectID?
+    /// True while bind sets the widgets, so that their signals are not taken for a person's.
+    var isBinding = false
+
+    init() {
+        header = makeLabel(classes: ["section-header"])
+        image = makeLabel(classes: ["avatar"], xalign: 0.5)
+        gtk_widget_set_valign(image, GTK_ALIGN_CENTER)
+        title = makeLabel(classes: ["row-title"])
+        subtitle = makeLabel(classes: ["row-subtitle", "dim-label"])
+        for label in [title, subtitle] { gtk_label_set_ellipsize(label.opaque, PANGO_ELLIPSIZE_END) }
+        let texts = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 2, [title, subtitle])
+        gtk_widget_set_hexpand(texts, 1)
+        gtk_widget_set_valign(texts, GTK_ALIGN_CENTER)
+        check = gtk_check_button_new()
+        gtk_widget_set_valign(check, GTK_ALIGN_CENTER)
+        counter = gtk_button_new_with_label("+1")
+        counter.addClass("flat")
+        counter.addClass("counter-button")
+        gtk_widget_set_valign(counter, GTK_ALIGN_CENTER)
+        content = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 12, [check, image, texts, counter])
+        content.addClass("object-row")
+        root = makeBox(GTK_ORIENTATION_VERTICAL, [header, content])
+    }
+}

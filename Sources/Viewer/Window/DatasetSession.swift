@@ -1,0 +1,132 @@
+import Datasets
+import FetchedResults
+import Foundation
+import GtkBinding
+import ObjectStore
+
+/// One dataset open in a window: its store, context, controller, list model and selection,
+/// and the edits a row makes (a counter tap, a check button).
+final class DatasetSession {
+    let dataset: Dataset
+    let context: ObjectContext
+    let controller: FetchedResultsController<ManagedObject>
+    let rows: FetchedResultsListModel<ManagedObject>
+    let selection: FetchedResultsSelection<ManagedObject>
+    private(set) var sortOption = 0
+    private(set) var searchText = ""
+    /// The saved edits Undo reverts, last last.
+    private(set) var undoStack: [UndoEntry] = []
+
+    /// Opens `dataset` on the store at `storeURL` (the dataset's default when nil).
+    init(dataset: Dataset, storeURL: URL?) throws {
+        self.dataset = dataset
+        context = ObjectContext(store: try dataset.openStore(at: storeURL))
+        controller = try dataset.makeController(context: context)
+        rows = try FetchedResultsListModel(controller: controller)
+        selection = FetchedResultsSelection(rows: rows)
+    }
+
+    var view: ViewConfiguration { dataset.view }
+
+    /// The object of a row. When the controller holds it at the row's `position` (it may
+    /// not, while GTK binds rows during a change), it comes from there, so that a fault loads
+    /// with its batch (`fetchBatchSize`); otherwise alone.
+    func object(for id: ObjectID, atPosition position: Int? = nil) -> ManagedObject? {
+        if let position, let indexPath = rows.indexPath(at: position), indexPath.section < controller.sections?.count ?? 0 {
+            let keys = controller.rowKeys(inSection: indexPath.section)
+            if indexPath.item < keys.count, keys[indexPath.item] == id.rowKey { return controller.object(at: indexPath) }
+        }
+        return try? context.existingObject(with: id)
+    }
+
+    /// The object at a position of the list; nil for a header.
+    func object(atPosition position: Int) -> ManagedObject? {
+        rows.indexPath(at: position).map(controller.object(at:))
+    }
+
+    /// Adds 1 to the dataset's counter attribute (World Cup: a win) and saves.
+    func incrementCounter(of object: ManagedObject) throws {
+        guard let key = view.counter else { return }
+        guard case .integer(let count) = object.attributeValue(forKey: key) else {
+            return try change(object, key, to: 1)
+        }
+        try change(object, key, to: Int(count) + 1)
+    }
+
+    /// Sets the dataset's toggle attribute (to-do: done) and saves.
+    func setToggle(of object: ManagedObject, to isOn: Bool) throws {
+        guard let key = view.toggle, object.attributeValue(forKey: key) != .bool(isOn) else { return }
+        try change(object, key, to: isOn)
+    }
+
+    /// With sections from their own entity: the to-one relationship from a row to its section.
+    var sectionRelationshipKey: String? { controller.sectionRelationshipKeyPath }
+
+    /// The section object of the selected row, or of the first section: where Add puts a new
+    /// row when sections come from their own entity.
+    func sectionObjectForNewRow() -> ManagedObject? {
+        guard let key = sectionRelationshipKey else { return nil }
+        if let selected = selection.selectedObject { return selected.relatedObjects(forKey: key).first as? ManagedObject }
+        guard let first = controller.snapshot.first?.sectionObjectID else { return nil }
+        return try? context.existingObject(with: first)
+    }
+
+    /// Deletes `object` (and what its delete rules take with it) and saves; Undo inserts it again.
+    func delete(_ object: ManagedObject) throws {
+        let deleted = UndoEntry.DeletedObject(object)
+        try edit { try context.delete(object) }
+        pushUndo(.reinsert(deleted))
+    }
+
+    /// Remembers a saved edit for ``undo()``.
+    func pushUndo(_ entry: UndoEntry) {
+        undoStack.append(entry)
+    }
+
+    /// Reverts the last saved edit and saves; returns the object it brought back or changed
+    /// (nil when nothing was left to undo or the object was removed).
+    @discardableResult
+    func undo() throws -> ManagedObject? {
+        guard let entry = undoStack.popLast() else { return nil }
+        return try edit {
+            switch entry {
+            case .restore(let id, let values):
+                let object = try context.existingObject(with: id)
+                for (key, value) in values { try object.setValue(value, forKey: key) }
+                return object
+            case .remove(let id):
+                try context.delete(try context.existingObject(with: id))
+                return nil
+            case .reinsert(let deleted):
+                return try deleted.insert(into: context)
+            }
+        }
+    }
+
+    /// Shows the rows in another order and filtered by another search text, as one animated batch.
+    func apply(sortOption: Int? = nil, searchText: String? = nil) throws {
+        let request = try view.makeFetchRequest(sortOption: sortOption ?? self.sortOption, search: searchText ?? self.searchText)
+        try controller.setFetchRequest(request)
+        self.sortOption = sortOption ?? self.sortOption
+        self.searchText = searchText ?? self.searchText
+    }
+
+    /// Sets one value and saves; when that fails, nothing stays changed.
+    private func change(_ object: ManagedObject, _ key: String, to value: Any) throws {
+        let restore = UndoEntry.restoring([key], of: object)
+        try edit { try object.setValue(value, forKey: key) }
+        pushUndo(restore)
+    }
+
+    /// Makes changes and saves them; when either fails, every unsaved change is discarded.
+    private func edit<T>(_ changes: () throws -> T) throws -> T {
+        do {
+            let result = try changes()
+            try context.save()
+            return result
+        } catch {
+            context.rollback()
+            throw error
+        }
+    }
+}

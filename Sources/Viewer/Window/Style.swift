@@ -1,0 +1,42 @@
+import CGtk
+
+/// The viewer's CSS, on top of the theme: header rows, row images, the detail pane.
+enum Style {
+    nonisolated(unsafe) private static var isInstalled = false
+
+    static let css = """
+        row.section-header-row, row.section-header-row:hover, row.section-header-row:selected {
+          background: none;
+          border-top: 1px solid alpha(currentColor, 0.15);
+        }
+        .section-header { font-weight: bold; padding: 14px 6px 4px 6px; }
+        .object-row { padding: 4px 6px; }
+        .row-subtitle { font-size: smaller; }
+        .avatar { min-width: 36px; min-height: 36px; border-radius: 18px; color: white; font-weight: bold; font-size: smaller; }
+        .avatar-color-1 { background-color: #3584e4; }
+        .avatar-color-2 { background-color: #2190a4; }
+        .avatar-color-3 { background-color: #3a944a; }
+        .avatar-color-4 { background-color: #c88800; }
+        .avatar-color-5 { background-color: #ed5b00; }
+        .avatar-color-6 { background-color: #e62d42; }
+        .avatar-color-7 { background-color: #d56199; }
+        .avatar-color-8 { background-color: #9141ac; }
+        .counter-button { font-weight: bold; min-width: 36px; }
+        .detail-pane { padding: 18px; }
+        .detail-title { font-size: 1.5em; font-weight: bold; }
+        .detail-heading { font-weight: bold; margin-top: 12px; }
+        .detail-notice { padding: 6px 10px; border-radius: 6px; background-color: alpha(#e5a50a, 0.25); }
+        .dialog-content { padding: 18px; }
+        .dialog-error { padding: 6px 10px; border-radius: 6px; color: #c01c28; background-color: alpha(#c01c28, 0.1); }
+        .error-banner { padding: 8px 12px; background-color: #c01c28; color: white; }
+        """
+
+    /// Adds the CSS to the default display (once).
+    static func install() {
+        guard !isInstalled, let display = gdk_display_get_default() else { return }
+        isInstalled = true
+        let provider = gtk_css_provider_new()
+        gtk_css_provider_load_from_data(provider, css, -1)
+        gtk_style_context_add_provider_for_display(display, OpaquePointer(provider), guint(GTK_STYLE_PROVIDER_PRIORITY_APPLICATION))
+    }
+}

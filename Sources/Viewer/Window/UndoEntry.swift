@@ -1,0 +1,54 @@
+import Foundation
+import ObjectStore
+
+/// A saved edit that Undo reverts: enough to put the store back as it was.
+enum UndoEntry {
+    /// Give an object these attribute values again (a tap, a check button, an edit).
+    case restore(ObjectID, [String: Any?])
+    /// Delete an object that was added.
+    case remove(ObjectID)
+    /// Insert a deleted object again (under a new ID).
+    case reinsert(DeletedObject)
+
+    /// The values of `keys` that `object` has now, to restore later.
+    static func restoring(_ keys: [String], of object: ManagedObject) -> UndoEntry {
+        .restore(object.objectID, Dictionary(uniqueKeysWithValues: keys.map { ($0, object.attributeValue(forKey: $0).anyValue) }))
+    }
+
+    /// An object as it was before it was deleted: its attributes, the objects its to-one
+    /// relationships named, and the objects its delete rule deleted with it.
+    struct DeletedObject {
+        var entityName: String
+        var attributes: [String: Any?]
+        /// To-one relationships to objects that stay, by ID.
+        var related: [String: ObjectID]
+        /// To-one relationships whose objects were deleted with it (cascade).
+        var cascaded: [String: DeletedObject]
+
+        /// `object` as it is now; `parentKey` is the relationship back to the object it is
+        /// deleted with, which ``insert(into:)`` sets by inserting it there.
+        init(_ object: ManagedObject, parentKey: String? = nil) {
+            entityName = object.entity.name
+            attributes = Dictionary(uniqueKeysWithValues: object.entity.attributes.map { ($0.name, object.attributeValue(forKey: $0.name).anyValue) })
+            related = [:]
+            cascaded = [:]
+            for relationship in object.entity.relationships where !relationship.isToMany && relationship.name != parentKey {
+                guard let target = object.relatedObjects(forKey: relationship.name).first as? ManagedObject else { continue }
+                if relationship.deleteRule == .cascade {
+                    cascaded[relationship.name] = DeletedObject(target, parentKey: relationship.inverseName)
+                } else {
+                    related[relationship.name] = target.objectID
+                }
+            }
+        }
+
+        /// Inserts the object (and what was deleted with it) into `context`, unsaved.
+        func insert(into context: ObjectContext) throws -> ManagedObject {
+            let object = try context.insert(entityName: entityName)
+            for (key, value) in attributes { try object.setValue(value, forKey: key) }
+            for (key, id) in related { try object.setValue(try context.existingObject(with: id), forKey: key) }
+            for (key, deleted) in cascaded { try object.setValue(try deleted.insert(into: context), forKey: key) }
+            return object
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import Viewer
+
+/// `view` (the default): the GTK window on a dataset. Without a display it runs the window on
+/// a virtual one (Xvfb) and saves a picture of it instead.
+struct View: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open the viewer window on a dataset (the default command).",
+        discussion: """
+            Without a display (no DISPLAY or WAYLAND_DISPLAY), the window is shown on a virtual \
+            X server (Xvfb) and saved as a PNG screenshot whose path is printed.
+            """)
+
+    @OptionGroup var options: DatasetOptions
+
+    @Option(help: "Save a picture of the window to this PNG file once it is shown, then quit.")
+    var screenshot: String?
+
+    @Option(help: ArgumentHelp("Write what the window shows as text to this file after every change.", visibility: .hidden))
+    var dump: String?
+
+    func run() throws {
+        var screenshotURL = screenshot.map { URL(fileURLWithPath: $0) }
+        var display: VirtualDisplay?
+        if !VirtualDisplay.isAvailable {
+            print("No display: showing the window on a virtual display (Xvfb) and saving a screenshot.")
+            display = try VirtualDisplay.start()
+            screenshotURL = screenshotURL ?? FileManager.default.temporaryDirectory
+                .appendingPathComponent("fetched-results-\(options.dataset).png")
+        }
+        defer { display?.stop() }
+        let application = ViewerApplication(options: ViewerOptions(
+            datasetName: options.dataset, storeURL: options.store.map { URL(fileURLWithPath: $0) },
+            screenshotURL: screenshotURL, dumpURL: dump.map { URL(fileURLWithPath: $0) }))
+        let status = try application.run()
+        guard status == 0 else { throw ExitCode(status) }
+        if let screenshotURL { print("Screenshot: \(screenshotURL.path)") }
+    }
+}

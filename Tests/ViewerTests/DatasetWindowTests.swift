@@ -1,0 +1,69 @@
+import CGtk
+import Datasets
+import Foundation
+import ObjectStore
+@testable import Viewer
+import XCTest
+
+/// The other shipped datasets in the window.
+final class DatasetWindowTests: ViewerTestCase {
+    func testMoviesShowSharedAndNotSharedAndTheCheckButtonMovesAMovie() throws {
+        let window = try openWindow("movies")
+        let headers = window.listLines.filter { $0.hasPrefix("[") }
+        XCTAssertEqual(headers, ["[Shared]", "[Not Shared]"])
+        XCTAssertEqual(window.rows(inSection: "Shared").count, 6)
+        let notShared = window.rows(inSection: "Not Shared")
+        XCTAssertEqual(notShared.count, 38)
+        XCTAssertTrue(notShared.allSatisfy { $0.hasPrefix("  [ ] ") || $0.hasPrefix("> [ ] ") }, "unchecked: \(notShared.prefix(3))")
+
+        // Check a movie that GTK shows, with its real check button.
+        iterateMainLoop(for: 0.2)
+        let title = String(notShared[0].dropFirst(6).split(separator: " · ")[0])
+        let movie = try XCTUnwrap(window.object(titled: title))
+        let row = try XCTUnwrap(window.factory?.rowWidget(showing: movie.objectID), "\(title) is shown")
+        let check = try XCTUnwrap(row.descendants.first { $0.isA(gtk_check_button_get_type()) })
+        gtk_check_button_set_active(check.cast(), 1)
+        iterateMainLoop(for: 0.2)
+        XCTAssertEqual(window.rows(inSection: "Shared").count, 7)
+        XCTAssertTrue(window.rows(inSection: "Shared").contains { $0.contains("[x] \(title) · ") }, "\(window.rows(inSection: "Shared"))")
+        XCTAssertEqual(movie.attributeValue(forKey: "lent"), .bool(true))
+        XCTAssertFalse(movie.hasChanges, "saved")
+    }
+
+    func testToDoShowsItsEmptyListAndTogglesDone() throws {
+        let window = try openWindow("todo")
+        let headers = window.listLines.filter { $0.hasPrefix("[") }
+        XCTAssertTrue(headers.contains("[Someday]"), "\(headers)")
+        XCTAssertEqual(window.rows(inSection: "Someday"), [], "the empty list is a header without rows")
+        let session = try XCTUnwrap(window.session)
+        let item = try XCTUnwrap(session.object(atPosition: 1))
+        try session.setToggle(of: item, to: true)
+        iterateMainLoop(for: 0.1)
+        XCTAssertTrue(window.listLines[1].contains("[x] "), "\(window.listLines[1])")
+        XCTAssertTrue(window.detailLines.contains("List"), "the item's list, a to-one relationship: \(window.detailLines)")
+    }
+
+    func testFailedBanksAreSortedByCloseDateAcrossTheRelationship() throws {
+        let window = try openWindow("failedbanks")
+        let lines = window.listLines
+        XCTAssertEqual(lines.count, 534)
+        XCTAssertFalse(lines.contains { $0.hasPrefix("[") }, "no sections, no headers")
+        let dates = lines.map { String($0.suffix(10)) }
+        XCTAssertEqual(dates, dates.sorted(by: >), "most recent first")
+        // The detail pane shows the related details object's attributes.
+        let detail = window.detailLines
+        XCTAssertTrue(detail.contains("Details") && detail.contains("Close date") && detail.contains(dates[0]), "\(detail)")
+        XCTAssertTrue(detail.contains("Acquiring institution"))
+    }
+
+    func testTheDetailPaneFollowsEditsOfTheSelectedObject() throws {
+        let window = try openWindow("failedbanks")
+        let session = try XCTUnwrap(window.session)
+        let bank = try XCTUnwrap(session.selection.selectedObject)
+        let details = try XCTUnwrap(bank.relatedObjects(forKey: "details").first as? ManagedObject)
+        try details.setValue("Bank of Tests", forKey: "acquiringInstitution")
+        try session.context.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertTrue(window.detailLines.contains("Bank of Tests"), "a change of the related object shows: \(window.detailLines)")
+    }
+}

@@ -1,0 +1,114 @@
+import CGtk
+import Datasets
+import Foundation
+import ObjectStore
+@testable import Viewer
+import XCTest
+
+func temporaryFolder(_ test: XCTestCase) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("ViewerTests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+    return url
+}
+
+/// Runs GTK (and through it the Dispatch main queue) for `duration`, so that idle work,
+/// layout and drawing happen.
+func iterateMainLoop(for duration: TimeInterval = 0.2) {
+    let deadline = Date().addingTimeInterval(duration)
+    repeat {
+        while g_main_context_iteration(nil, 0) != 0 {}
+        usleep(5_000)
+    } while Date() < deadline
+}
+
+/// Runs GTK until `condition` holds or `timeout` passes; returns whether it held.
+@discardableResult
+func iterateMainLoop(until condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        iterateMainLoop(for: 0.02)
+    }
+    return true
+}
+
+/// In-process tests of the real window: one registered GtkApplication for the test process,
+/// a window per test on stores in a temporary folder. Needs a display (scripts/test runs the
+/// tests under Xvfb); skipped without one.
+class ViewerTestCase: XCTestCase {
+    nonisolated(unsafe) private static var application: ViewerApplication?
+    private(set) var storeFolder: URL!
+    private var windows: [ViewerWindow] = []
+
+    override func setUpWithError() throws {
+        guard gtk_init_check() != 0 else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        if Self.application == nil {
+            let application = ViewerApplication(options: ViewerOptions())
+            try application.register()
+            Self.application = application
+        }
+        storeFolder = try temporaryFolder(self)
+    }
+
+    override func tearDown() {
+        for window in windows { gtk_window_destroy(window.window.cast()) }
+        windows = []
+        iterateMainLoop(for: 0.05)
+    }
+
+    /// A shown window on `dataset`, laid out and drawn.
+    func openWindow(_ dataset: String = "worldcup") throws -> ViewerWindow {
+        let window = try ViewerWindow(application: Self.application!.application,
+                                      options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder))
+        windows.append(window)
+        gtk_window_present(window.window.cast())
+        iterateMainLoop(until: { gtk_widget_get_mapped(window.listView) != 0 })
+        iterateMainLoop(for: 0.2)
+        return window
+    }
+}
+
+extension ViewerWindow {
+    /// The lines of ``textDump`` before the detail pane: headers in brackets, then rows.
+    var listLines: [String] {
+        Array(textDump.split(separator: "\n").map(String.init).dropFirst().prefix { $0 != "detail:" })
+    }
+
+    /// The detail pane's lines.
+    var detailLines: [String] {
+        detail.text.split(separator: "\n").map(String.init)
+    }
+
+    /// The rows of a section, as `listLines` shows them (the selected one starts with `>`).
+    func rows(inSection title: String) -> [String] {
+        Array(listLines.drop { $0 != "[\(title)]" }.dropFirst().prefix { !$0.hasPrefix("[") })
+    }
+
+    /// The list position of the row whose title is `title`.
+    func position(ofRowTitled title: String) -> Int? {
+        guard let session else { return nil }
+        return (0..<session.rows.count).first { position in
+            session.object(atPosition: position).map { ViewConfiguration.render(session.view.row.title, for: $0) } == title
+        }
+    }
+
+    /// The object shown by the row titled `title`.
+    func object(titled title: String) -> ManagedObject? {
+        position(ofRowTitled: title).flatMap { session?.object(atPosition: $0) }
+    }
+
+    /// Activates the row as a double-click or Enter does (GtkListView's `list.activate-item`).
+    func activateRow(titled title: String, file: StaticString = #filePath, line: UInt = #line) {
+        guard let position = position(ofRowTitled: title) else { return XCTFail("no row \(title)", file: file, line: line) }
+        gtk_widget_activate_action_variant(listView, "list.activate-item", g_variant_new_uint32(guint32(position)))
+        iterateMainLoop(for: 0.1)
+    }
+
+    /// The texts of the labels GTK shows now under `widget` with CSS class `cssClass`.
+    func shownTexts(withClass cssClass: String) -> [String] {
+        listView.descendants.filter {
+            gtk_widget_has_css_class($0, cssClass) != 0 && gtk_widget_is_visible($0) != 0 && gtk_widget_get_mapped($0) != 0
+        }.map(labelText)
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import XCTest
+
+/// `fetched-results view`, the built executable run from outside: a screenshot option, a
+/// machine without a display, and the window driven with xdotool and read back from a
+/// screenshot and from the text the window writes with `--dump`.
+final class ViewCommandTests: XCTestCase {
+    private var executable: URL {
+        // The tests run from the build folder that holds the executable too.
+        let bundle = Bundle(for: ViewCommandTests.self).bundleURL
+        let candidates = [
+            bundle.appendingPathComponent("fetched-results"),
+            bundle.deletingLastPathComponent().appendingPathComponent("fetched-results"),
+            URL(fileURLWithPath: #filePath).appendingPathComponent("../../../.build/debug/fetched-results").standardized,
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+    }
+
+    private var hasDisplay: Bool { !(ProcessInfo.processInfo.environment["DISPLAY"] ?? "").isEmpty }
+
+    private func launch(_ arguments: [String], environment changes: [String: String?] = [:]) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = try temporaryFolder(self).path
+        for (key, value) in changes { environment[key] = value }
+        process.environment = environment
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        return (process, output, errors)
+    }
+
+    private func run(_ arguments: [String], environment: [String: String?] = [:]) throws -> (status: Int32, output: String, errors: String) {
+        let (process, output, errors) = try launch(arguments, environment: environment)
+        let out = output.fileHandleForReading.readDataToEndOfFile(), err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    /// A tool's standard output; nil when it is not installed or fails.
+    private func tool(_ name: String, _ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [name] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+    }
+
+    private func pngSize(_ url: URL) throws -> (width: Int, height: Int) {
+        let png = try Data(contentsOf: url)
+        XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "a PNG file")
+        return (png[16..<20].reduce(0) { $0 << 8 | Int($1) }, png[20..<24].reduce(0) { $0 << 8 | Int($1) })
+    }
+
+    func testScreenshotOptionSavesTheWindowAndQuits() throws {
+        guard hasDisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let folder = try temporaryFolder(self)
+        let picture = folder.appendingPathComponent("todo.png")
+        let result = try run(["view", "--dataset", "todo", "--store", folder.appendingPathComponent("todo.sqlite").path,
+                              "--screenshot", picture.path])
+        XCTAssertEqual(result.status, 0, result.errors)
+        XCTAssertEqual(result.output, "Screenshot: \(picture.path)\n")
+        let size = try pngSize(picture)
+        XCTAssertTrue(size.width > 800 && size.height > 600, "the window's size (900×640 less its frame): \(size)")
+    }
+
+    func testWithoutADisplayItStartsXvfbAndSavesAScreenshot() throws {
+        guard tool("which", ["Xvfb"]) != nil else { throw XCTSkip("Xvfb is not installed (scripts/install-deps installs it)") }
+        let folder = try temporaryFolder(self)
+        // No arguments: the default command, on the World Cup.
+        let result = try run([], environment: ["DISPLAY": nil, "WAYLAND_DISPLAY": nil, "TMPDIR": folder.path])
+        XCTAssertEqual(result.status, 0, result.errors)
+        let picture = folder.appendingPathComponent("fetched-results-worldcup.png")
+        XCTAssertEqual(result.output, """
+            No display: showing the window on a virtual display (Xvfb) and saving a screenshot.
+            Screenshot: \(picture.path)
+
+            """)
+        XCTAssertGreaterThan(try pngSize(picture).width, 800)
+    }
+
+    func testAPersonClicksATeamPressesEnterUntilItLeadsItsZoneDeletesItAndUndoes() throws {
+        guard hasDisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        guard tool("which", ["xdotool"]) != nil, tool("which", ["import"]) != nil else {
+            throw XCTSkip("xdotool and ImageMagick are not installed (scripts/install-deps installs them)")
+        }
+        let folder = try temporaryFolder(self)
+        let store = folder.appendingPathComponent("cup.sqlite").path
+        let dump = folder.appendingPathComponent("window.txt")
+        let (process, _, errors) = try launch(["view", "--store", store, "--dump", dump.path])
+        defer { if process.isRunning { process.terminate() } }
+
+        func shown() -> String { (try? String(contentsOf: dump, encoding: .utf8)) ?? "" }
+        func wait(until condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(20)
+            while !condition() {
+                guard Date() < deadline, process.isRunning else { return false }
+                usleep(50_000)
+            }
+            return true
+        }
+        func wait(for text: String) -> Bool { wait { shown().contains(text) } }
+        /// The centre of a row, in screen coordinates (the window sits at 0,0 without a window manager).
+        func centre(ofRow title: String) throws -> (x: Int, y: Int) {
+            let line = try XCTUnwrap(shown().split(separator: "\n").first { $0.hasPrefix("\(title) @ ") }, "\(title) is shown")
+            let numbers = line.split(separator: "@")[1].split(separator: " ").compactMap { Int($0) }
+            return (numbers[0] + numbers[2] / 2, numbers[1] + numbers[3] / 2)
+        }
+
+        XCTAssertTrue(wait(for: "Ghana @ "), "the window shows its rows:\n\(shown())")
+        let firstRow = try centre(ofRow: "Algeria")
+        let ghana = try centre(ofRow: "Ghana")
+        XCTAssertNotNil(tool("xdotool", ["mousemove", "\(ghana.x)", "\(ghana.y)", "click", "1"]))
+        XCTAssertTrue(wait(for: "> Ghana · Wins: 0"), "a click selects:\n\(shown())")
+        for wins in 1...3 {
+            XCTAssertNotNil(tool("xdotool", ["key", "Return"]))
+            XCTAssertTrue(wait(for: "> Ghana · Wins: \(wins)"), "Enter adds a win to the selected team:\n\(shown())")
+        }
+        XCTAssertTrue(shown().contains("[Africa]\n> Ghana · Wins: 3\n  Algeria · Wins: 0\n"), shown())
+        XCTAssertTrue(wait { (try? centre(ofRow: "Ghana")).map { $0 == firstRow } ?? false }, "the row moved to the top:\n\(shown())")
+
+        // The screen: the selected row, now at the top of the list, is highlighted.
+        let screen = folder.appendingPathComponent("screen.png")
+        XCTAssertNotNil(tool("import", ["-window", "root", screen.path]))
+        let top = try centre(ofRow: "Ghana")
+        let pixel = try XCTUnwrap(tool("convert", [screen.path, "-format", "%[pixel:p{\(top.x),\(top.y)}]", "info:"]))
+        let rgb = pixel.split { !$0.isNumber }.compactMap { Int($0) }
+        XCTAssertEqual(rgb.count, 3, pixel)
+        XCTAssertTrue(rgb.count == 3 && rgb[2] > 180 && rgb[0] < 120, "the selection's blue at the top row: \(pixel)")
+
+        // Delete deletes the selected team, Ctrl+Z brings it back.
+        XCTAssertNotNil(tool("xdotool", ["key", "Delete"]))
+        XCTAssertTrue(wait(for: "“Ghana” was deleted."), shown())
+        XCTAssertFalse(shown().contains("Ghana ·"))
+        XCTAssertNotNil(tool("xdotool", ["key", "ctrl+z"]))
+        XCTAssertTrue(wait(for: "[Africa]\n> Ghana · Wins: 3\n"), "Undo restores it:\n\(shown())")
+
+        XCTAssertNotNil(tool("xdotool", ["key", "ctrl+q"]))
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+        let saved = try run(["dump", "--store", store])
+        XCTAssertTrue(saved.output.contains(#""teamName":"Ghana","wins":3"#), "saved in the store")
+    }
+}

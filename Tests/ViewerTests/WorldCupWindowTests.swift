@@ -1,0 +1,135 @@
+import CGtk
+import Datasets
+import Dispatch
+import Foundation
+import ObjectStore
+@testable import Viewer
+import XCTest
+
+/// The World Cup window, driven in-process as a person would: taps, selection, detail pane,
+/// search, sort, and changes made elsewhere.
+final class WorldCupWindowTests: ViewerTestCase {
+    func testTappingATeamUntilItOvertakesTheOneAboveMovesItsRowAndKeepsItSelected() throws {
+        let window = try openWindow()
+        XCTAssertEqual(window.rows(inSection: "Africa"), [
+            "> Algeria · Wins: 0", "  Cameroon · Wins: 0", "  Ghana · Wins: 0", "  Ivory Coast · Wins: 0", "  Nigeria · Wins: 0",
+        ])
+        window.activateRow(titled: "Cameroon")
+        window.activateRow(titled: "Cameroon")
+        var taps = 0
+        while let ghana = window.position(ofRowTitled: "Ghana"), let cameroon = window.position(ofRowTitled: "Cameroon"), ghana > cameroon, taps < 5 {
+            window.activateRow(titled: "Ghana")
+            taps += 1
+            XCTAssertTrue(window.rows(inSection: "Africa").contains("> Ghana · Wins: \(taps)"), "Ghana stays selected: \(window.listLines)")
+        }
+        XCTAssertEqual(taps, 3, "two wins tie with Cameroon (sorted by name), the third overtakes it")
+        XCTAssertEqual(window.rows(inSection: "Africa"), [
+            "> Ghana · Wins: 3", "  Cameroon · Wins: 2", "  Algeria · Wins: 0", "  Ivory Coast · Wins: 0", "  Nigeria · Wins: 0",
+        ])
+        XCTAssertEqual(window.listLines.filter { $0.hasPrefix("[") },
+                       ["[Africa]", "[Asia]", "[Europe]", "[North/Central America]", "[South America]"])
+        XCTAssertEqual(window.detailLines, ["Ghana", "Team name", "Ghana", "Qualifying zone", "Africa", "Image name", "ghana-flag", "Wins", "3"])
+
+        // What GTK shows: header rows styled as headers, the moved row rebound.
+        iterateMainLoop(for: 0.2)
+        XCTAssertEqual(Array(window.shownTexts(withClass: "section-header").prefix(2)), ["Africa", "Asia"])
+        let headerRows = window.listView.descendants.filter { gtk_widget_has_css_class($0, "section-header-row") != 0 }
+        XCTAssertGreaterThanOrEqual(headerRows.count, 2, "the row widgets around headers carry the header class")
+        XCTAssertEqual(Array(window.shownTexts(withClass: "row-title").prefix(3)), ["Ghana", "Cameroon", "Algeria"])
+        XCTAssertEqual(window.shownTexts(withClass: "row-subtitle").first, "Wins: 3")
+        XCTAssertEqual(window.shownTexts(withClass: "avatar").first, "G", "a placeholder image with the team's initial")
+
+        // Saved: another context on the store reads the wins.
+        let store = window.session!.context.store
+        let ghana = try ObjectContext(store: store).fetch(FetchRequest<ManagedObject>(entityName: "Team", predicate: try Predicate(format: "teamName == 'Ghana'")))
+        XCTAssertEqual(ghana.first?.attributeValue(forKey: "wins"), .integer(3))
+    }
+
+    func testTheCounterButtonOfARowAddsAWinAndSelectsTheRow() throws {
+        let window = try openWindow()
+        iterateMainLoop(for: 0.2)
+        let nigeria = try XCTUnwrap(window.object(titled: "Nigeria"))
+        let row = try XCTUnwrap(window.factory?.rowWidget(showing: nigeria.objectID))
+        let button = try XCTUnwrap(row.descendants.first { gtk_widget_has_css_class($0, "counter-button") != 0 })
+        gtk_widget_activate(button)
+        iterateMainLoop(for: 0.2)
+        XCTAssertEqual(window.rows(inSection: "Africa").first, "> Nigeria · Wins: 1")
+    }
+
+    func testWhenTheSelectedTeamIsDeletedTheNextOneIsSelectedAndThePaneSaysSo() throws {
+        let window = try openWindow()
+        let session = try XCTUnwrap(window.session)
+        let cameroon = try XCTUnwrap(window.object(titled: "Cameroon"))
+        session.selection.select(cameroon)
+        try session.context.delete(cameroon)
+        try session.context.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertEqual(window.rows(inSection: "Africa"), ["  Algeria · Wins: 0", "> Ghana · Wins: 0", "  Ivory Coast · Wins: 0", "  Nigeria · Wins: 0"])
+        XCTAssertEqual(window.detailLines.prefix(2), ["“Cameroon” was deleted.", "Ghana"])
+
+        // The last team of a section: the one before it.
+        let nigeria = try XCTUnwrap(window.object(titled: "Nigeria"))
+        session.selection.select(nigeria)
+        XCTAssertEqual(window.detailLines.first, "Nigeria", "a new selection clears the notice")
+        try session.context.delete(nigeria)
+        try session.context.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertEqual(window.rows(inSection: "Africa").last, "> Ivory Coast · Wins: 0")
+    }
+
+    func testASaveOfAnotherContextReachesTheWindowThroughTheMainQueue() throws {
+        let window = try openWindow()
+        let store = window.session!.context.store
+        // A background context, as an import would use: its save is merged into the window's
+        // context on the main queue, which runs only because it is wired into the GLib loop.
+        let background = ObjectContext(store: store, queue: DispatchQueue(label: "import"))
+        try background.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try Predicate(format: "teamName == 'Iran'"))
+            try background.fetch(request).first!.setValue(7, forKey: "wins")
+            try background.save()
+        }
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Asia").first == "  Iran · Wins: 7" }),
+                      "the merge moved Iran to the top of Asia: \(window.rows(inSection: "Asia"))")
+    }
+
+    func testSearchFiltersTheRowsAndSortOptionsReorderThem() throws {
+        let window = try openWindow()
+        window.activateRow(titled: "Nigeria")
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "ia")
+        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count < 20 }), "the search entry reports its text after a short delay")
+        let titles = window.listLines.filter { !$0.hasPrefix("[") }.map { $0.dropFirst(2).components(separatedBy: " · ")[0] }
+        XCTAssertEqual(titles, ["Nigeria", "Algeria", "Australia", "Bosnia and Herzegovina", "Croatia", "Russia", "Colombia"])
+        XCTAssertEqual(window.listLines.filter { $0.hasPrefix("[") }, ["[Africa]", "[Asia]", "[Europe]", "[South America]"],
+                       "sections without a match are gone")
+        XCTAssertEqual(window.rows(inSection: "Africa").first, "> Nigeria · Wins: 1", "the selected team matches and stays selected")
+
+        gtk_drop_down_set_selected(window.sortChoice.opaque, 1)  // By name
+        iterateMainLoop(for: 0.1)
+        XCTAssertEqual(window.rows(inSection: "Africa"), ["  Algeria · Wins: 0", "> Nigeria · Wins: 1"])
+
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "")
+        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count == 37 }), "32 teams and 5 zones again")
+    }
+
+    func testTheDatasetSwitcherOpensAnotherDataset() throws {
+        let window = try openWindow()
+        let movies = try XCTUnwrap(Dataset.shipped.firstIndex(of: "movies"))
+        gtk_drop_down_set_selected(window.datasetChoice.opaque, guint(movies))
+        iterateMainLoop(for: 0.2)
+        XCTAssertEqual(String(cString: gtk_window_get_title(window.window.cast())), "Movies")
+        XCTAssertEqual(window.listLines.first, "[Shared]")
+        XCTAssertTrue(window.sortChoice.isVisible && window.searchEntry.isVisible)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: storeFolder.appendingPathComponent("movies.sqlite").path))
+    }
+
+    func testTheWindowRendersToAPNG() throws {
+        let window = try openWindow()
+        let url = storeFolder.appendingPathComponent("window.png")
+        try Screenshot.save(window.window, to: url)
+        let png = try Data(contentsOf: url)
+        XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47])
+        let width = png[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = png[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        XCTAssertEqual(width, Int(gtk_widget_get_width(window.window)))
+        XCTAssertEqual(height, Int(gtk_widget_get_height(window.window)))
+    }
+}
