@@ -35,7 +35,8 @@ public struct Dataset: Sendable {
     /// `share/fetched-results/data` beside the executable's `bin`, or the source tree the
     /// program was built from.
     public static func locate(named name: String) throws -> URL {
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
+        // The executable's real path (/proc/self/exe), also when it was started by name through PATH.
+        let executable = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments.first ?? ".")).resolvingSymlinksInPath()
         var candidates: [URL] = []
         if let folder = ProcessInfo.processInfo.environment["FETCHED_RESULTS_DATA"] {
             candidates.append(URL(fileURLWithPath: folder))

@@ -14,7 +14,16 @@ import Foundation
 /// - ``openWindow()``
 public final class ViewerApplication {
     /// The application ID: the `.desktop` file, icons and D-Bus name are named after it.
-    public static let applicationID = "org.fetchedresults.Viewer"
+    /// An installed build reads it from `share/fetched-results/application-id` beside its
+    /// `bin` (meson writes `org.fetchedresults.Viewer.Devel` for the development profile);
+    /// a build run from the source tree is `org.fetchedresults.Viewer`.
+    public static let applicationID: String = {
+        let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+        let file = executable.resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("../share/fetched-results/application-id")
+        let text = (try? String(contentsOf: file, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        return text.isEmpty ? "org.fetchedresults.Viewer" : text
+    }()
 
     public let options: ViewerOptions
     /// The `GtkApplication`.
