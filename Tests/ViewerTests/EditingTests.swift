@@ -72,6 +72,92 @@ final class EditingTests: ViewerTestCase {
         XCTAssertTrue(window.rows(inSection: "Africa").contains("> Ghana · Wins: 0"), "\(window.rows(inSection: "Africa"))")
     }
 
+    func testEnterOnTheSelectedRowOpensTheEditDialogWithItsValuesAndAddsNoWin() throws {
+        let window = try openWindow()
+        let session = try XCTUnwrap(window.session)
+        session.selection.select(window.object(titled: "Ghana"))
+        let ghana = try XCTUnwrap(window.object(titled: "Ghana"))
+        let row = try XCTUnwrap(window.factory?.rowWidget(showing: ghana.objectID))
+        gtk_widget_grab_focus(row)
+        let controller = try XCTUnwrap(window.enterController)
+        XCTAssertTrue(pressKey(GDK_KEY_Return, on: controller), "the list's capture controller takes Enter")
+        iterateMainLoop(for: 0.1)
+        let dialog = try XCTUnwrap(window.dialog, "Enter opens a dialog")
+        XCTAssertTrue(dialog.isOpen)
+        XCTAssertEqual(String(cString: gtk_window_get_title(dialog.window.cast())), "Edit Team")
+        XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(dialog.editors[0].widget))), "Ghana")
+        XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(dialog.editors[1].widget))), "Africa")
+        XCTAssertEqual(gtk_spin_button_get_value(dialog.editors[2].widget.opaque), 0)
+        XCTAssertTrue(window.rows(inSection: "Africa").contains("> Ghana · Wins: 0"), "Enter adds no win: \(window.rows(inSection: "Africa"))")
+
+        // Escape cancels the dialog; keypad Enter edits too; Ctrl+Enter and other keys go on to GTK.
+        XCTAssertTrue(pressKey(GDK_KEY_Escape, on: dialog.keyController))
+        iterateMainLoop(for: 0.1)
+        XCTAssertFalse(dialog.isOpen)
+        gtk_widget_grab_focus(try XCTUnwrap(window.factory?.rowWidget(showing: ghana.objectID)))
+        XCTAssertTrue(pressKey(GDK_KEY_KP_Enter, on: controller))
+        iterateMainLoop(for: 0.1)
+        XCTAssertTrue(window.dialog?.isOpen == true && window.dialog !== dialog, "keypad Enter opens Edit")
+        window.dialog.map { gtk_window_destroy($0.window.cast()) }
+        XCTAssertFalse(pressKey(GDK_KEY_Return, modifiers: GDK_CONTROL_MASK, on: controller))
+        XCTAssertFalse(pressKey(GDK_KEY_Down, on: controller))
+    }
+
+    func testTheDatePickerSetsAndClearsAMoviesLentDate() throws {
+        let window = try openWindow("movies")
+        let session = try XCTUnwrap(window.session)
+        let amelie = try XCTUnwrap(window.object(titled: "Amélie"))
+        session.selection.select(amelie)
+        window.showEditDialog()
+        var dialog = try XCTUnwrap(window.dialog)
+        var editor = try XCTUnwrap(dialog.editors.first { $0.field.key == "lentDate" })
+        XCTAssertTrue(editor.widget.isA(gtk_menu_button_get_type()), "a button with a calendar popover")
+        XCTAssertEqual(labelText(try XCTUnwrap(editor.dateLabel)), "2026-11-07")
+        var calendar = try XCTUnwrap(editor.calendar)
+        let shown = gtk_calendar_get_date(calendar.opaque)!
+        XCTAssertEqual([g_date_time_get_year(shown), g_date_time_get_month(shown), g_date_time_get_day_of_month(shown)], [2026, 11, 7])
+        g_date_time_unref(shown)
+
+        // A person opens the popover and picks Christmas Eve in the calendar.
+        gtk_menu_button_popup(editor.widget.opaque)
+        iterateMainLoop(for: 0.3)
+        XCTAssertEqual(gtk_widget_get_mapped(calendar), 1, "the calendar shows")
+        if let folder = ProcessInfo.processInfo.environment["VIEWER_SCREENSHOTS"] {
+            _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/import"), arguments: ["-window", "root", folder + "/date-picker.png"]).waitUntilExit()
+        }
+        let christmasEve = g_date_time_new_local(2026, 12, 24, 12, 0, 0)!
+        gtk_calendar_select_day(calendar.opaque, christmasEve)
+        g_date_time_unref(christmasEve)
+        XCTAssertEqual(labelText(try XCTUnwrap(editor.dateLabel)), "2026-12-24", "the button shows the picked day")
+        dialog.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertFalse(dialog.isOpen)
+        XCTAssertEqual(amelie.attributeValue(forKey: "lentDate"), .date(try XCTUnwrap(ISO8601DateFormatter().date(from: "2026-12-24T00:00:00Z"))))
+        XCTAssertTrue(window.detailLines.contains("2026-12-24"), "\(window.detailLines)")
+
+        // Clear: no date.
+        window.showEditDialog()
+        dialog = try XCTUnwrap(window.dialog)
+        editor = try XCTUnwrap(dialog.editors.first { $0.field.key == "lentDate" })
+        calendar = try XCTUnwrap(editor.calendar)
+        XCTAssertEqual(labelText(try XCTUnwrap(editor.dateLabel)), "2026-12-24")
+        gtk_menu_button_popup(editor.widget.opaque)
+        iterateMainLoop(for: 0.2)
+        gtk_widget_activate(try XCTUnwrap(editor.clearButton))  // a button clicks once its press animation ends
+        XCTAssertTrue(iterateMainLoop(until: { labelText(editor.dateLabel!) == "Not set" }))
+        XCTAssertEqual(gtk_widget_get_mapped(calendar), 0, "Clear closes the popover")
+        XCTAssertEqual(labelText(try XCTUnwrap(editor.dateLabel)), "Not set")
+        dialog.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertFalse(dialog.isOpen)
+        XCTAssertEqual(amelie.attributeValue(forKey: "lentDate"), .null)
+        XCTAssertFalse(window.detailLines.contains("2026-12-24"))
+
+        window.undo()
+        iterateMainLoop(for: 0.1)
+        XCTAssertEqual(amelie.attributeValue(forKey: "lentDate"), .date(try XCTUnwrap(ISO8601DateFormatter().date(from: "2026-12-24T00:00:00Z"))))
+    }
+
     func testAToDoItemNeedsANameAndIsAddedToTheSelectedList() throws {
         let window = try openWindow("todo")
         let session = try XCTUnwrap(window.session)

@@ -98,7 +98,7 @@ extension ViewerWindow {
         position(ofRowTitled: title).flatMap { session?.object(atPosition: $0) }
     }
 
-    /// Activates the row as a double-click or Enter does (GtkListView's `list.activate-item`).
+    /// Activates the row as a double-click does (GtkListView's `list.activate-item`): a tap.
     func activateRow(titled title: String, file: StaticString = #filePath, line: UInt = #line) {
         guard let position = position(ofRowTitled: title) else { return XCTFail("no row \(title)", file: file, line: line) }
         gtk_widget_activate_action_variant(listView, "list.activate-item", g_variant_new_uint32(guint32(position)))
@@ -111,4 +111,27 @@ extension ViewerWindow {
             gtk_widget_has_css_class($0, cssClass) != 0 && gtk_widget_is_visible($0) != 0 && gtk_widget_get_mapped($0) != 0
         }.map(labelText)
     }
+}
+
+/// Emits GtkEventControllerKey's `key-pressed` on `controller` as GTK does for a key press
+/// (`g_signal_emit_by_name` is variadic, so through `g_signal_emitv`); returns whether a
+/// handler took the key.
+func pressKey(_ keyval: Int32, modifiers: GdkModifierType = GdkModifierType(rawValue: 0), on controller: OpaquePointer) -> Bool {
+    let uintType = GType(7 << 2), booleanType = GType(5 << 2)  // G_TYPE_UINT, G_TYPE_BOOLEAN
+    var values = [GValue](repeating: GValue(), count: 4)
+    g_value_init(&values[0], gtk_event_controller_key_get_type())
+    g_value_set_object(&values[0], UnsafeMutableRawPointer(controller))
+    g_value_init(&values[1], uintType)
+    g_value_set_uint(&values[1], guint(keyval))
+    g_value_init(&values[2], uintType)
+    g_value_set_uint(&values[2], 0)
+    g_value_init(&values[3], gdk_modifier_type_get_type())
+    g_value_set_flags(&values[3], modifiers.rawValue)
+    var result = GValue()
+    g_value_init(&result, booleanType)
+    g_signal_emitv(values, g_signal_lookup("key-pressed", gtk_event_controller_key_get_type()), 0, &result)
+    let handled = g_value_get_boolean(&result) != 0
+    for index in values.indices { g_value_unset(&values[index]) }
+    g_value_unset(&result)
+    return handled
 }

@@ -87,7 +87,7 @@ final class ViewCommandTests: XCTestCase {
         XCTAssertGreaterThan(try pngSize(picture).width, 800)
     }
 
-    func testAPersonClicksATeamPressesEnterUntilItLeadsItsZoneDeletesItAndUndoes() throws {
+    func testAPersonTapsATeamUntilItLeadsItsZoneEditsMovesDeletesUndoesAddsAndSearchesWithTheKeyboard() throws {
         guard hasDisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
         guard tool("which", ["xdotool"]) != nil, tool("which", ["import"]) != nil else {
             throw XCTSkip("xdotool and ImageMagick are not installed (scripts/install-deps installs them)")
@@ -121,8 +121,10 @@ final class ViewCommandTests: XCTestCase {
         XCTAssertNotNil(tool("xdotool", ["mousemove", "\(ghana.x)", "\(ghana.y)", "click", "1"]))
         XCTAssertTrue(wait(for: "> Ghana · Wins: 0"), "a click selects:\n\(shown())")
         for wins in 1...3 {
-            XCTAssertNotNil(tool("xdotool", ["key", "Return"]))
-            XCTAssertTrue(wait(for: "> Ghana · Wins: \(wins)"), "Enter adds a win to the selected team:\n\(shown())")
+            // A tap is a double-click on the row (wherever it moved).
+            let row = try centre(ofRow: "Ghana")
+            XCTAssertNotNil(tool("xdotool", ["mousemove", "\(row.x)", "\(row.y)", "click", "--repeat", "2", "--delay", "80", "1"]))
+            XCTAssertTrue(wait(for: "> Ghana · Wins: \(wins)"), "a double-click adds a win to the team:\n\(shown())")
         }
         XCTAssertTrue(shown().contains("[Africa]\n> Ghana · Wins: 3\n  Algeria · Wins: 0\n"), shown())
         XCTAssertTrue(wait { (try? centre(ofRow: "Ghana")).map { $0 == firstRow } ?? false }, "the row moved to the top:\n\(shown())")
@@ -136,12 +138,46 @@ final class ViewCommandTests: XCTestCase {
         XCTAssertEqual(rgb.count, 3, pixel)
         XCTAssertTrue(rgb.count == 3 && rgb[2] > 180 && rgb[0] < 120, "the selection's blue at the top row: \(pixel)")
 
+        /// Whether a window titled `title` (a dialog) is shown.
+        func windowShown(_ title: String) -> Bool { tool("xdotool", ["search", "--onlyvisible", "--name", "^\(title)$"])?.isEmpty == false }
+        func waitForWindow(_ title: String, shown expected: Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(10)
+            while windowShown(title) != expected {
+                guard Date() < deadline else { return false }
+                usleep(100_000)
+            }
+            return true
+        }
+
+        // Enter edits the selected team (and adds no win); Escape cancels.
+        XCTAssertNotNil(tool("xdotool", ["key", "Return"]))
+        XCTAssertTrue(waitForWindow("Edit Team", shown: true), "Enter opens the Edit dialog")
+        XCTAssertTrue(shown().contains("> Ghana · Wins: 3\n"), "no win added:\n\(shown())")
+        XCTAssertNotNil(tool("xdotool", ["key", "Escape"]))
+        XCTAssertTrue(waitForWindow("Edit Team", shown: false), "Escape closes the dialog")
+
+        // The arrows move the selection.
+        XCTAssertNotNil(tool("xdotool", ["key", "Down"]))
+        XCTAssertTrue(wait(for: "  Ghana · Wins: 3\n> Algeria · Wins: 0\n"), "Down selects the next row:\n\(shown())")
+        XCTAssertNotNil(tool("xdotool", ["key", "Up"]))
+        XCTAssertTrue(wait(for: "> Ghana · Wins: 3\n  Algeria · Wins: 0\n"), "Up selects Ghana again:\n\(shown())")
+
         // Delete deletes the selected team, Ctrl+Z brings it back.
         XCTAssertNotNil(tool("xdotool", ["key", "Delete"]))
         XCTAssertTrue(wait(for: "“Ghana” was deleted."), shown())
         XCTAssertFalse(shown().contains("Ghana ·"))
         XCTAssertNotNil(tool("xdotool", ["key", "ctrl+z"]))
         XCTAssertTrue(wait(for: "[Africa]\n> Ghana · Wins: 3\n"), "Undo restores it:\n\(shown())")
+
+        // Ctrl+N opens the Add dialog; Ctrl+F goes to the search entry.
+        XCTAssertNotNil(tool("xdotool", ["key", "ctrl+n"]))
+        XCTAssertTrue(waitForWindow("Add Team", shown: true), "Ctrl+N opens the Add dialog")
+        XCTAssertNotNil(tool("xdotool", ["key", "Escape"]))
+        XCTAssertTrue(waitForWindow("Add Team", shown: false))
+        XCTAssertNotNil(tool("xdotool", ["key", "ctrl+f"]))
+        XCTAssertNotNil(tool("xdotool", ["type", "--delay", "50", "ghan"]))
+        XCTAssertTrue(wait { shown().contains("[Africa]\n> Ghana · Wins: 3\ndetail:") && !shown().contains("Algeria ·") },
+                      "the search shows Ghana alone:\n\(shown())")
 
         XCTAssertNotNil(tool("xdotool", ["key", "ctrl+q"]))
         process.waitUntilExit()

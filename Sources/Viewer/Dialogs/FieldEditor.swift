@@ -4,7 +4,8 @@ import Foundation
 import ObjectStore
 
 /// One field of a dialog: a label and the widget that fits its attribute (`view.json`'s
-/// `addFields`/`editFields`): an entry, a spin button, a switch, or a date entry.
+/// `addFields`/`editFields`): an entry, a spin button, a switch, or a date picker (a button
+/// showing the date whose popover holds a calendar, and Clear for an optional date).
 final class FieldEditor {
     let field: ViewConfiguration.Field
     let attribute: AttributeDescription
@@ -13,6 +14,15 @@ final class FieldEditor {
     let kind: ViewConfiguration.Widget
     /// The label: the field's, else the attribute's name for people.
     let title: String
+    /// A date field's calendar (in the button's popover), the label on the button, and the
+    /// popover's Clear button (shown for an optional attribute).
+    private(set) var calendar: Widget?
+    private(set) var dateLabel: Widget?
+    private(set) var clearButton: Widget?
+    /// A date field's value: a day, as the store keeps it (midnight UTC); nil when not set.
+    private(set) var date: Date?
+    /// True while the editor sets the calendar, so that its signal is not taken for a person's.
+    private var isSettingCalendar = false
 
     init(field: ViewConfiguration.Field, attribute: AttributeDescription) {
         self.field = field
@@ -21,11 +31,13 @@ final class FieldEditor {
         title = field.label ?? DetailPane.label(forKey: field.key)
         label = makeLabel(title, classes: ["dim-label"], xalign: 1)
         switch kind {
-        case .entry, .date:
+        case .entry:
             widget = gtk_entry_new()
             gtk_entry_set_activates_default(widget.cast(), 1)
-            if kind == .date { gtk_entry_set_placeholder_text(widget.cast(), "YYYY-MM-DD") }
             gtk_widget_set_hexpand(widget, 1)
+        case .date:
+            widget = gtk_menu_button_new()
+            gtk_widget_set_halign(widget, GTK_ALIGN_START)
         case .spin:
             let low = field.min ?? Self.number(attribute.minValue) ?? 0
             let high = field.max ?? Self.number(attribute.maxValue) ?? 1_000_000
@@ -37,14 +49,70 @@ final class FieldEditor {
             gtk_widget_set_halign(widget, GTK_ALIGN_START)
         }
         gtk_widget_set_tooltip_text(widget, title)
+        if kind == .date { makeDatePicker() }
+    }
+
+    /// The date button's content (an icon and the date) and its popover: the calendar, and
+    /// a Clear button when the attribute is optional.
+    private func makeDatePicker() {
+        let icon = gtk_image_new_from_icon_name("x-office-calendar-symbolic")!
+        let label = makeLabel()
+        gtk_menu_button_set_child(widget.opaque, makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 8, [icon, label]))
+        let calendar = gtk_calendar_new()!
+        var children = [calendar]
+        if attribute.isOptional {
+            let clear = gtk_button_new_with_mnemonic("C_lear")!
+            gtk_widget_set_tooltip_text(clear, "No \(title.lowercased())")
+            gtk_widget_set_halign(clear, GTK_ALIGN_END)
+            Signal.connect(clear.object, "clicked") { [weak self] in
+                guard let self else { return }
+                self.setDate(nil)
+                gtk_menu_button_popdown(self.widget.opaque)
+            }
+            clearButton = clear
+            children.append(clear)
+        }
+        let popover = gtk_popover_new()!
+        gtk_popover_set_child(popover.cast(), makeBox(GTK_ORIENTATION_VERTICAL, spacing: 6, children))
+        gtk_menu_button_set_popover(widget.opaque, popover)
+        Signal.connect(calendar.object, "day-selected") { [weak self] in
+            guard let self, !self.isSettingCalendar, let calendar = self.calendar else { return }
+            let day = gtk_calendar_get_date(calendar.opaque)!
+            defer { g_date_time_unref(day) }
+            let components = DateComponents(year: Int(g_date_time_get_year(day)), month: Int(g_date_time_get_month(day)),
+                                            day: Int(g_date_time_get_day_of_month(day)))
+            self.setDate(Self.utcCalendar.date(from: components), showInCalendar: false)
+        }
+        self.calendar = calendar
+        dateLabel = label
+        setDate(nil)
+    }
+
+    /// Sets a date field's value and shows it on the button (and in the calendar, unless it came from there).
+    func setDate(_ newDate: Date?, showInCalendar: Bool = true) {
+        date = newDate
+        guard let dateLabel else { return }
+        gtk_label_set_text(dateLabel.opaque, newDate.map { Self.dayFormatter.string(from: $0) } ?? "Not set")
+        dateLabel.setClass("dim-label", newDate == nil)
+        clearButton.map { gtk_widget_set_sensitive($0, newDate == nil ? 0 : 1) }
+        guard showInCalendar, let newDate, let calendar else { return }
+        let day = Self.utcCalendar.dateComponents([.year, .month, .day], from: newDate)
+        // Noon, so that no time zone moves the calendar's day.
+        guard let shown = g_date_time_new_local(Int32(day.year!), Int32(day.month!), Int32(day.day!), 12, 0, 0) else { return }
+        isSettingCalendar = true
+        gtk_calendar_select_day(calendar.opaque, shown)
+        isSettingCalendar = false
+        g_date_time_unref(shown)
     }
 
     /// Shows the value `object` has.
     func show(_ object: ManagedObject) {
         let value = object.attributeValue(forKey: field.key)
         switch kind {
-        case .entry, .date:
+        case .entry:
             gtk_editable_set_text(OpaquePointer(widget), ViewConfiguration.text(of: object, keyPath: field.key))
+        case .date:
+            if case .date(let day) = value { setDate(day) } else { setDate(nil) }
         case .spin:
             gtk_spin_button_set_value(widget.opaque, Self.number(value) ?? gtk_spin_button_get_value(widget.opaque))
         case .switch:
@@ -52,8 +120,7 @@ final class FieldEditor {
         }
     }
 
-    /// The value the person entered, as the attribute takes it; throws a message for people
-    /// when the text cannot be one.
+    /// The value the person entered, as the attribute takes it.
     func value() throws -> Any? {
         switch kind {
         case .entry:
@@ -61,11 +128,7 @@ final class FieldEditor {
             // Empty text is nil for an optional attribute; a required one gets "" and the model's checks.
             return text.isEmpty && attribute.isOptional ? nil : text
         case .date:
-            let text = String(cString: gtk_editable_get_text(OpaquePointer(widget))).trimmingCharacters(in: .whitespaces)
-            if text.isEmpty { return nil }
-            guard let date = Self.dayFormatter.date(from: text) else {
-                throw FieldError(message: "\(title): write the date as YYYY-MM-DD, such as 2014-06-12")
-            }
+            // Not set is nil: a required attribute gets the model's "must not be empty".
             return date
         case .spin:
             gtk_spin_button_update(widget.opaque)
@@ -74,11 +137,6 @@ final class FieldEditor {
         case .switch:
             return gtk_switch_get_active(widget.opaque) != 0
         }
-    }
-
-    struct FieldError: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
     }
 
     private static func defaultKind(for type: AttributeType) -> ViewConfiguration.Widget {
@@ -97,6 +155,12 @@ final class FieldEditor {
         default: nil
         }
     }
+
+    nonisolated(unsafe) private static let utcCalendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
 
     nonisolated(unsafe) private static let dayFormatter: ISO8601DateFormatter = {
         let formatter = ISO8601DateFormatter()

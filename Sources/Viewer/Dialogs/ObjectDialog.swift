@@ -18,6 +18,8 @@ final class ObjectDialog {
     let window: Widget
     let editors: [FieldEditor]
     let message: Widget
+    /// The window's key controller: Escape cancels.
+    let keyController: OpaquePointer
     private let mode: Mode
     private weak var session: DatasetSession?
     /// Called with the saved object, just before the dialog closes.
@@ -74,10 +76,19 @@ final class ObjectDialog {
         content.addClass("dialog-content")
         gtk_window_set_child(window.cast(), content)
 
+        let keys = gtk_event_controller_key_new()!
+        keyController = keys
         // The buttons' handlers keep the dialog alive until its window is destroyed.
         Signal.connect(cancel.object, "clicked") { [self] in gtk_window_destroy(window.cast()) }
         Signal.connect(save.object, "clicked") { [self] in self.save() }
         Signal.connect(window.object, "destroy") { [weak self] in self?.isOpen = false }
+        // Escape cancels, as in a dialog (a GtkWindow has no such key of its own).
+        Signal.connect(UnsafeMutableRawPointer(keys), "key-pressed") { [self] (keyval: guint, _: guint, _: GdkModifierType) -> Bool in
+            guard keyval == guint(GDK_KEY_Escape) else { return false }
+            gtk_window_destroy(window.cast())
+            return true
+        }
+        gtk_widget_add_controller(window, keys)
     }
 
     func present() {

@@ -69,6 +69,16 @@ enum Signal {
         return connect(instance, name, handler, unsafeBitCast(thunk, to: GCallback.self), after: false)
     }
 
+    /// GtkEventControllerKey's `key-pressed`: the key value, the hardware keycode and the
+    /// modifiers; returns whether the key was handled (which stops it).
+    @discardableResult
+    static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (guint, guint, GdkModifierType) -> Bool) -> gulong {
+        let thunk: @convention(c) (gpointer?, guint, guint, GdkModifierType, gpointer?) -> gboolean = { _, keyval, keycode, state, data in
+            (Signal.handler(data) as (guint, guint, GdkModifierType) -> Bool)(keyval, keycode, state) ? 1 : 0
+        }
+        return connect(instance, name, handler, unsafeBitCast(thunk, to: GCallback.self), after: false)
+    }
+
     /// A signal with no arguments that returns a boolean: GtkWindow's `close-request`.
     @discardableResult
     static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping () -> Bool) -> gulong {

@@ -9,10 +9,11 @@ import ObjectStore
 /// choice; search), the dataset's list on the left and the selected object's details on the
 /// right.
 ///
-/// A tap on a row (double-click, Enter, or its +1 button) adds 1 to the dataset's counter and
-/// saves; the row moves and stays selected, with the keyboard focus. Keys: Ctrl+N adds,
-/// Ctrl+E edits, Delete deletes, Ctrl+Z undoes the last saved edit, Ctrl+F searches, Ctrl+W
-/// and Ctrl+Q close.
+/// A tap on a row (a double-click, or its +1 button) adds 1 to the dataset's counter and
+/// saves; the row moves and stays selected, with the keyboard focus. In a dataset without a
+/// counter a double-click edits. Keys: the arrows move the selection, Enter (and Ctrl+E)
+/// edits the selected object, Ctrl+N adds, Delete deletes, Ctrl+Z undoes the last saved
+/// edit, Ctrl+F searches, Ctrl+W and Ctrl+Q close.
 ///
 /// ## Topics
 /// - ``init(application:options:)``
@@ -46,6 +47,8 @@ public final class ViewerWindow {
     private(set) weak var dialog: ObjectDialog?
     let banner: Widget
     private var isSettingChoices = false
+    /// The list's key controller that makes Enter edit (capture phase).
+    private(set) var enterController: OpaquePointer?
     private let datasetNames: [String]
 
     /// A window on `options.datasetName`. Throws when the dataset or its store cannot be opened.
@@ -64,7 +67,7 @@ public final class ViewerWindow {
         searchEntry = gtk_search_entry_new()
         gtk_widget_set_tooltip_text(searchEntry, "Search (Ctrl+F)")
         addButton = Self.makeButton(icon: "list-add-symbolic", tooltip: "Add (Ctrl+N)")
-        editButton = Self.makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Ctrl+E)")
+        editButton = Self.makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Enter)")
         deleteButton = Self.makeButton(icon: "user-trash-symbolic", tooltip: "Delete (Delete)")
         undoButton = Self.makeButton(icon: "edit-undo-symbolic", tooltip: "Undo (Ctrl+Z)")
         let header = gtk_header_bar_new()!
@@ -94,6 +97,7 @@ public final class ViewerWindow {
         gtk_window_set_child(window.cast(), makeBox(GTK_ORIENTATION_VERTICAL, [banner, paned]))
 
         connectSignals()
+        addEnterEdits()
         addShortcuts()
         do {
             try open(datasetNamed: options.datasetName)
@@ -157,7 +161,8 @@ public final class ViewerWindow {
         Signal.connect(listView.object, "activate") { [weak self] (position: guint) in
             guard let self, let session = self.session, let object = session.object(atPosition: Int(position)) else { return }
             session.selection.select(object)
-            // A tap adds to the counter where the dataset has one; elsewhere it edits.
+            // A tap (a double-click: Enter never gets here, see `addEnterEdits`) adds to the
+            // counter where the dataset has one; elsewhere it edits.
             if session.view.counter != nil {
                 self.later { try $0.incrementCounter(of: object) }
             } else {
@@ -184,6 +189,25 @@ public final class ViewerWindow {
             let text = String(cString: gtk_editable_get_text(OpaquePointer(self.searchEntry)))
             self.perform { try $0.apply(searchText: text) }
         }
+    }
+
+    /// Enter on a row edits the selected object. GtkListView's rows take Enter as `activate`,
+    /// which is a tap here: a key controller on the list, in the capture phase, sees the key
+    /// first, opens the Edit dialog and stops it. Enter on a widget inside a row (its +1 or
+    /// check button) is left to that widget.
+    private func addEnterEdits() {
+        let controller = gtk_event_controller_key_new()!
+        gtk_event_controller_set_propagation_phase(controller, GTK_PHASE_CAPTURE)
+        Signal.connect(UnsafeMutableRawPointer(controller), "key-pressed") { [weak self] (keyval: guint, _: guint, state: GdkModifierType) -> Bool in
+            guard let self, [GDK_KEY_Return, GDK_KEY_KP_Enter, GDK_KEY_ISO_Enter].map(guint.init).contains(keyval),
+                  state.rawValue & (GDK_CONTROL_MASK.rawValue | GDK_ALT_MASK.rawValue | GDK_SHIFT_MASK.rawValue) == 0,
+                  let focus = gtk_root_get_focus(OpaquePointer(self.window)),
+                  focus == self.listView || String(cString: gtk_widget_get_css_name(focus)) == "row" else { return false }
+            self.showEditDialog()
+            return true
+        }
+        gtk_widget_add_controller(listView, controller)
+        enterController = controller
     }
 
     private func addShortcuts() {
@@ -285,9 +309,9 @@ public final class ViewerWindow {
         refreshDetail()
     }
 
-    /// Moves the keyboard focus (where Enter activates) to the selected row when the list has
-    /// it: GTK's focus stays at the old position when the selected row moves, so Enter would
-    /// add a win to whichever team took its place.
+    /// Moves the keyboard focus (where the arrows and Enter start) to the selected row when the list has
+    /// it: GTK's focus stays at the old position when the selected row moves, so the arrows
+    /// would move on from whichever team took its place.
     private func keepFocusOnSelection(retry: Bool = true) {
         guard let session, let object = session.selection.selectedObject, let position = session.selection.selectedPosition else { return }
         let focus = gtk_root_get_focus(OpaquePointer(window))
