@@ -15,6 +15,10 @@ let package = Package(
     ],
     targets: [
         .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport"
+        ),
+        .target(
             name: "ObjectStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
         ),
@@ -63,19 +67,19 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchedResultsTests",
-            dependencies: ["FetchedResults", "ObjectStore", "Datasets"]
+            dependencies: ["TestSupport", "FetchedResults", "ObjectStore", "Datasets"]
         ),
         .testTarget(
             name: "ObjectStoreTests",
-            dependencies: ["ObjectStore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["TestSupport", "ObjectStore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "GtkBindingTests",
-            dependencies: ["GtkBinding", "CGtk", "CFetchedResultsModel", "FetchedResults", "ObjectStore"]
+            dependencies: ["TestSupport", "GtkBinding", "CGtk", "CFetchedResultsModel", "FetchedResults", "ObjectStore"]
         ),
         .testTarget(
             name: "ViewerTests",
-            dependencies: ["Viewer", "GtkBinding", "Datasets", "CGtk", "FetchedResults", "ObjectStore"]
+            dependencies: ["TestSupport", "Viewer", "GtkBinding", "Datasets", "CGtk", "FetchedResults", "ObjectStore"]
         ),
     ]
 )

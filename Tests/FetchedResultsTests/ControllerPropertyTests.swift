@@ -1,6 +1,7 @@
 import FetchedResults
 import Foundation
 import ObjectStore
+import TestSupport
 import XCTest
 import struct ObjectStore.Predicate
 import struct ObjectStore.SortDescriptor
@@ -9,16 +10,6 @@ import struct ObjectStore.SortDescriptor
 /// previous sections into exactly its new sections by the batch rules, and those equal a
 /// fresh fetch.
 final class ControllerPropertyTests: XCTestCase {
-    private struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     private final class Watched {
         let name: String
@@ -41,8 +32,8 @@ final class ControllerPropertyTests: XCTestCase {
     private static let names = ["Ana", "bo", "Cy", "Dee", "Émile", "Emile", "fay", "Gus", "Hal", "Ivy"]
 
     func testEveryBatchIsValidAndEndsInAFreshFetch() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["SEED"] ?? "") ?? UInt64.random(in: 0...UInt64.max)
-        var rng = Generator(state: seed)
+        let seed = SeededGenerator.seed()
+        var rng = SeededGenerator(seed: seed)
         let store = try PersistentStore(url: temporaryFolder(self).appendingPathComponent("league.sqlite"), model: League.model())
         let context = ObjectContext(store: store)
         let other = ObjectContext(store: store)   // a second context, saving on its own
@@ -199,7 +190,7 @@ final class ControllerPropertyTests: XCTestCase {
         }
     }
 
-    private func insertPlayer(_ context: ObjectContext, clubs: [ManagedObject], _ rng: inout Generator) throws -> ManagedObject {
+    private func insertPlayer(_ context: ObjectContext, clubs: [ManagedObject], _ rng: inout SeededGenerator) throws -> ManagedObject {
         let player = try context.insert(entityName: "Player")
         try player.setValue(Self.names.randomElement(using: &rng)!, forKey: "name")
         try player.setValue(Self.zones.randomElement(using: &rng)!, forKey: "zone")

@@ -2,15 +2,10 @@ import FetchedResults
 import Foundation
 import ObjectStore
 import XCTest
+@_exported import TestSupport
 import struct ObjectStore.Predicate
 import struct ObjectStore.SortDescriptor
 
-func temporaryFolder(_ test: XCTestCase) throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("FetchedResultsTests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-    return url
-}
 
 /// Records the batches a controller delivers.
 final class BatchRecorder<Result: ManagedObject>: FetchedResultsControllerDelegate {

@@ -4,13 +4,8 @@ import Foundation
 import GtkBinding
 import ObjectStore
 import XCTest
+@_exported import TestSupport
 
-func temporaryFolder(_ test: XCTestCase) throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("GtkBindingTests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-    return url
-}
 
 /// Players in clubs: sections by zone, or by club (a section entity, empty clubs included).
 enum League {
@@ -64,17 +59,6 @@ enum League {
     }
 }
 
-/// SplitMix64: a seeded generator, so that a failing seed can be replayed with `SEED=`.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The items a list model of `sections` must show.
 func flattened(_ sections: [SectionSnapshot], headers: Bool) -> [ListItemIdentity] {

@@ -4,13 +4,8 @@ import Foundation
 import ObjectStore
 @testable import Viewer
 import XCTest
+@_exported import TestSupport
 
-func temporaryFolder(_ test: XCTestCase) throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("ViewerTests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-    return url
-}
 
 /// Runs GTK (and through it the Dispatch main queue) for `duration`, so that idle work,
 /// layout and drawing happen.

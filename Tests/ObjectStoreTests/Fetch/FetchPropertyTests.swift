@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStore
+import TestSupport
 import struct ObjectStore.Predicate
 import struct ObjectStore.SortDescriptor
 import XCTest
@@ -8,16 +9,6 @@ import XCTest
 /// answers for a fetch (pending changes included) equals filtering and sorting the live
 /// objects in memory with the same predicate and sort descriptors.
 final class FetchPropertyTests: XCTestCase {
-    private struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     private static let strings: [String?] = [
         nil, "", "a", "A", "apple", "Apple", "APPLE", "éclair", "e\u{301}clair", "Éclair", "eclair",
@@ -46,7 +37,7 @@ final class FetchPropertyTests: XCTestCase {
         ])
     }
 
-    private func randomValue(for key: String, _ rng: inout Generator) -> Any? {
+    private func randomValue(for key: String, _ rng: inout SeededGenerator) -> Any? {
         switch key {
         case "name": return Self.strings.randomElement(using: &rng)!
         case "score": return Bool.random(using: &rng) ? nil : Double(Int.random(in: -3...3, using: &rng)) / 2
@@ -56,7 +47,7 @@ final class FetchPropertyTests: XCTestCase {
         }
     }
 
-    private func randomPredicate(_ rng: inout Generator, depth: Int = 0) throws -> Predicate {
+    private func randomPredicate(_ rng: inout SeededGenerator, depth: Int = 0) throws -> Predicate {
         if depth < 2 && Int.random(in: 0..<3, using: &rng) == 0 {
             let lhs = try randomPredicate(&rng, depth: depth + 1), rhs = try randomPredicate(&rng, depth: depth + 1)
             switch Int.random(in: 0..<3, using: &rng) {
@@ -89,7 +80,7 @@ final class FetchPropertyTests: XCTestCase {
         }
     }
 
-    private func randomSorts(_ rng: inout Generator) -> [SortDescriptor] {
+    private func randomSorts(_ rng: inout SeededGenerator) -> [SortDescriptor] {
         let keys = ["name", "score", "count", "flag", "when", "owner.name", "owner.rank"].shuffled(using: &rng)
         return keys.prefix(Int.random(in: 0...3, using: &rng)).map { key in
             let options: StringComparisonOptions = [[], [.caseInsensitive], [.diacriticInsensitive], [.caseInsensitive, .diacriticInsensitive]]
@@ -99,8 +90,8 @@ final class FetchPropertyTests: XCTestCase {
     }
 
     func testFetchesWithPendingChangesEqualTheInMemoryAnswer() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["SEED"] ?? "") ?? UInt64.random(in: 0...UInt64.max)
-        var rng = Generator(state: seed)
+        let seed = SeededGenerator.seed()
+        var rng = SeededGenerator(seed: seed)
         let context = ObjectContext(store: try Fixtures.store(Self.model(), self))
         var owners: [ManagedObject] = []
         var items: [ManagedObject] = []

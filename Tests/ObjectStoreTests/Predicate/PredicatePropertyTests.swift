@@ -13,7 +13,7 @@ final class PredicatePropertyTests: XCTestCase {
     private static let predicatesPerDataset = 150
 
     func testSQLAndMemoryAgreeOnRandomPredicates() throws {
-        let seed = ProcessInfo.processInfo.environment["PREDICATE_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
+        let seed = SeededGenerator.seed(fromEnvironment: "PREDICATE_SEED")
         var random = SeededGenerator(seed: seed)
         var failures = 0
         for dataset in 0..<Self.datasets {
@@ -74,22 +74,6 @@ final class PredicatePropertyTests: XCTestCase {
     }
 }
 
-/// SplitMix64: small, fast, and the same sequence for the same seed on every platform.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Values chosen to find disagreements: case and diacritic variants, both spellings of
 /// "é", non-BMP characters, wildcard and quote characters, integers beyond 2^53, doubles

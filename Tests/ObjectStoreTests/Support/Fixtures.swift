@@ -1,15 +1,8 @@
 import Foundation
 import ObjectStore
 import XCTest
+@_exported import TestSupport
 
-/// A temporary folder, removed when the test ends.
-func temporaryFolder(_ test: XCTestCase) throws -> URL {
-    let url = FileManager.default.temporaryDirectory
-        .appendingPathComponent("ObjectStoreTests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-    return url
-}
 
 final class Team: ManagedObject {
     @Attribute var teamName: String

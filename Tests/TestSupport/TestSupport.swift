@@ -1,0 +1,31 @@
+import Foundation
+import XCTest
+
+/// A new folder in the temporary directory, removed when `test` ends.
+public func temporaryFolder(_ test: XCTestCase) throws -> URL {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("\(type(of: test))-\(UUID().uuidString)", isDirectory: true)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+    return url
+}
+
+/// SplitMix64: a seeded generator, so that a failing property test can be replayed.
+public struct SeededGenerator: RandomNumberGenerator {
+    public var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    /// The seed in the environment variable `name` (`SEED=42 scripts/test ...`), else a random one.
+    public static func seed(fromEnvironment name: String = "SEED") -> UInt64 {
+        UInt64(ProcessInfo.processInfo.environment[name] ?? "") ?? UInt64.random(in: 0...UInt64.max)
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
