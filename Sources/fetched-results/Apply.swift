@@ -51,10 +51,7 @@ struct Apply: ParsableCommand {
                         : ChangeBatch.difference(from: sectionsAtSave, to: controller.snapshot, updated: recorder.updated)
                     recorder.batches = []
                     sectionsAtSave = controller.snapshot
-                    printJSON([
-                        "changes": Self.json(batch, context: context),
-                        "sections": sectionsAtSave.map { ["name": $0.name, "count": $0.objectIDs.count] },
-                    ])
+                    printJSON(BatchJSON.line(batch, sections: sectionsAtSave, context: context))
                 } else {
                     try operation.apply(to: context)
                 }
@@ -64,27 +61,6 @@ struct Apply: ParsableCommand {
             }
         }
         if failures > 0 { throw ExitCode(1) }
-    }
-
-    /// The changes of a batch in delivery order, with the permanent IDs of saved objects.
-    static func json(_ batch: ChangeBatch, context: ObjectContext) -> [[String: Any]] {
-        var saved: [ObjectID: ObjectID] = [:]
-        for object in context.registeredObjects {
-            if let temporary = object.temporaryObjectID { saved[temporary] = object.objectID }
-        }
-        let sections = batch.sectionChanges.map { change -> [String: Any] in
-            var json: [String: Any] = ["kind": "section", "type": change.type.rawValue, "index": change.index, "name": change.name]
-            if let newIndex = change.newIndex { json["newIndex"] = newIndex }
-            return json
-        }
-        let objects = batch.objectChanges.map { change -> [String: Any] in
-            var json: [String: Any] = ["kind": "object", "type": change.type.rawValue,
-                                       "id": (saved[change.objectID] ?? change.objectID).description]
-            if let from = change.indexPath { json["from"] = [from.section, from.item] }
-            if let to = change.newIndexPath { json["to"] = [to.section, to.item] }
-            return json
-        }
-        return sections + objects
     }
 
     final class Recorder: FetchedResultsControllerDelegate {

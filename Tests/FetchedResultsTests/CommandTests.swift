@@ -77,4 +77,136 @@ final class CommandTests: XCTestCase {
         let dump = try run(["dump", "--dataset", "worldcup", "--store", store])
         XCTAssertTrue(dump.output.contains(#""teamName":"Ghana","wins":2"#), dump.output)
     }
+
+    func testWatchPrintsAValidBatchForEveryCommitOfOtherProcesses() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite").path
+        XCTAssertEqual(try run(["dump", "--dataset", "worldcup", "--store", store]).status, 0, "seeds the store")
+        let watcher = Process()
+        watcher.executableURL = executable
+        watcher.arguments = ["watch", "--dataset", "worldcup", "--store", store]
+        let output = Pipe()
+        watcher.standardOutput = output
+        let lines = LineReader(output.fileHandleForReading)
+        try watcher.run()
+        defer { if watcher.isRunning { watcher.terminate() } }
+
+        var sections = try sectionCounts(lines.waitFor(1)[0])
+        let writes: [() throws -> Void] = [
+            { try self.apply(#"{"op":"update","entity":"Team","where":"teamName == 'Ghana'","set":{"wins":2}}"#, store: store) },
+            { try self.apply(#"{"op":"insert","entity":"Team","values":{"teamName":"Atlantis","qualifyingZone":"Oceania"}}"#, store: store) },
+            { try self.sqlite(store, "UPDATE Team SET wins = 5 WHERE teamName = 'Ghana'") },
+            { try self.sqlite(store, "UPDATE Team SET wins = 7 WHERE teamName = 'Japan'") },
+            { try self.sqlite(store, "DELETE FROM Team WHERE qualifyingZone = 'Oceania'") },
+        ]
+        for (number, write) in writes.enumerated() {
+            try write()
+            let line = try lines.waitFor(number + 2)[number + 1]
+            let changes = try XCTUnwrap(line["changes"] as? [[String: Any]], "write \(number + 1): \(line)")
+            XCTAssertFalse(changes.isEmpty, "write \(number + 1) shows in the list")
+            let next = try sectionCounts(line)
+            try checkBatch(changes, from: sections, to: next, write: number + 1)
+            sections = next
+        }
+        let dump = try JSONSerialization.jsonObject(with: Data(run(["dump", "--dataset", "worldcup", "--store", store]).output.utf8)) as! [String: Any]
+        let fresh = (dump["sections"] as! [[String: Any]]).map { ($0["name"] as! String, ($0["objects"] as! [Any]).count) }
+        XCTAssertEqual(sections.map(\.0), fresh.map(\.0))
+        XCTAssertEqual(sections.map(\.1), fresh.map(\.1))
+
+        watcher.interrupt()
+        watcher.waitUntilExit()
+        XCTAssertEqual(watcher.terminationStatus, 0, "SIGINT ends the watcher normally")
+    }
+
+    private func apply(_ operation: String, store: String) throws {
+        let result = try run(["apply", "--dataset", "worldcup", "--store", store], input: operation + "\n{\"op\":\"save\"}\n")
+        XCTAssertEqual(result.status, 0, result.errors)
+    }
+
+    private func sqlite(_ store: String, _ sql: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [store, sql]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, sql)
+    }
+
+    private func sectionCounts(_ line: [String: Any]) throws -> [(String, Int)] {
+        try XCTUnwrap(line["sections"] as? [[String: Any]]).map { ($0["name"] as! String, $0["count"] as! Int) }
+    }
+
+    /// Applies a batch to rows standing for the old sections by the table-view batch rules
+    /// (deletes in old coordinates, inserts in new ones, a move from old to new, never two
+    /// operations on one row) and checks it gives the new sections.
+    private func checkBatch(_ changes: [[String: Any]], from old: [(String, Int)], to new: [(String, Int)], write: Int) throws {
+        var rows = old.enumerated().map { section, entry in (0..<entry.1).map { "\(section).\($0)" } }
+        var deletedSections = Set<Int>(), insertedSections: [Int: String] = [:]
+        var touched = Set<[Int]>(), removed = Set<[Int]>(), inserted: [[Int]: String] = [:]
+        for change in changes {
+            let type = change["type"] as! String
+            if change["kind"] as? String == "section" {
+                if type == "delete" { deletedSections.insert(change["index"] as! Int) }
+                else if type == "insert" { insertedSections[change["index"] as! Int] = change["name"] as? String }
+                else { XCTFail("write \(write): unexpected section change \(change)") }
+                continue
+            }
+            let from = change["from"] as? [Int], to = change["to"] as? [Int]
+            if let from, type != "insert" {
+                XCTAssertTrue(touched.insert(from).inserted, "write \(write): two operations on row \(from)")
+                if type != "update" { removed.insert(from) }
+                XCTAssertTrue(from[0] < rows.count && from[1] < rows[from[0]].count, "write \(write): \(from) is not an old row")
+            }
+            if type == "update" { continue }
+            if type == "insert" || type == "move", let to {
+                let row = type == "move" ? rows[from![0]][from![1]] : "new"
+                XCTAssertNil(inserted.updateValue(row, forKey: to), "write \(write): two rows inserted at \(to)")
+            }
+        }
+        for (section, items) in rows.enumerated() {
+            rows[section] = items.enumerated().filter { !removed.contains([section, $0.offset]) }.map(\.element)
+        }
+        var names = old.map(\.0)
+        for section in deletedSections.sorted(by: >) {
+            rows.remove(at: section)
+            names.remove(at: section)
+        }
+        for (section, name) in insertedSections.sorted(by: { $0.key < $1.key }) {
+            rows.insert([], at: section)
+            names.insert(name, at: section)
+        }
+        for (path, row) in inserted.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            rows[path[0]].insert(row, at: path[1])
+        }
+        XCTAssertEqual(names, new.map(\.0), "write \(write): sections")
+        XCTAssertEqual(rows.map(\.count), new.map(\.1), "write \(write): counts")
+    }
+}
+
+/// The lines a process writes, read as they come.
+private final class LineReader: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer = Data()
+
+    init(_ handle: FileHandle) {
+        handle.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self else { return }
+            self.lock.withLock { self.buffer.append(data) }
+        }
+    }
+
+    /// The first `count` complete lines as JSON objects, waiting up to 10 s for them.
+    func waitFor(_ count: Int) throws -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            let lines = lock.withLock { buffer.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true).dropLast(buffer.last == UInt8(ascii: "\n") ? 0 : 1) }
+            if lines.count >= count || Date() > deadline {
+                let json = try lines.map { try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0)) as? [String: Any]) }
+                XCTAssertGreaterThanOrEqual(json.count, count, "the watcher printed \(json.count) lines, not \(count), in 10 s")
+                if json.count < count { throw CancellationError() }
+                return json
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
 }

@@ -33,6 +33,7 @@ import GRDB
 /// - ``addObserver(_:)``
 /// - ``mergeChanges(fromContextDidSave:)``
 /// - ``automaticallyMergesChangesFromStore``
+/// - ``followStore(interval:)``
 public final class ObjectContext: @unchecked Sendable {
     /// The store the context reads from and saves to.
     public let store: PersistentStore
@@ -251,7 +252,20 @@ public final class ObjectContext: @unchecked Sendable {
         guard hasChanges else { return }
         try validateForSave()
         let objects = changedObjects
-        let permanentKeys = try store.database.write { db in try writeChanges(of: objects, to: db, temporaryKeys: false) }
+        var historyTokens: ClosedRange<Int64>?
+        let permanentKeys: [ObjectID: Int64]
+        do {
+            permanentKeys = try store.database.write { db in
+                let first = try PersistentStore.currentToken(db) + 1
+                let keys = try writeChanges(of: objects, to: db, temporaryKeys: false)
+                // Recorded before the commit, so that no follower can read the save first.
+                historyTokens = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db))
+                return keys
+            }
+        } catch {
+            if let historyTokens { store.forgetLocalSave(historyTokens) }
+            throw error
+        }
         var saved = ObjectChanges()
         for object in objects {
             if object.isDeleted {

@@ -11,13 +11,18 @@ import Synchronization
 /// `DatabasePool`, so readers never wait for a writer.
 ///
 /// Contexts made on the same store see each other's saves: see
-/// ``ObjectContext/automaticallyMergesChangesFromStore``.
+/// ``ObjectContext/automaticallyMergesChangesFromStore``. Every write of any process is
+/// recorded in the store's change history, which ``ObjectContext/followStore(interval:)``
+/// follows.
 ///
 /// ## Topics
 /// - ``init(url:model:)``
 /// - ``inMemory(model:)``
 /// - ``model``
 /// - ``url``
+/// - ``currentHistoryToken()``
+/// - ``changes(since:)``
+/// - ``pruneHistory(keepingLast:)``
 public final class PersistentStore: Sendable {
     /// The model the store was opened with.
     public let model: Model
@@ -27,6 +32,9 @@ public final class PersistentStore: Sendable {
     public let database: any DatabaseWriter
 
     private let contexts = Mutex<[WeakContext]>([])
+    /// The history tokens written by saves of this store's contexts: followers skip them,
+    /// since those saves reach the other contexts by ``broadcast(_:from:)``.
+    let localSaves = Mutex<[ClosedRange<Int64>]>([])
 
     /// Opens (or creates) the store file at `url` for `model`.
     ///
@@ -129,6 +137,7 @@ public final class PersistentStore: Sendable {
     }
 
     static let metadataTable = "Z_METADATA"
+    static let historyMigration = "change history"
 
     /// A GRDB migrator whose one new migration brings the file from what it holds to `model`.
     private static func migrator(for model: Model, plan: MigrationPlan) -> DatabaseMigrator {
@@ -142,6 +151,7 @@ public final class PersistentStore: Sendable {
             migrator.registerMigration(identifier) { db in
                 if plan.storedModel == nil {
                     try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(metadataTable) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                    try db.execute(sql: Schema.createHistoryTableSQL)
                 }
                 let migration = try SchemaMigration(from: plan.storedModel, to: model, path: "")
                 try migration.apply(db)
@@ -151,6 +161,15 @@ public final class PersistentStore: Sendable {
                 try db.execute(
                     sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES ('model', ?), ('fingerprint', ?)",
                     arguments: [String(decoding: model.jsonData(), as: UTF8.self), model.fingerprint])
+            }
+        }
+        if !plan.appliedMigrations.contains(historyMigration) {
+            // Files made before the history: add its table and record changes from now on.
+            migrator.registerMigration(historyMigration) { db in
+                try db.execute(sql: Schema.createHistoryTableSQL)
+                for entity in model.entities {
+                    for statement in Schema.replaceTriggerSQL(for: entity) { try db.execute(sql: statement) }
+                }
             }
         }
         return migrator

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// How a model maps to SQLite tables: one table per entity named after it, with the
@@ -21,14 +22,33 @@ enum Schema {
         return "CREATE TABLE \(entity.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))"
     }
 
+    /// The table of change history: one row per inserted, updated or deleted row of an
+    /// entity, with an increasing token (see ``PersistentStore/changes(since:)``).
+    static let historyTable = "Z_HISTORY"
+
+    static let createHistoryTableSQL = "CREATE TABLE IF NOT EXISTS \(historyTable) "
+        + "(token INTEGER PRIMARY KEY AUTOINCREMENT, entity TEXT NOT NULL, rowKey INTEGER NOT NULL, kind TEXT NOT NULL)"
+
     /// The triggers that count every committed change of an entity's rows in the store's
-    /// `generation`, whoever writes them (another process, the `sqlite3` shell): what tells
-    /// a cache that the data changed.
+    /// `generation` (what tells a cache that the data changed) and record it in the
+    /// history, whoever writes them (another process, the `sqlite3` shell).
     static func createTriggerSQL(for entity: EntityDescription) -> [String] {
         ["INSERT", "UPDATE", "DELETE"].map { event in
-            "CREATE TRIGGER \("Z_\(entity.name)_\(event.lowercased())".quotedDatabaseIdentifier) AFTER \(event) ON \(entity.name.quotedDatabaseIdentifier) "
-                + "BEGIN UPDATE \(PersistentStore.metadataTable) SET value = value + 1 WHERE key = 'generation'; END"
+            let row = event == "DELETE" ? "OLD" : "NEW"
+            return "CREATE TRIGGER \(triggerName(for: entity, event: event).quotedDatabaseIdentifier) AFTER \(event) ON \(entity.name.quotedDatabaseIdentifier) "
+                + "BEGIN UPDATE \(PersistentStore.metadataTable) SET value = value + 1 WHERE key = 'generation'; "
+                + "INSERT INTO \(historyTable) (entity, rowKey, kind) VALUES ('\(entity.name.replacingOccurrences(of: "'", with: "''"))', \(row).\(primaryKey), '\(event.lowercased())'); END"
         }
+    }
+
+    /// The statements that replace an entity's triggers by those of ``createTriggerSQL(for:)``.
+    static func replaceTriggerSQL(for entity: EntityDescription) -> [String] {
+        ["INSERT", "UPDATE", "DELETE"].map { "DROP TRIGGER IF EXISTS \(triggerName(for: entity, event: $0).quotedDatabaseIdentifier)" }
+            + createTriggerSQL(for: entity)
+    }
+
+    private static func triggerName(for entity: EntityDescription, event: String) -> String {
+        "Z_\(entity.name)_\(event.lowercased())"
     }
 
     /// The name of an index: its own, or one derived from the entity and properties.

@@ -1,0 +1,119 @@
+import GRDB
+
+/// A reader of the change history asked for changes older than the oldest one kept: it
+/// must fetch again instead of applying changes (see ``PersistentStore/pruneHistory(through:)``).
+public struct HistoryGap: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The token the reader had.
+    public var token: Int64
+    /// The newest token pruned: changes after it are still recorded.
+    public var prunedThrough: Int64
+
+    public var description: String {
+        "the change history after token \(token) was pruned (through token \(prunedThrough)); fetch again and read the history from the current token"
+    }
+}
+
+/// The change history: triggers on every entity table record each committed insert, update
+/// and delete with an increasing token, whoever writes the row (this process, another one,
+/// the `sqlite3` shell).
+///
+/// ## Topics
+/// - ``currentHistoryToken()``
+/// - ``changes(since:)``
+/// - ``pruneHistory(through:)``
+/// - ``pruneHistory(keepingLast:)``
+/// - ``HistoryGap``
+extension PersistentStore {
+    private static let prunedKey = "historyPrunedThrough"
+
+    /// The token of the newest recorded change (0 when nothing was ever recorded).
+    public func currentHistoryToken() throws -> Int64 {
+        try database.read { db in try Self.currentToken(db) }
+    }
+
+    static func currentToken(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [Schema.historyTable]) ?? 0
+    }
+
+    /// The changes committed after `token`, folded per object (an insert then an update is an
+    /// insert; anything then a delete is a delete; an insert then a delete is nothing), and
+    /// the token to read from next time.
+    ///
+    /// The history does not record which columns changed: an updated object lists every
+    /// attribute and to-one relationship of its entity as changed.
+    ///
+    /// - Throws: ``HistoryGap`` when changes after `token` were pruned.
+    public func changes(since token: Int64) throws -> (changes: ObjectChanges, newToken: Int64) {
+        try changes(since: token, skipping: { _ in false })
+    }
+
+    func changes(since token: Int64, skipping skip: (Int64) -> Bool) throws -> (changes: ObjectChanges, newToken: Int64) {
+        try database.read { db in
+            let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
+            if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
+            var changes = ObjectChanges()
+            var newToken = token
+            let rows = try Row.fetchCursor(db, sql: "SELECT token, entity, rowKey, kind FROM \(Schema.historyTable) WHERE token > ? ORDER BY token", arguments: [token])
+            while let row = try rows.next() {
+                let rowToken: Int64 = row[0]
+                newToken = rowToken
+                if skip(rowToken) { continue }
+                guard let entity = model.entity(named: row[1]) else { continue }
+                let id = ObjectID(entityName: entity.name, primaryKey: row[2])
+                switch row[3] as String {
+                case "insert":
+                    changes.deleted.remove(id)
+                    changes.inserted.insert(id)
+                case "delete":
+                    changes.updated[id] = nil
+                    if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
+                default:
+                    if !changes.inserted.contains(id) {
+                        changes.updated[id] = Set(Schema.columns(of: entity, in: model).map(\.name))
+                    }
+                }
+            }
+            return (changes, max(newToken, try Self.currentToken(db)))
+        }
+    }
+
+    /// Deletes the recorded changes up to and including `token`. A reader still behind it
+    /// gets ``HistoryGap`` from ``changes(since:)``.
+    public func pruneHistory(through token: Int64) throws {
+        try database.write { db in
+            let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
+            guard token > pruned else { return }
+            try db.execute(sql: "DELETE FROM \(Schema.historyTable) WHERE token <= ?", arguments: [token])
+            try db.execute(sql: "INSERT OR REPLACE INTO \(Self.metadataTable) (key, value) VALUES (?, ?)", arguments: [Self.prunedKey, token])
+        }
+    }
+
+    /// Deletes all but the newest `count` recorded changes.
+    public func pruneHistory(keepingLast count: Int64) throws {
+        let current = try currentHistoryToken()
+        if current - count > 0 { try pruneHistory(through: current - count) }
+    }
+}
+
+extension PersistentStore {
+    /// Notes that a context of this store wrote the history tokens `first...last`.
+    func recordLocalSave(from first: Int64, through last: Int64) -> ClosedRange<Int64>? {
+        guard first <= last else { return nil }
+        localSaves.withLock { saves in
+            saves.append(first...last)
+            // Followers read within moments: an old range only matters to a follower that
+            // fell far behind, and that one gets a gap once the history is pruned anyway.
+            if saves.count > 10_000 { saves.removeFirst(saves.count - 10_000) }
+        }
+        return first...last
+    }
+
+    /// Forgets a range whose save did not commit: its tokens will be used again.
+    func forgetLocalSave(_ range: ClosedRange<Int64>) {
+        localSaves.withLock { $0.removeAll { $0 == range } }
+    }
+
+    func isLocalSave(_ token: Int64) -> Bool {
+        localSaves.withLock { saves in saves.contains { $0.contains(token) } }
+    }
+}

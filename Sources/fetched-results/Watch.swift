@@ -1,0 +1,54 @@
+import ArgumentParser
+import Datasets
+import FetchedResults
+import Foundation
+import ObjectStore
+
+/// `watch`: follows the store and prints each change batch of the dataset's controller as
+/// it happens, whoever commits the change (`apply`, the viewer, the `sqlite3` shell).
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print each change batch of the dataset's list as other processes change the store.",
+        discussion: """
+            First prints the sections at start, {"sections":[{"name":N,"count":C},...]}; then,
+            for every change committed to the store by another process or SQLite client, the
+            batch in the format of `apply`: {"changes":[...],"sections":[...]}.
+            Runs until interrupted (SIGINT or SIGTERM end it with status 0).
+            """)
+
+    @OptionGroup var options: DatasetOptions
+
+    func run() throws {
+        let (dataset, store) = try options.open()
+        let context = ObjectContext(store: store)
+        let controller = try dataset.makeController(context: context)
+        let printer = Printer(context: context)
+        controller.delegate = printer
+        try controller.performFetch()
+        let following = try context.followStore()
+        printLine(["sections": BatchJSON.sections(controller.snapshot)])
+        let signals = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { Foundation.exit(0) }
+            source.resume()
+            return source
+        }
+        withExtendedLifetime((controller, printer, following, signals)) { dispatchMain() }
+    }
+
+    final class Printer: FetchedResultsControllerDelegate {
+        let context: ObjectContext
+        init(context: ObjectContext) { self.context = context }
+
+        func controller(_ controller: FetchedResultsController<ManagedObject>, didChangeContentWith batch: ChangeBatch) {
+            printLine(BatchJSON.line(batch, sections: controller.snapshot, context: context))
+        }
+    }
+}
+
+/// One JSON line on standard output, flushed at once: a pipe reader sees it as it happens.
+private func printLine(_ value: Any) {
+    printJSON(value)
+    fflush(nil)  // every output stream: standard output is the one written
+}

@@ -1,0 +1,148 @@
+import Foundation
+import GRDB
+import ObjectStore
+import XCTest
+
+/// The change history the store's triggers record, and contexts following it.
+final class HistoryTests: XCTestCase {
+    /// Another SQLite client on the same file: no ObjectStore, no contexts.
+    private func otherClient(_ store: PersistentStore) throws -> DatabaseQueue {
+        try DatabaseQueue(path: XCTUnwrap(store.url).path)
+    }
+
+    private func key(_ team: String, _ db: DatabaseQueue) throws -> Int64 {
+        try db.read { try Int64.fetchOne($0, sql: "SELECT Z_PK FROM Team WHERE teamName = ?", arguments: [team])! }
+    }
+
+    /// Runs the main queue (where the contexts live) until `condition` holds or 5 s pass.
+    private func waitUntil(_ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(5)
+        while !condition() && Date() < deadline { RunLoop.main.run(until: Date().addingTimeInterval(0.02)) }
+    }
+
+    func testEveryWriteOfAnyClientIsRecordedWithAnIncreasingToken() throws {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        XCTAssertEqual(try store.currentHistoryToken(), 0)
+        try Fixtures.insertTeams(into: ObjectContext(store: store))
+        let afterInsert = try store.currentHistoryToken()
+        XCTAssertEqual(afterInsert, Int64(Fixtures.worldCupTeams.count))
+
+        let other = try otherClient(store)
+        let ghana = try key("Ghana", other), chile = try key("Chile", other)
+        try other.write { db in
+            try db.execute(sql: "UPDATE Team SET wins = 3 WHERE Z_PK = ?", arguments: [ghana])
+            try db.execute(sql: "DELETE FROM Team WHERE Z_PK = ?", arguments: [chile])
+            try db.execute(sql: "INSERT INTO Team (teamName, qualifyingZone, wins) VALUES ('Atlantis', 'Oceania', 0)")
+            try db.execute(sql: "INSERT INTO Team (teamName, qualifyingZone, wins) VALUES ('Lemuria', 'Oceania', 0)")
+            try db.execute(sql: "UPDATE Team SET wins = 1 WHERE teamName = 'Atlantis'")
+            try db.execute(sql: "DELETE FROM Team WHERE teamName = 'Lemuria'")
+        }
+        let (changes, token) = try store.changes(since: afterInsert)
+        XCTAssertEqual(token, afterInsert + 6)
+        XCTAssertEqual(Set(changes.updated.keys), [ObjectID(entityName: "Team", rowKey: ghana)])
+        XCTAssertEqual(changes.updated.values.first, ["teamName", "qualifyingZone", "imageName", "wins"], "every column, since the history does not know which changed")
+        XCTAssertEqual(changes.deleted, [ObjectID(entityName: "Team", rowKey: chile)])
+        XCTAssertEqual(changes.inserted.count, 1, "an insert then an update is an insert; an insert then a delete is nothing")
+        XCTAssertEqual(try store.changes(since: token).changes, ObjectChanges())
+        XCTAssertEqual(try store.generation(), token, "the generation counts the same writes")
+    }
+
+    func testAReaderBehindThePrunedHistoryGetsAGap() throws {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        try Fixtures.insertTeams(into: ObjectContext(store: store))
+        let current = try store.currentHistoryToken()
+        try store.pruneHistory(keepingLast: 2)
+        XCTAssertEqual(try store.changes(since: current - 2).changes.inserted.count, 2)
+        XCTAssertThrowsError(try store.changes(since: current - 3)) { error in
+            XCTAssertEqual((error as? HistoryGap)?.token, current - 3)
+            XCTAssertEqual((error as? HistoryGap)?.prunedThrough, current - 2)
+        }
+        try store.pruneHistory(through: current)
+        XCTAssertEqual(try store.currentHistoryToken(), current, "tokens keep growing after everything was pruned")
+        XCTAssertEqual(try store.changes(since: current).newToken, current)
+        XCTAssertThrowsError(try store.changes(since: 0))
+        try otherClient(store).write { try $0.execute(sql: "UPDATE Team SET wins = 1") }
+        XCTAssertEqual(try store.changes(since: current).changes.updated.count, Fixtures.worldCupTeams.count)
+    }
+
+    func testAFileMadeBeforeTheHistoryGetsIt() throws {
+        let url = try temporaryFolder(self).appendingPathComponent("old.sqlite")
+        do {
+            let store = try PersistentStore(url: url, model: Fixtures.worldCupModel())
+            try Fixtures.insertTeams(into: ObjectContext(store: store))
+            // What a file of the earlier version held: triggers bumping the generation only.
+            try store.database.write { db in
+                try db.execute(sql: "DROP TABLE Z_HISTORY")
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'change history'")
+                for event in ["insert", "update", "delete"] {
+                    try db.execute(sql: "DROP TRIGGER Z_Team_\(event)")
+                    try db.execute(sql: "CREATE TRIGGER Z_Team_\(event) AFTER \(event.uppercased()) ON Team BEGIN UPDATE Z_METADATA SET value = value + 1 WHERE key = 'generation'; END")
+                }
+            }
+        }
+        let store = try PersistentStore(url: url, model: Fixtures.worldCupModel())
+        let token = try store.currentHistoryToken()
+        let generation = try store.generation()
+        try otherClient(store).write { try $0.execute(sql: "UPDATE Team SET wins = 2 WHERE teamName = 'Ghana'") }
+        XCTAssertEqual(try store.changes(since: token).changes.updated.count, 1)
+        XCTAssertEqual(try store.generation(), generation + 1)
+    }
+
+    func testAFollowingContextMergesOtherClientsWritesButNotItsOwn() throws {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        let context = ObjectContext(store: store)
+        let teams = try Fixtures.insertTeams(into: context)
+        let ghana = teams.first { $0.teamName == "Ghana" }!
+        let chile = teams.first { $0.teamName == "Chile" }!.objectID
+        let recorder = EventRecorder(context)
+        let following = try context.followStore(interval: .milliseconds(50))
+
+        let other = try otherClient(store)
+        try other.write { try $0.execute(sql: "UPDATE Team SET wins = 4 WHERE teamName = 'Ghana'") }
+        waitUntil { !recorder.objectsDidChange.isEmpty }
+        XCTAssertEqual(recorder.objectsDidChange.map { Set($0.updated.keys) }, [[ghana.objectID]])
+        XCTAssertEqual(ghana.wins, 4, "the updated object was refreshed")
+
+        recorder.reset()
+        ghana.wins = 5
+        try context.save()
+        // A save of another context on the same store object arrives by broadcast, not twice.
+        let sibling = ObjectContext(store: store)
+        let siblingRecorder = EventRecorder(sibling)
+        let siblingFollowing = try sibling.followStore(interval: .milliseconds(50))
+        ghana.wins = 6
+        try context.save()
+        try other.write { try $0.execute(sql: "DELETE FROM Team WHERE teamName = 'Chile'") }
+        waitUntil { recorder.objectsDidChange.count >= 3 && siblingRecorder.objectsDidChange.count >= 2 }
+        RunLoop.main.run(until: Date().addingTimeInterval(0.3))
+        let edit = ObjectChanges(updated: [ghana.objectID: ["wins"]])
+        XCTAssertEqual(recorder.objectsDidChange, [edit, edit, ObjectChanges(deleted: [chile])], "its own saves are not merged back: only its two edits and the delete")
+        XCTAssertEqual(siblingRecorder.objectsDidChange, [edit, ObjectChanges(deleted: [chile])], "the other context's save came by broadcast only")
+        withExtendedLifetime((following, siblingFollowing)) {}
+    }
+
+    func testAFollowerBehindThePrunedHistoryStillSeesEveryChange() throws {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        let context = ObjectContext(store: store)
+        let teams = try Fixtures.insertTeams(into: context)
+        let chile = teams.first { $0.teamName == "Chile" }!.objectID
+        let ghana = teams.first { $0.teamName == "Ghana" }!
+        let recorder = EventRecorder(context)
+        let following = try context.followStore(interval: .milliseconds(50))
+        // Another process changes rows and prunes all history before the follower looks.
+        let writer = try PersistentStore(url: XCTUnwrap(store.url), model: Fixtures.worldCupModel())
+        try writer.database.write { db in
+            try db.execute(sql: "DELETE FROM Team WHERE teamName = 'Chile'")
+            try db.execute(sql: "UPDATE Team SET wins = 9 WHERE teamName = 'Ghana'")
+            try db.execute(sql: "INSERT INTO Team (teamName, qualifyingZone, wins) VALUES ('Atlantis', 'Oceania', 0)")
+        }
+        try writer.pruneHistory(keepingLast: 0)
+        waitUntil { !recorder.objectsDidChange.isEmpty }
+        let merged = try XCTUnwrap(recorder.objectsDidChange.first)
+        XCTAssertEqual(merged.deleted, [chile])
+        XCTAssertTrue(merged.updated.keys.contains(ghana.objectID))
+        XCTAssertEqual(merged.inserted.count, 1)
+        XCTAssertEqual(ghana.wins, 9)
+        withExtendedLifetime(following) {}
+    }
+}
