@@ -76,11 +76,10 @@ extension FetchedResultsController {
                 let inverse = model.inverse(of: hops[depth])
                 guard changedKeys.map({ $0.contains(next) || $0.contains(inverse.name) }) ?? true else { continue }
                 var level: [ManagedObject] = [object]
-                // A membership change: the object's old end of the relationship is affected too.
-                if let old = object.committedValues(forKeys: [inverse.name])[inverse.name] as? ObjectID,
-                   let oldObject = try? managedObjectContext.object(with: old) {
-                    level.append(contentsOf: depth == 0 ? [oldObject] : [])
-                    if depth == 0 { roots.insert(old.rowKey) }
+                // A membership change of a first hop: the result object the changed object
+                // belonged to before is affected too.
+                if depth == 0, let old = object.committedValues(forKeys: [inverse.name])[inverse.name] as? ObjectID {
+                    roots.insert(old.rowKey)
                 }
                 for hop in hops[0...depth].reversed() {
                     let back = model.inverse(of: hop)

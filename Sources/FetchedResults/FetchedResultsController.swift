@@ -237,10 +237,13 @@ public final class FetchedResultsController<Result: ManagedObject> {
                 throw FetchedResultsError(message: "the section entity \(sectionEntity.name) has no attribute '\(nameKey)' to name sections")
             }
         }
-        // Checks the predicate and sort descriptors against the model.
-        var probe = request
-        probe.fetchLimit = 1
-        _ = try context.count(for: probe)
+        // Checked here, without a query: a fetch from the cache does not check them again.
+        let objectClass = entity.objectClass ?? ManagedObject.self
+        guard objectClass is Result.Type else {
+            throw FetchedResultsError(message: "\(entity.name) objects are \(objectClass), not \(Result.self); use FetchedResultsController<\(objectClass)> or <ManagedObject>")
+        }
+        try request.predicate?.validate(for: entity, in: context.model)
+        for descriptor in request.sortDescriptors { try descriptor.validate(for: entity, in: context.model) }
     }
 
     func fetchLayout(for request: FetchRequest<Result>, useCache: Bool) throws -> [Section] {
