@@ -248,8 +248,18 @@ public final class ObjectContext: @unchecked Sendable {
     /// fails, nothing is written and every unsaved change stays in the context, so the
     /// person can fix it and save again.
     public func save() throws {
+        try save(writingAlso: nil)
+    }
+
+    /// ``save()``, with `writingAlso` run in the same transaction after the changes are
+    /// written (an import records how far it got there, so that rows and progress commit
+    /// together). It runs even when the context has no changes.
+    func save(writingAlso extraWrite: ((Database) throws -> Void)?) throws {
         processPendingChanges()
-        guard hasChanges else { return }
+        guard hasChanges else {
+            if let extraWrite { try store.database.write(extraWrite) }
+            return
+        }
         try validateForSave()
         let objects = changedObjects
         var historyTokens: ClosedRange<Int64>?
@@ -258,6 +268,7 @@ public final class ObjectContext: @unchecked Sendable {
             permanentKeys = try store.database.write { db in
                 let first = try PersistentStore.currentToken(db) + 1
                 let keys = try writeChanges(of: objects, to: db, temporaryKeys: false)
+                try extraWrite?(db)
                 // Recorded before the commit, so that no follower can read the save first.
                 historyTokens = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db))
                 return keys
