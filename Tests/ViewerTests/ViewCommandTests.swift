@@ -185,4 +185,87 @@ final class ViewCommandTests: XCTestCase {
         let saved = try run(["dump", "--store", store])
         XCTAssertTrue(saved.output.contains(#""teamName":"Ghana","wins":3"#), "saved in the store")
     }
+
+    /// The viewer and two other processes writing its store: `fetched-results apply` and the
+    /// `sqlite3` shell. The window follows each commit, and ends showing what a fresh fetch
+    /// (`dump`) shows; idle, it uses no measurable CPU.
+    func testTheViewerFollowsApplyAndTheSqliteShellAndIdlesWithoutCPU() throws {
+        guard hasDisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let folder = try temporaryFolder(self)
+        let store = folder.appendingPathComponent("cup.sqlite").path
+        let dump = folder.appendingPathComponent("window.txt")
+        let (viewer, _, errors) = try launch(["view", "--store", store, "--dump", dump.path])
+        defer { if viewer.isRunning { viewer.terminate() } }
+        func shown() -> String { (try? String(contentsOf: dump, encoding: .utf8)) ?? "" }
+        func wait(until condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(20)
+            while !condition() {
+                guard Date() < deadline, viewer.isRunning else { return false }
+                usleep(20_000)
+            }
+            return true
+        }
+        func wait(for text: String) -> Bool { wait { shown().contains(text) } }
+        XCTAssertTrue(wait(for: "Ghana @ "), "the window shows its rows:\n\(shown())")
+
+        // Idle: the CPU time the viewer used in three seconds, from /proc.
+        func cpuTicks() throws -> Int {
+            let stat = try String(contentsOfFile: "/proc/\(viewer.processIdentifier)/stat", encoding: .utf8)
+            let fields = stat[stat.range(of: ") ")!.upperBound...].split(separator: " ")
+            return Int(fields[11])! + Int(fields[12])!  // utime, stime (fields 14 and 15 of stat)
+        }
+        usleep(500_000)
+        let before = try cpuTicks()
+        sleep(3)
+        let idleTicks = try cpuTicks() - before
+        let hertz = sysconf(Int32(_SC_CLK_TCK))
+        print("idle viewer: \(idleTicks) clock ticks of CPU in 3 s (\(1000 * idleTicks / hertz) ms)")
+        XCTAssertLessThanOrEqual(idleTicks * 1000 / hertz, 30, "an idle viewer (following its store) uses no measurable CPU: under 1% of a core")
+
+        // `apply` in another process: a win for Ghana moves it to the top of Africa.
+        let applyInput = Pipe()
+        let writer = Process()
+        writer.executableURL = executable
+        writer.arguments = ["apply", "--dataset", "worldcup", "--store", store]
+        writer.standardInput = applyInput
+        writer.standardOutput = FileHandle.nullDevice
+        try writer.run()
+        applyInput.fileHandleForWriting.write(Data("""
+            {"op":"update","entity":"Team","where":"teamName == 'Ghana'","set":{"wins":5}}
+            {"op":"insert","entity":"Team","values":{"teamName":"Atlantis","qualifyingZone":"Oceania","wins":1}}
+            {"op":"save"}
+
+            """.utf8))
+        try applyInput.fileHandleForWriting.close()
+        writer.waitUntilExit()
+        XCTAssertEqual(writer.terminationStatus, 0)
+        XCTAssertTrue(wait(for: "[Africa]\n  Ghana · Wins: 5\n"), "apply's save shows:\n\(shown())")
+        XCTAssertTrue(wait(for: "[Oceania]\n  Atlantis · Wins: 1\n"), "with a new section:\n\(shown())")
+
+        // The sqlite3 shell, which knows nothing of our library: its triggers record the change.
+        let shell = try XCTUnwrap(tool("sqlite3", ["-cmd", ".timeout 5000", store,
+                                                   "UPDATE Team SET wins = 9 WHERE teamName = 'Brazil'; DELETE FROM Team WHERE qualifyingZone = 'Oceania';"]))
+        XCTAssertEqual(shell, "")
+        XCTAssertTrue(wait(for: "[South America]\n  Brazil · Wins: 9\n"), "the shell's update shows:\n\(shown())")
+        XCTAssertTrue(wait { !shown().contains("[Oceania]") }, "the emptied section goes:\n\(shown())")
+
+        // What the window shows equals a fresh fetch by another process.
+        let fresh = try run(["dump", "--store", store])
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(fresh.output.utf8)) as? [String: Any])
+        var expected: [String] = []
+        for section in try XCTUnwrap(json["sections"] as? [[String: Any]]) {
+            expected.append("[\(section["name"] as! String)]")
+            for object in section["objects"] as! [[String: Any]] {
+                let values = object["values"] as! [String: Any]
+                expected.append("\(values["teamName"] as! String) · Wins: \(values["wins"] as! Int)")
+            }
+        }
+        let list = shown().split(separator: "\n").dropFirst().prefix { $0 != "detail:" }
+            .map { $0.hasPrefix("[") ? String($0) : String($0.dropFirst(2)) }
+        XCTAssertEqual(list, expected)
+
+        viewer.terminate()
+        viewer.waitUntilExit()
+        XCTAssertFalse(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("CRITICAL"))
+    }
 }
