@@ -38,6 +38,10 @@ final class ControllerPropertyTests: XCTestCase {
         let context = ObjectContext(store: store)
         let other = ObjectContext(store: store)   // a second context, saving on its own
         other.automaticallyMergesChangesFromStore = false
+        // The two save over each other's fields on purpose: the last save wins (the default
+        // policy would refuse such a save; ObjectStoreTests' ConflictTests cover that).
+        context.mergePolicy = .editWins
+        other.mergePolicy = .editWins
 
         var clubs: [ManagedObject] = []
         for i in 0..<4 {

@@ -46,6 +46,10 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
     var committed: [String: StoredValue]?
     /// Values set since the last save.
     var changes: [String: StoredValue] = [:]
+    /// For each key of ``changes`` of an object saved before: the saved value the change
+    /// started from. A save compares it with the row to find what was changed elsewhere
+    /// meanwhile (see ``MergePolicy``), so it outlives merges that reload ``committed``.
+    var changeBases: [String: StoredValue] = [:]
     /// Whether the object was inserted and not saved yet.
     public internal(set) var isInserted = false
     /// Whether the object was deleted and not saved yet (or deleted by a merged save).

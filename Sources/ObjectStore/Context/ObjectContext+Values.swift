@@ -22,7 +22,8 @@ extension ObjectContext {
     }
 
     /// Records a change of one stored value, with the old value kept for observers and
-    /// ``ManagedObject/committedValues(forKeys:)``.
+    /// ``ManagedObject/committedValues(forKeys:)``, and the saved value the change started
+    /// from kept for the save's conflict check.
     func setStored(_ value: StoredValue, of object: ManagedObject, key: String) throws {
         guard object.managedObjectContext === self else {
             throw ContextError(.unavailableObject, "\(object.objectID) does not belong to this context")
@@ -34,7 +35,11 @@ extension ObjectContext {
         if current == value { return }
         if !object.isInserted && object.committed?[key] == value {
             object.changes[key] = nil
+            object.changeBases[key] = nil
         } else {
+            if !object.isInserted && object.changes[key] == nil, let base = object.committed?[key] {
+                object.changeBases[key] = base
+            }
             object.changes[key] = value
         }
         if object.changes.isEmpty && !object.isInserted {
@@ -71,11 +76,16 @@ extension ObjectContext {
     /// Sets an object's saved values from a row that starts with the primary key; `columns`
     /// are ``columns(of:)`` of its entity, made once for many rows.
     func load(_ row: Row, into object: ManagedObject, columns: [(key: String, read: (DatabaseValue) -> StoredValue)]) {
+        object.committed = storedValues(of: row, columns: columns)
+    }
+
+    /// The values of a row that starts with the primary key, by key.
+    func storedValues(of row: Row, columns: [(key: String, read: (DatabaseValue) -> StoredValue)]) -> [String: StoredValue] {
         var values: [String: StoredValue] = Dictionary(minimumCapacity: columns.count)
         for (index, column) in columns.enumerated() {
             values[column.key] = column.read(row[index + 1])
         }
-        object.committed = values
+        return values
     }
 
     /// Loads the saved values of faults, one query for all of them (per entity). An object
@@ -83,24 +93,33 @@ extension ObjectContext {
     func fulfillFaults(_ objects: [ManagedObject]) throws {
         let faults = objects.filter { $0.isFault && $0.objectID.primaryKey != nil }
         guard !faults.isEmpty else { return }
-        for (entityName, group) in Dictionary(grouping: faults, by: \.entity.name) {
+        for group in Dictionary(grouping: faults, by: \.entity.name).values {
             let entity = group[0].entity
             let columns = columns(of: entity)
             let byKey = Dictionary(group.map { ($0.objectID.sqlKey, $0) }) { a, _ in a }
-            // As many placeholders as the next power of two (the last key repeated), so that a
-            // few cached statements serve every batch: preparing one took half the query's time.
-            var keys = Array(byKey.keys)
-            let placeholderCount = 1 << (Int.bitWidth - (keys.count - 1).leadingZeroBitCount)
-            keys += Array(repeating: keys[keys.count - 1], count: placeholderCount - keys.count)
-            let placeholders = Array(repeating: "?", count: placeholderCount).joined(separator: ",")
-            let sql = "SELECT t0.\(Schema.primaryKey), \(columnList(of: entity, alias: "t0")) FROM \(entityName.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN (\(placeholders))"
-            let rows = try store.database.read { db in
-                try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(keys))
-            }
+            let rows = try store.database.read { db in try self.rows(of: entity, keys: Array(byKey.keys), in: db) }
             for row in rows {
                 if let object = byKey[row[0]] { load(row, into: object, columns: columns) }
             }
         }
+    }
+
+    /// The rows of `entity` whose primary keys are `keys` (in no particular order; missing
+    /// rows are left out), each the primary key then ``columns(of:)``.
+    func rows(of entity: EntityDescription, keys: [Int64], in db: Database) throws -> [Row] {
+        var rows: [Row] = []
+        // SQLite takes at most 32,766 arguments a statement.
+        for start in stride(from: 0, to: keys.count, by: 1024) {
+            var chunk = Array(keys[start..<min(keys.count, start + 1024)])
+            // As many placeholders as the next power of two (the last key repeated), so that a
+            // few cached statements serve every batch: preparing one took half the query's time.
+            let placeholderCount = 1 << (Int.bitWidth - (chunk.count - 1).leadingZeroBitCount)
+            chunk += Array(repeating: chunk[chunk.count - 1], count: placeholderCount - chunk.count)
+            let placeholders = Array(repeating: "?", count: placeholderCount).joined(separator: ",")
+            let sql = "SELECT t0.\(Schema.primaryKey), \(columnList(of: entity, alias: "t0")) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN (\(placeholders))"
+            rows += try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(chunk))
+        }
+        return rows
     }
 
     // MARK: Writing changes
@@ -108,8 +127,11 @@ extension ObjectContext {
     /// Writes the changes of `objects` into `db`. With `temporaryKeys`, inserted rows get
     /// negative keys (``ObjectID/sqlKey``) so that a query in a transaction that is then
     /// rolled back sees exactly the context's state; otherwise they get new primary keys,
-    /// returned by temporary ID.
-    func writeChanges(of objects: Set<ManagedObject>, to db: Database, temporaryKeys: Bool) throws -> [ObjectID: Int64] {
+    /// returned by temporary ID. The keys `leavingOut` names for an updated object are not
+    /// written (a save under ``MergePolicy/storeWins`` keeps the store's values there).
+    func writeChanges(
+        of objects: Set<ManagedObject>, to db: Database, temporaryKeys: Bool, leavingOut: [ManagedObject: Set<String>] = [:]
+    ) throws -> [ObjectID: Int64] {
         var permanentKeys: [ObjectID: Int64] = [:]
         func key(of id: ObjectID?) -> DatabaseValue {
             guard let id else { return .null }
@@ -147,7 +169,10 @@ extension ObjectContext {
             try update(object, keys: keys, in: db, value: databaseValue, primaryKey: permanentKeys[object.objectID]!)
         }
         for object in ordered where !object.isInserted && !object.isDeleted && !object.changes.isEmpty {
-            try update(object, keys: object.changes.keys.sorted(), in: db, value: databaseValue, primaryKey: object.objectID.sqlKey)
+            let left = leavingOut[object] ?? []
+            let keys = object.changes.keys.filter { !left.contains($0) }.sorted()
+            if keys.isEmpty { continue }
+            try update(object, keys: keys, in: db, value: databaseValue, primaryKey: object.objectID.sqlKey)
         }
         for object in ordered where object.isDeleted && !object.isInserted {
             try db.cachedStatement(sql: "DELETE FROM \(object.entity.name.quotedDatabaseIdentifier) WHERE \(Schema.primaryKey) = ?")

@@ -27,6 +27,8 @@ import GRDB
 /// - ``deletedObjects``
 /// - ``processPendingChanges()``
 /// - ``save()``
+/// - ``save(mergePolicy:)``
+/// - ``mergePolicy``
 /// - ``rollback()``
 /// - ``refresh(_:mergeChanges:)``
 /// ### Observing
@@ -42,6 +44,10 @@ public final class ObjectContext: @unchecked Sendable {
     /// Whether saves of other contexts on the same store are merged into this one (on
     /// ``queue``) as they happen. On by default.
     public var automaticallyMergesChangesFromStore = true
+    /// What ``save()`` does when an object it updates was changed elsewhere since its edit
+    /// began (another process, another store on the same file): ``MergePolicy/error`` by
+    /// default, which refuses the save and keeps the edits.
+    public var mergePolicy: MergePolicy = .error
 
     public var model: Model { store.model }
 
@@ -241,20 +247,42 @@ public final class ObjectContext: @unchecked Sendable {
 
     // MARK: Saving
 
-    /// Writes every change to the store in one SQLite transaction.
+    /// Writes every change to the store in one SQLite transaction, under the context's
+    /// ``mergePolicy``.
     ///
     /// First validates every inserted and updated object (required values, limits, the
-    /// entity's validator) and every deleted one (`deny` rules). When validation or the write
+    /// entity's validator) and every deleted one (`deny` rules). Then, in the write
+    /// transaction, compares the rows of the updated objects with the saved values their
+    /// edits started from (see ``MergePolicy``). When validation, a conflict or the write
     /// fails, nothing is written and every unsaved change stays in the context, so the
     /// person can fix it and save again.
+    ///
+    /// Afterwards the saved objects hold what the store holds, values another process wrote
+    /// to fields not edited here included. Observers get ``ContextEvent/didSave(_:)``, then
+    /// ``ContextEvent/objectsDidChange(_:)`` for values the save found changed elsewhere
+    /// (store values it kept, objects whose rows were deleted); other contexts of the store
+    /// merge both.
+    ///
+    /// - Throws: ``ValidationError``, ``MergeConflictError``, or the store's error.
     public func save() throws {
-        try save(writingAlso: nil)
+        try save(mergePolicy: mergePolicy, writingAlso: nil)
+    }
+
+    /// ``save()`` under `mergePolicy` instead of the context's ``mergePolicy``: after a
+    /// ``MergeConflictError``, `save(mergePolicy: .editWins)` overwrites the other changes
+    /// and `save(mergePolicy: .storeWins)` keeps them.
+    public func save(mergePolicy: MergePolicy) throws {
+        try save(mergePolicy: mergePolicy, writingAlso: nil)
     }
 
     /// ``save()``, with `writingAlso` run in the same transaction after the changes are
     /// written (an import records how far it got there, so that rows and progress commit
     /// together). It runs even when the context has no changes.
     func save(writingAlso extraWrite: ((Database) throws -> Void)?) throws {
+        try save(mergePolicy: mergePolicy, writingAlso: extraWrite)
+    }
+
+    private func save(mergePolicy policy: MergePolicy, writingAlso extraWrite: ((Database) throws -> Void)?) throws {
         processPendingChanges()
         guard hasChanges else {
             if let extraWrite { try store.database.write(extraWrite) }
@@ -264,26 +292,37 @@ public final class ObjectContext: @unchecked Sendable {
         let objects = changedObjects
         var historyTokens: ClosedRange<Int64>?
         let permanentKeys: [ObjectID: Int64]
+        let resolution: ConflictResolution
         do {
-            permanentKeys = try store.database.write { db in
+            (permanentKeys, resolution) = try store.database.write { db in
                 let first = try PersistentStore.currentToken(db) + 1
-                let keys = try writeChanges(of: objects, to: db, temporaryKeys: false)
+                let resolution = try resolveConflicts(of: objects, in: db, policy: policy)
+                let keys = try writeChanges(of: objects, to: db, temporaryKeys: false, leavingOut: resolution.storeKeys)
                 try extraWrite?(db)
+                try store.pruneHistoryIfNeeded(db)
                 // Recorded before the commit, so that no follower can read the save first.
                 historyTokens = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db))
-                return keys
+                return (keys, resolution)
             }
         } catch {
             if let historyTokens { store.forgetLocalSave(historyTokens) }
             throw error
         }
         var saved = ObjectChanges()
+        // What the save found changed elsewhere: values now shown that no edit here set.
+        var foundElsewhere = ObjectChanges()
         for object in objects {
+            if resolution.vanished.contains(object) {
+                forget(object)
+                foundElsewhere.deleted.insert(object.objectID)
+                continue
+            }
             if object.isDeleted {
                 registry[object.objectID] = nil
                 object.managedObjectContext = nil
                 saved.deleted.insert(object.objectID)
                 object.changes = [:]
+                object.changeBases = [:]
                 continue
             }
             let changes = object.changes.mapValues { value -> StoredValue in
@@ -302,13 +341,29 @@ public final class ObjectContext: @unchecked Sendable {
                 object.committed = changes
                 saved.inserted.insert(object.objectID)
             } else {
-                object.committed?.merge(changes) { $1 }
-                saved.updated[object.objectID] = Set(changes.keys)
+                let storeKeys = resolution.storeKeys[object] ?? []
+                let written = changes.filter { !storeKeys.contains($0.key) }
+                if !written.isEmpty { saved.updated[object.objectID] = Set(written.keys) }
+                if let stored = resolution.storedValues[object] {
+                    // Now shown: the row as the save leaves it. Keys whose value differs from
+                    // what the context showed changed elsewhere.
+                    let shown = object.committed.map { $0.merging(changes) { $1 } }
+                    let now = stored.merging(written) { $1 }
+                    let elsewhere = now.keys.filter { key in shown.map { $0[key] != now[key] } ?? !written.keys.contains(key) }
+                    if !elsewhere.isEmpty { foundElsewhere.updated[object.objectID] = Set(elsewhere) }
+                    object.committed = now
+                } else {
+                    object.committed?.merge(changes) { $1 }
+                }
             }
             object.changes = [:]
+            object.changeBases = [:]
         }
         changedObjects = []
         post(.didSave(saved))
+        if !foundElsewhere.isEmpty { post(.objectsDidChange(foundElsewhere)) }
+        for (id, keys) in foundElsewhere.updated { saved.updated[id, default: []].formUnion(keys) }
+        saved.deleted.formUnion(foundElsewhere.deleted)
         store.broadcast(saved, from: self)
     }
 
@@ -329,6 +384,7 @@ public final class ObjectContext: @unchecked Sendable {
                 object.isDeleted = false
             }
             object.changes = [:]
+            object.changeBases = [:]
         }
         changedObjects = []
         // Observers may still look at the discarded objects while they are told.
@@ -340,12 +396,14 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// Reloads `object`'s saved values on next access. With `mergeChanges` its unsaved
-    /// changes stay on top; without, they are discarded.
+    /// changes stay on top (and a save still checks them against the values they started
+    /// from, see ``MergePolicy``); without, they are discarded.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.managedObjectContext === self, !object.isInserted else { return }
         object.committed = nil
         if !mergeChanges && !object.changes.isEmpty {
             object.changes = [:]
+            object.changeBases = [:]
             if !object.isDeleted { changedObjects.remove(object) }
         }
     }
@@ -358,21 +416,29 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// Brings another context's save into this one: updated objects reload their saved
-    /// values (keeping unsaved changes made here), deleted objects are forgotten. Observers
-    /// then get ``ContextEvent/objectsDidChange(_:)`` with the merged changes, so lists
-    /// showing this context follow the other context's save.
+    /// values (keeping unsaved changes made here, which a save still checks against the
+    /// values they started from), deleted objects are forgotten. Observers then get
+    /// ``ContextEvent/objectsDidChange(_:)`` with the merged changes, so lists showing this
+    /// context follow the other context's save.
     public func mergeChanges(fromContextDidSave changes: ObjectChanges) {
         processPendingChanges()
         for id in changes.deleted {
-            guard let object = registry.removeValue(forKey: id) else { continue }
-            object.isDeleted = true
-            object.changes = [:]
-            changedObjects.remove(object)
-            object.managedObjectContext = nil
+            guard let object = registry[id] else { continue }
+            forget(object)
         }
         for id in changes.updated.keys {
             registry[id]?.committed = nil
         }
         post(.objectsDidChange(changes))
+    }
+
+    /// Lets go of an object whose row was deleted elsewhere, with its unsaved changes.
+    private func forget(_ object: ManagedObject) {
+        registry[object.objectID] = nil
+        object.isDeleted = true
+        object.changes = [:]
+        object.changeBases = [:]
+        changedObjects.remove(object)
+        object.managedObjectContext = nil
     }
 }

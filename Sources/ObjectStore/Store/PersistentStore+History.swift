@@ -1,7 +1,8 @@
 import GRDB
 
 /// A reader of the change history asked for changes older than the oldest one kept: it
-/// must fetch again instead of applying changes (see ``PersistentStore/pruneHistory(through:)``).
+/// must fetch again instead of applying changes (see ``PersistentStore/historyLimit`` and
+/// ``PersistentStore/pruneHistory(through:)``).
 public struct HistoryGap: Error, Sendable, Hashable, CustomStringConvertible {
     /// The token the reader had.
     public var token: Int64
@@ -17,9 +18,13 @@ public struct HistoryGap: Error, Sendable, Hashable, CustomStringConvertible {
 /// and delete with an increasing token, whoever writes the row (this process, another one,
 /// the `sqlite3` shell).
 ///
+/// Saves keep it short: see ``historyLimit``.
+///
 /// ## Topics
 /// - ``currentHistoryToken()``
 /// - ``changes(since:)``
+/// - ``historyLimit``
+/// - ``defaultHistoryLimit``
 /// - ``pruneHistory(through:)``
 /// - ``pruneHistory(keepingLast:)``
 /// - ``HistoryGap``
@@ -32,7 +37,38 @@ extension PersistentStore {
     }
 
     static func currentToken(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [Schema.historyTable]) ?? 0
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = ?"), arguments: [Schema.historyTable]) ?? 0
+    }
+
+    /// How many recorded changes the store keeps, at least: nil keeps them all,
+    /// ``defaultHistoryLimit`` (10,000) unless set.
+    ///
+    /// Each save of a context on this store checks the history in its write transaction
+    /// and, once it holds half as many changes again as the limit (15,000 by default, the
+    /// changes other processes recorded included), deletes the oldest down to the limit.
+    /// The file therefore stops growing with the history, and most saves delete nothing:
+    /// the check is one lookup of the smallest token. A reader that fell behind the pruned
+    /// point gets ``HistoryGap`` and fetches again; a context following the store
+    /// (``ObjectContext/followStore(interval:)``) does that by itself.
+    ///
+    /// The limit belongs to this store object, not to the file: another process keeps
+    /// the limit it set. Any value below 0 counts as 0 (keep nothing).
+    public var historyLimit: Int64? {
+        get { historyLimitValue.withLock { $0 } }
+        set { historyLimitValue.withLock { $0 = newValue } }
+    }
+
+    /// The ``historyLimit`` of a newly opened store: 10,000 changes.
+    public static let defaultHistoryLimit: Int64 = 10_000
+
+    /// Prunes the history to ``historyLimit`` when it holds half as many changes again.
+    func pruneHistoryIfNeeded(_ db: Database) throws {
+        guard let limit = historyLimit.map({ max(0, $0) }) else { return }
+        // The tokens kept run from the oldest to the newest: pruning cuts the oldest off.
+        guard let oldest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(token) FROM \(Schema.historyTable)")) else { return }
+        let newest = try Self.currentToken(db)
+        guard newest - oldest + 1 > limit + limit / 2 else { return }
+        try Self.pruneHistory(through: newest - limit, in: db)
     }
 
     /// The changes committed after `token`, folded per object (an insert then an update is an
@@ -80,12 +116,15 @@ extension PersistentStore {
     /// Deletes the recorded changes up to and including `token`. A reader still behind it
     /// gets ``HistoryGap`` from ``changes(since:)``.
     public func pruneHistory(through token: Int64) throws {
-        try database.write { db in
-            let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
-            guard token > pruned else { return }
-            try db.execute(sql: "DELETE FROM \(Schema.historyTable) WHERE token <= ?", arguments: [token])
-            try db.execute(sql: "INSERT OR REPLACE INTO \(Self.metadataTable) (key, value) VALUES (?, ?)", arguments: [Self.prunedKey, token])
-        }
+        try database.write { db in try Self.pruneHistory(through: token, in: db) }
+    }
+
+    private static func pruneHistory(through token: Int64, in db: Database) throws {
+        let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(metadataTable) WHERE key = ?", arguments: [prunedKey]) ?? 0
+        guard token > pruned else { return }
+        // The token is the primary key: a range delete.
+        try db.execute(sql: "DELETE FROM \(Schema.historyTable) WHERE token <= ?", arguments: [token])
+        try db.execute(sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)", arguments: [prunedKey, token])
     }
 
     /// Deletes all but the newest `count` recorded changes.

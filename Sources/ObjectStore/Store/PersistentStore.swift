@@ -22,6 +22,7 @@ import Synchronization
 /// - ``url``
 /// - ``currentHistoryToken()``
 /// - ``changes(since:)``
+/// - ``historyLimit``
 /// - ``pruneHistory(keepingLast:)``
 public final class PersistentStore: Sendable {
     /// The model the store was opened with.
@@ -35,6 +36,8 @@ public final class PersistentStore: Sendable {
     /// The history tokens written by saves of this store's contexts: followers skip them,
     /// since those saves reach the other contexts by ``broadcast(_:from:)``.
     let localSaves = Mutex<[ClosedRange<Int64>]>([])
+    /// ``historyLimit``'s value.
+    let historyLimitValue = Mutex<Int64?>(PersistentStore.defaultHistoryLimit)
 
     /// Opens (or creates) the store file at `url` for `model`.
     ///
