@@ -8,8 +8,9 @@ extension FetchedResultsController {
     ///
     /// Most changes are placed in memory, where each changed object now belongs (predicate,
     /// section and sort decided as SQLite would), touching only the changed objects and the
-    /// few a binary search compares them with. Requests with a limit or offset, and sections
-    /// from their own entity, fetch their (small) results again and take the difference.
+    /// few a binary search compares them with. Requests with a limit or offset, sections
+    /// from their own entity, and changes that may touch any object
+    /// (``ObjectChanges/invalidatedAllObjects``) fetch the results again and take the difference.
     func process(_ changes: ObjectChanges) {
         let context = managedObjectContext
         var changed: [Int64: Set<String>?] = [:]   // row key -> changed keys (nil: inserted/deleted)
@@ -17,10 +18,10 @@ extension FetchedResultsController {
         for id in changes.inserted { note(id, keys: nil, into: &changed, sectionsChanged: &sectionsChanged) }
         for id in changes.deleted { note(id, keys: nil, into: &changed, sectionsChanged: &sectionsChanged) }
         for (id, keys) in changes.updated { note(id, keys: keys, into: &changed, sectionsChanged: &sectionsChanged) }
-        guard !changed.isEmpty || sectionsChanged else { return }
+        guard !changed.isEmpty || sectionsChanged || changes.invalidatedAllObjects else { return }
         let updated = Set(changed.compactMap { key, keys in keys != nil ? ObjectID(entityName: entityName, rowKey: key) : nil })
 
-        if sectionFetchRequest != nil || fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 {
+        if sectionFetchRequest != nil || fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 || changes.invalidatedAllObjects {
             guard let fresh = try? fetchLayout(for: fetchRequest, useCache: false) else { return }
             report(from: layout, to: fresh, updated: updated)
             return

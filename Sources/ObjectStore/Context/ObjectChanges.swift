@@ -7,18 +7,27 @@ public struct ObjectChanges: Sendable, Hashable, CustomStringConvertible {
     public var updated: [ObjectID: Set<String>] = [:]
     /// Objects that were deleted.
     public var deleted: Set<ObjectID> = []
+    /// Whether any object may have changed beyond those listed (Core Data's
+    /// `NSInvalidatedAllObjectsKey`): a context that followed the store fell behind its pruned
+    /// change history, so it cannot know which rows were inserted or deleted. Its registered
+    /// objects are listed as updated (or deleted when their row is gone); whoever shows a
+    /// result fetches it again. A controller does, and reports the difference as one batch.
+    public var invalidatedAllObjects = false
 
-    public init(inserted: Set<ObjectID> = [], updated: [ObjectID: Set<String>] = [:], deleted: Set<ObjectID> = []) {
+    public init(inserted: Set<ObjectID> = [], updated: [ObjectID: Set<String>] = [:], deleted: Set<ObjectID> = [],
+                invalidatedAllObjects: Bool = false) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+        self.invalidatedAllObjects = invalidatedAllObjects
     }
 
     /// Whether nothing changed.
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && !invalidatedAllObjects }
 
     public var description: String {
         "inserted \(inserted.map(\.description).sorted()), updated \(updated.keys.map(\.description).sorted()), deleted \(deleted.map(\.description).sorted())"
+            + (invalidatedAllObjects ? ", all objects invalidated" : "")
     }
 }
 

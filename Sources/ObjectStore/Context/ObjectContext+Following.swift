@@ -51,8 +51,9 @@ extension ObjectContext {
         }
     }
 
-    /// What changed, found by comparing the store's rows with the registered objects: every
-    /// saved registered object is updated or deleted, every other row inserted.
+    /// What changed after the history this context needed was pruned: every saved
+    /// registered object is updated or deleted (its row is gone), and anything else may have
+    /// changed too (``ObjectChanges/invalidatedAllObjects``), so controllers fetch again.
     private func changesAfterHistoryGap() throws -> (ObjectChanges, Int64) {
         let (stored, token) = try store.database.read { db -> (Set<ObjectID>, Int64) in
             var ids = Set<ObjectID>()
@@ -63,7 +64,7 @@ extension ObjectContext {
             }
             return (ids, try PersistentStore.currentToken(db))
         }
-        var changes = ObjectChanges()
+        var changes = ObjectChanges(invalidatedAllObjects: true)
         for (id, object) in registry where !id.isTemporaryID && !object.isInserted {
             if stored.contains(id) {
                 changes.updated[id] = Set(Schema.columns(of: object.entity, in: model).map(\.name))
@@ -71,7 +72,6 @@ extension ObjectContext {
                 changes.deleted.insert(id)
             }
         }
-        changes.inserted = stored.subtracting(registry.keys)
         return (changes, token)
     }
 }
