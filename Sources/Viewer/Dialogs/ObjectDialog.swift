@@ -7,6 +7,12 @@ import ObjectStore
 /// dataset's fields. Save sets the values and saves the context; when the save is refused
 /// the dialog stays open with the message and everything the person typed, and nothing is
 /// changed.
+///
+/// Edit works in a context of its own that does not follow the store, so the values shown
+/// stay what the person started from even when another process changes the object while the
+/// dialog is open. Saving then never silently overwrites that change: the save's
+/// ``MergePolicy/error`` names the fields, and the dialog offers Reload (show the stored
+/// values) or Overwrite (save the person's values over them).
 final class ObjectDialog {
     enum Mode {
         /// A new object; with sections from their own entity, in `section` (the section object).
@@ -18,10 +24,18 @@ final class ObjectDialog {
     let window: Widget
     let editors: [FieldEditor]
     let message: Widget
+    /// Reload and Overwrite, shown when the object changed elsewhere since the dialog opened.
+    let conflictButtons: Widget
+    let reloadButton: Widget
+    let overwriteButton: Widget
     /// The window's key controller: Escape cancels.
     let keyController: OpaquePointer
     private let mode: Mode
     private weak var session: DatasetSession?
+    /// Edit: the context the dialog edits in, and its copy of the object (nil when the
+    /// object was gone when the dialog opened).
+    private let editingContext: ObjectContext?
+    private let editedObject: ManagedObject?
     /// Called with the saved object, just before the dialog closes.
     var didSave: ((ManagedObject) -> Void)?
     /// False once the dialog's window is destroyed (saved or cancelled).
@@ -39,6 +53,15 @@ final class ObjectDialog {
         case .edit: fields = view.editFields ?? []
         }
         editors = fields.compactMap { field in entityDescription?.attribute(named: field.key).map { FieldEditor(field: field, attribute: $0) } }
+        if case .edit(let object) = mode {
+            let context = ObjectContext(store: session.context.store)
+            context.automaticallyMergesChangesFromStore = false
+            editingContext = context
+            editedObject = try? context.existingObject(with: object.objectID)
+        } else {
+            editingContext = nil
+            editedObject = nil
+        }
 
         window = gtk_window_new()
         gtk_window_set_modal(window.cast(), 1)
@@ -67,12 +90,20 @@ final class ObjectDialog {
         for (row, editor) in editors.enumerated() {
             gtk_grid_attach(grid.cast(), editor.label, 0, Int32(row), 1, 1)
             gtk_grid_attach(grid.cast(), editor.widget, 1, Int32(row), 1, 1)
-            if case .edit(let object) = mode { editor.show(object) }
+            if case .edit(let object) = mode { editor.show(editedObject ?? object) }
         }
         message = makeLabel(classes: ["dialog-error"])
         gtk_label_set_wrap(message.opaque, 1)
         message.isVisible = false
-        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 12, [message, grid])
+        reloadButton = gtk_button_new_with_mnemonic("_Reload")!
+        gtk_widget_set_tooltip_text(reloadButton, "Show the values saved elsewhere; your changes are discarded")
+        overwriteButton = gtk_button_new_with_mnemonic("_Overwrite")!
+        gtk_widget_set_tooltip_text(overwriteButton, "Save your values over the ones saved elsewhere")
+        overwriteButton.addClass("destructive-action")
+        conflictButtons = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 6, [reloadButton, overwriteButton])
+        gtk_widget_set_halign(conflictButtons, GTK_ALIGN_END)
+        conflictButtons.isVisible = false
+        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 12, [message, conflictButtons, grid])
         content.addClass("dialog-content")
         gtk_window_set_child(window.cast(), content)
 
@@ -81,6 +112,8 @@ final class ObjectDialog {
         // The buttons' handlers keep the dialog alive until its window is destroyed.
         Signal.connect(cancel.object, "clicked") { [self] in gtk_window_destroy(window.cast()) }
         Signal.connect(save.object, "clicked") { [self] in self.save() }
+        Signal.connect(reloadButton.object, "clicked") { [self] in self.reload() }
+        Signal.connect(overwriteButton.object, "clicked") { [self] in self.save(overwriting: true) }
         Signal.connect(window.object, "destroy") { [weak self] in self?.isOpen = false }
         // Escape cancels, as in a dialog (a GtkWindow has no such key of its own).
         Signal.connect(UnsafeMutableRawPointer(keys), "key-pressed") { [self] (keyval: guint, _: guint, _: GdkModifierType) -> Bool in
@@ -96,24 +129,32 @@ final class ObjectDialog {
         if let first = editors.first { gtk_widget_grab_focus(first.widget) }
     }
 
-    /// Sets the values and saves; on failure shows why and changes nothing.
-    func save() {
+    /// Sets the values and saves; on failure shows why and changes nothing. With
+    /// `overwriting`, the values replace those another process saved since the dialog opened.
+    func save(overwriting: Bool = false) {
         guard isOpen, let session else { return }
-        let context = session.context
+        let context = editingContext ?? session.context
         do {
             let values = try editors.map { ($0.field.key, try $0.value()) }
             let object: ManagedObject
+            let restore: UndoEntry
             switch mode {
             case .add(let section):
                 object = try context.insert(entityName: session.controller.fetchRequest.entityName)
                 if let section, let inverse = session.sectionRelationshipKey { try object.setValue(section, forKey: inverse) }
-            case .edit(let edited):
-                object = edited
+                for (key, value) in values { try object.setValue(value, forKey: key) }
+                try context.save()
+                restore = .remove(object.objectID)
+            case .edit(let shown):
+                guard let edited = editedObject else {
+                    throw ViewerError("It was deleted elsewhere before this dialog opened. Cancel to close.")
+                }
+                restore = UndoEntry.restoring(values.map(\.0), of: shown)
+                for (key, value) in values { try edited.setValue(value, forKey: key) }
+                try context.save(mergePolicy: overwriting ? .editWins : .error)
+                object = shown
             }
-            let restore = mode.isAdd ? nil : UndoEntry.restoring(values.map(\.0), of: object)
-            for (key, value) in values { try object.setValue(value, forKey: key) }
-            try context.save()
-            session.pushUndo(restore ?? .remove(object.objectID))
+            session.pushUndo(restore)
             didSave?(object)
             gtk_window_destroy(window.cast())
         } catch {
@@ -122,10 +163,23 @@ final class ObjectDialog {
         }
     }
 
+    /// Shows the values saved now, dropping what the person typed: the answer to a conflict.
+    func reload() {
+        guard let editingContext, let editedObject else { return }
+        editingContext.refresh(editedObject, mergeChanges: false)
+        for editor in editors { editor.show(editedObject) }
+        conflictButtons.isVisible = false
+        message.isVisible = false
+    }
+
     /// The error in words, naming the fields by their labels: "Team Name must not be empty".
     private func show(_ error: any Error) {
         let text: String
-        if let validation = error as? ValidationError {
+        conflictButtons.isVisible = false
+        if let conflict = (error as? MergeConflictError)?.conflicts.first {
+            text = describe(conflict)
+            conflictButtons.isVisible = !conflict.isDeleted
+        } else if let validation = error as? ValidationError {
             text = validation.failures.map { failure in
                 let label = editors.first { $0.field.key == failure.key }?.title ?? failure.key.map(DetailPane.label(forKey:)) ?? "It"
                 return "\(label) \(failure.message)."
@@ -135,6 +189,27 @@ final class ObjectDialog {
         }
         gtk_label_set_text(message.opaque, text)
         message.isVisible = true
+    }
+
+    /// A conflict in words, naming the fields by their labels.
+    private func describe(_ conflict: MergeConflict) -> String {
+        let noun = session.map { DetailPane.label(forKey: $0.controller.fetchRequest.entityName).lowercased() } ?? "object"
+        guard !conflict.isDeleted else {
+            return "This \(noun) was deleted elsewhere while you were editing it, so your changes cannot be saved. Cancel to close."
+        }
+        let fields = conflict.fields.map { field in
+            let label = editors.first { $0.field.key == field.key }?.title ?? DetailPane.label(forKey: field.key)
+            return "\(label) is now \(Self.text(field.storeValue)) (it was \(Self.text(field.baseValue)) when you opened this; yours: \(Self.text(field.editedValue)))"
+        }
+        return "This \(noun) was changed elsewhere while you were editing it: \(fields.joined(separator: "; ")). Reload to see the saved values, or Overwrite to save yours over them."
+    }
+
+    private static func text(_ value: MergeConflict.FieldValue) -> String {
+        switch value {
+        case .attribute(.string(let text)): return "“\(text)”"
+        case .attribute(.null), .object(nil): return "empty"
+        default: return value.description
+        }
     }
 }
 
