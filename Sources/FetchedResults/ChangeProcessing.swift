@@ -9,7 +9,8 @@ extension FetchedResultsController {
     /// Most changes are placed in memory, where each changed object now belongs (predicate,
     /// section and sort decided as SQLite would), touching only the changed objects and the
     /// few a binary search compares them with. Requests with a limit or offset, sections
-    /// from their own entity, and changes that may touch any object
+    /// from their own entity, many changed objects at once (``placementLimit(objectCount:)``)
+    /// and changes that may touch any object
     /// (``ObjectChanges/invalidatedAllObjects``) fetch the results again and take the difference.
     func process(_ changes: ObjectChanges) {
         let context = managedObjectContext
@@ -21,14 +22,22 @@ extension FetchedResultsController {
         guard !changed.isEmpty || sectionsChanged || changes.invalidatedAllObjects else { return }
         let updated = Set(changed.compactMap { key, keys in keys != nil ? ObjectID(entityName: entityName, rowKey: key) : nil })
 
-        if sectionFetchRequest != nil || fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 || changes.invalidatedAllObjects {
+        if sectionFetchRequest != nil || fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 || changes.invalidatedAllObjects
+            || changed.count > Self.placementLimit(objectCount: numberOfObjects) {
             guard let fresh = try? fetchLayout(for: fetchRequest, useCache: false) else { return }
-            report(from: layout, to: fresh, updated: updated)
+            // Only the changed objects can have moved: the others keep their order.
+            report(from: layout, to: fresh, updated: updated, changedKeys: changes.invalidatedAllObjects ? nil : Set(changed.keys))
             return
         }
         let deleted = Set(changes.deleted.filter { $0.entityName == entityName }.map(\.rowKey))
         placeInMemory(changed: changed, deleted: deleted, context: context)
     }
+
+    /// How many changed objects are placed one by one; more are cheaper to fetch again (a
+    /// chunk of an import): each placement searches the store (about 1 ms among 100,000
+    /// objects), where fetching the row keys again takes about 35 ms per 100,000 and the
+    /// difference a few more.
+    static func placementLimit(objectCount: Int) -> Int { 64 + objectCount / 2_000 }
 
     /// Records `id`'s change when it can change the results: an object of the fetched
     /// entity, or a related object a key path reads (then the objects of the fetched entity

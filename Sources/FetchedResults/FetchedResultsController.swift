@@ -315,7 +315,13 @@ public final class FetchedResultsController<Result: ManagedObject> {
         }
     }
 
-    func report(from old: [Section], to new: [Section], updated: Set<ObjectID>) {
+    /// Tells the delegate how `old` became `new`. `changedKeys`, when known, holds every
+    /// object that may have moved: the others kept their order.
+    func report(from old: [Section], to new: [Section], updated: Set<ObjectID>, changedKeys: Set<Int64>? = nil) {
+        if let batch = orderKeepingBatch(from: old, to: new, changedKeys: changedKeys) {
+            layout = new
+            return deliver(batch, from: old)
+        }
         let oldSnapshot = snapshot
         layout = new
         let batch = ChangeBatch.difference(from: oldSnapshot, to: snapshot, updated: updated)
