@@ -33,12 +33,27 @@ extension ObjectContext {
 
     private func mergeStoreHistory(_ follower: StoreFollower) {
         guard follower.filesMayHaveChanged() else { return }
+        readStoreHistory(follower)
+    }
+
+    private func readStoreHistory(_ follower: StoreFollower) {
         do {
-            guard try store.currentHistoryToken() != follower.token else { return }
+            let current = try store.currentHistoryToken()
+            guard current != follower.token else { return }
+            // Saves of this store's contexts arrive by broadcast: nothing to read for them.
+            if store.areLocalSaves(follower.token + 1 ... current) {
+                follower.token = current
+                return
+            }
             let (changes, newToken) = try store.changes(since: follower.token, skipping: store.isLocalSave)
             follower.token = newToken
             if !changes.isEmpty { mergeChanges(fromContextDidSave: changes) }
-        } catch is HistoryGap {
+        } catch let gap as HistoryGap {
+            if store.areLocalSaves(follower.token + 1 ... gap.prunedThrough) {
+                // Only this store's own saves were pruned: read on from there next time.
+                follower.token = gap.prunedThrough
+                return readStoreHistory(follower)
+            }
             do {
                 let (changes, token) = try changesAfterHistoryGap()
                 follower.token = token

@@ -155,4 +155,19 @@ extension PersistentStore {
     func isLocalSave(_ token: Int64) -> Bool {
         localSaves.withLock { saves in saves.contains { $0.contains(token) } }
     }
+
+    /// Whether contexts of this store wrote every token of `tokens`: a follower has nothing
+    /// to read there (a chunked import of this process, say), not even after it was pruned.
+    func areLocalSaves(_ tokens: ClosedRange<Int64>) -> Bool {
+        localSaves.withLock { saves in
+            // Recorded inside their write transactions, so in token order.
+            var next = tokens.lowerBound
+            for range in saves where range.upperBound >= next {
+                guard range.lowerBound <= next else { return false }
+                next = range.upperBound + 1
+                if next > tokens.upperBound { return true }
+            }
+            return false
+        }
+    }
 }
