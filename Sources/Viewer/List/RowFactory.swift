@@ -111,7 +111,7 @@ final class RowFactory {
             gtk_label_set_text(widgets.image.opaque, Placeholder.initials(of: title))
             for color in Placeholder.colorClasses { widgets.image.removeClass(color) }
             widgets.image.addClass(Placeholder.colorClass(for: imageName.isEmpty ? title : imageName))
-            gtk_widget_set_tooltip_text(widgets.image, imageName.isEmpty ? nil : imageName)
+            Self.setTooltip(of: widgets.image, to: imageName.isEmpty ? nil : imageName)
         }
         widgets.check.isVisible = view.toggle != nil
         if let toggle = view.toggle {
@@ -119,8 +119,16 @@ final class RowFactory {
         }
         widgets.counter.isVisible = view.counter != nil
         if let counter = view.counter {
-            gtk_widget_set_tooltip_text(widgets.counter, "Add 1 to \(DetailPane.label(forKey: counter).lowercased())")
+            Self.setTooltip(of: widgets.counter, to: "Add 1 to \(DetailPane.label(forKey: counter).lowercased())")
         }
+    }
+
+    /// Sets a tooltip when it differs: on X11, setting one asks the server where the pointer
+    /// is (two round trips), which made rebinding rows during an import stall the main loop
+    /// for seconds.
+    private static func setTooltip(of widget: Widget, to text: String?) {
+        let current = gtk_widget_get_tooltip_text(widget).map { String(cString: $0) }
+        if current != text { gtk_widget_set_tooltip_text(widget, text) }
     }
 }
 

@@ -28,6 +28,8 @@ enum Style {
         .detail-notice { padding: 6px 10px; border-radius: 6px; background-color: alpha(#e5a50a, 0.25); }
         .dialog-content { padding: 18px; }
         .dialog-error { padding: 6px 10px; border-radius: 6px; color: #c01c28; background-color: alpha(#c01c28, 0.1); }
+        .import-bar { padding: 6px 12px; border-bottom: 1px solid alpha(currentColor, 0.15); }
+        .import-bar.import-error label { color: #c01c28; }
         .error-banner { padding: 8px 12px; background-color: #c01c28; color: white; }
         """
 

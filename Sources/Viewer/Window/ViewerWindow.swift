@@ -13,13 +13,18 @@ import ObjectStore
 /// saves; the row moves and stays selected, with the keyboard focus. In a dataset without a
 /// counter a double-click edits. Keys: the arrows move the selection, Enter (and Ctrl+E)
 /// edits the selected object, Ctrl+N adds, Delete deletes, Ctrl+Z undoes the last saved
-/// edit, Ctrl+F searches, Ctrl+W and Ctrl+Q close.
+/// edit, Ctrl+F searches, Ctrl+O imports a CSV or JSON-lines file, Ctrl+W and Ctrl+Q close.
+///
+/// The window follows its store: what another process commits (a script, another window,
+/// the `sqlite3` shell, an import) shows as it commits, animated like a local change.
 ///
 /// ## Topics
 /// - ``init(application:options:)``
 /// - ``open(datasetNamed:)``
 /// - ``window``
 /// - ``textDump``
+/// - ``startImport(file:chunkSize:)``
+/// - ``isImporting``
 public final class ViewerWindow {
     /// The `GtkApplicationWindow` (a plain `GtkWindow` without an application).
     public let window: UnsafeMutablePointer<GtkWidget>
@@ -43,6 +48,9 @@ public final class ViewerWindow {
     let editButton: Widget
     let deleteButton: Widget
     let undoButton: Widget
+    let importButton: Widget
+    /// The progress of an import, and then its outcome.
+    let importBar = ImportBar()
     /// The Add or Edit dialog opened last.
     private(set) weak var dialog: ObjectDialog?
     let banner: Widget
@@ -70,9 +78,11 @@ public final class ViewerWindow {
         editButton = Self.makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Enter)")
         deleteButton = Self.makeButton(icon: "user-trash-symbolic", tooltip: "Delete (Delete)")
         undoButton = Self.makeButton(icon: "edit-undo-symbolic", tooltip: "Undo (Ctrl+Z)")
+        importButton = Self.makeButton(icon: "document-open-symbolic", tooltip: "Import a CSV or JSON-lines file (Ctrl+O)")
         let header = gtk_header_bar_new()!
         gtk_header_bar_pack_start(header.opaque, datasetChoice)
         for button in [addButton, editButton, deleteButton, undoButton] { gtk_header_bar_pack_start(header.opaque, button) }
+        gtk_header_bar_pack_end(header.opaque, importButton)
         gtk_header_bar_pack_end(header.opaque, searchEntry)
         gtk_header_bar_pack_end(header.opaque, sortChoice)
         gtk_window_set_titlebar(window.cast(), header)
@@ -94,7 +104,7 @@ public final class ViewerWindow {
         banner = makeLabel(classes: ["error-banner"])
         gtk_label_set_wrap(banner.opaque, 1)
         banner.isVisible = false
-        gtk_window_set_child(window.cast(), makeBox(GTK_ORIENTATION_VERTICAL, [banner, paned]))
+        gtk_window_set_child(window.cast(), makeBox(GTK_ORIENTATION_VERTICAL, [banner, importBar.widget, paned]))
 
         connectSignals()
         addEnterEdits()
@@ -173,6 +183,15 @@ public final class ViewerWindow {
         Signal.connect(editButton.object, "clicked") { [weak self] in self?.showEditDialog() }
         Signal.connect(deleteButton.object, "clicked") { [weak self] in self?.deleteSelection() }
         Signal.connect(undoButton.object, "clicked") { [weak self] in self?.undo() }
+        Signal.connect(importButton.object, "clicked") { [weak self] in self?.chooseImportFile() }
+        // One import at a time, into the dataset it started in.
+        importBar.didChangeState = { [weak self] in
+            guard let self else { return }
+            let idle: gboolean = self.importBar.isRunning ? 0 : 1
+            gtk_widget_set_sensitive(self.importButton, idle)
+            gtk_widget_set_sensitive(self.datasetChoice, idle)
+        }
+        Signal.connect(window.object, "destroy") { [weak self] in self?.importBar.windowClosed() }
         Signal.connect(datasetChoice.object, "notify::selected") { [weak self] (_: gpointer?) in
             guard let self, !self.isSettingChoices else { return }
             let index = Int(gtk_drop_down_get_selected(self.datasetChoice.opaque))
@@ -217,6 +236,7 @@ public final class ViewerWindow {
         shortcut(controller, "<Control>n") { [weak self] in self?.showAddDialog() }
         shortcut(controller, "<Control>e") { [weak self] in self?.showEditDialog() }
         shortcut(controller, "Delete") { [weak self] in self?.deleteSelection() }
+        shortcut(controller, "<Control>o") { [weak self] in self?.chooseImportFile() }
         shortcut(controller, "<Control>z") { [weak self] in self?.undo() }
         shortcut(controller, "<Control>f") { [weak self] in
             guard let self, self.searchEntry.isVisible else { return }
@@ -271,6 +291,47 @@ public final class ViewerWindow {
         self.dialog = dialog
         dialog.present()
     }
+
+    // MARK: Importing
+
+    /// Asks for a CSV or JSON-lines file and imports it into the list's entity.
+    func chooseImportFile() {
+        guard session != nil, !importBar.isRunning else { return }
+        let chooser = gtk_file_chooser_native_new("Import Records", window.cast(), GTK_FILE_CHOOSER_ACTION_OPEN, "_Import", "_Cancel")!
+        for (name, patterns) in [("CSV or JSON lines", ["*.csv", "*.jsonl", "*.ndjson", "*.json"]), ("All files", ["*"])] {
+            let filter = gtk_file_filter_new()!
+            gtk_file_filter_set_name(filter, name)
+            for pattern in patterns { gtk_file_filter_add_pattern(filter, pattern) }
+            gtk_file_chooser_add_filter(chooser, filter)
+            g_object_unref(UnsafeMutableRawPointer(filter))
+        }
+        let dialog = UnsafeMutablePointer<GtkNativeDialog>(chooser)
+        gtk_native_dialog_set_modal(dialog, 1)
+        Signal.connect(UnsafeMutableRawPointer(chooser), "response") { [weak self] (response: guint) in
+            defer { g_object_unref(UnsafeMutableRawPointer(chooser)) }
+            guard Int32(bitPattern: response) == GTK_RESPONSE_ACCEPT.rawValue,
+                  let file = gtk_file_chooser_get_file(chooser) else { return }
+            defer { g_object_unref(UnsafeMutableRawPointer(file)) }
+            guard let path = g_file_get_path(file) else { return }
+            defer { g_free(path) }
+            self?.startImport(file: URL(fileURLWithPath: String(cString: path)))
+        }
+        gtk_native_dialog_show(dialog)
+    }
+
+    /// Imports `file` (CSV or JSON lines) into the list's entity, in chunks of `chunkSize`
+    /// records on a background queue, with the progress in the import bar; the list shows
+    /// each chunk as it commits. An import of the file that stopped earlier resumes.
+    public func startImport(file: URL, chunkSize: Int = 1000) {
+        guard let session else { return }
+        importBar.start(file: file, entityName: session.controller.fetchRequest.entityName, store: session.context.store, chunkSize: chunkSize)
+    }
+
+    /// Whether an import runs now.
+    public var isImporting: Bool { importBar.isRunning }
+
+    /// The number of objects the list shows.
+    public var listedObjectCount: Int { session?.controller.numberOfObjects ?? 0 }
 
     /// Deletes the selected object; Undo brings it back.
     func deleteSelection() {
