@@ -1,6 +1,6 @@
 import Foundation
 
-/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH]`.
+/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--only controller|live]`.
 struct Options {
     /// Teams in the store.
     var rows = 1_000_000
@@ -13,8 +13,13 @@ struct Options {
     var seed: UInt64 = 2014
     /// A store file to reuse between runs (built when missing); a temporary one otherwise.
     var storePath: String?
+    /// Rows imported into the open viewer window by the live-data part.
+    var importRows = 100_000
+    /// The parts to run: `controller` (the million-row store), `live` (the viewer window
+    /// while an import and another connection change its store).
+    var parts: Set<String> = ["controller", "live"]
 
-    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH]"
+    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--only controller|live]"
 
     init(arguments: [String]) throws {
         var rest = arguments[...]
@@ -34,6 +39,12 @@ struct Options {
             case "--store":
                 guard let path = rest.popFirst() else { throw OptionsError("--store takes a file path\n\(Self.usage)") }
                 storePath = path
+            case "--import-rows": importRows = try number(flag)
+            case "--only":
+                guard let part = rest.popFirst(), ["controller", "live"].contains(part) else {
+                    throw OptionsError("--only takes controller or live\n\(Self.usage)")
+                }
+                parts = [part]
             case "-h", "--help": throw OptionsError(Self.usage)
             default: throw OptionsError("unknown option \(flag)\n\(Self.usage)")
             }

@@ -1,5 +1,6 @@
-// Measures the fetched results controller on a World Cup-like store of a million teams and
-// prints each figure beside a baseline measured in the same run. Run it built for release:
+// Measures the fetched results controller on a World Cup-like store of a million teams, and
+// the viewer window while an import and another connection change its store, and prints each
+// figure beside a baseline measured in the same run. Run it built for release:
 // `scripts/benchmark [--rows N]`. It always exits 0 when it could measure: it is a report.
 import FetchedResults
 import Foundation
@@ -13,12 +14,25 @@ func benchmark(_ options: Options) throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fetched-results-benchmark-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
-    let storeURL = options.storePath.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent("worldcup.sqlite")
-
-    // The store.
-    print("fetched-results-benchmark: \(options.rows) teams, \(options.runs) runs per fetch, \(options.taps) taps (baseline \(options.baselineTaps))")
     print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage()) (other processes slow every figure down)")
     var report = Report()
+    if options.parts.contains("controller") { try controllerBenchmark(options, folder: folder, report: &report) }
+    if options.parts.contains("live") { try liveBenchmark(options, folder: folder, report: &report) }
+    print("")
+    print(report.printed(), terminator: "")
+    print("")
+    if report.misses.isEmpty {
+        print("All targets met.")
+    } else {
+        for line in report.misses { print("MISS: \(line.figure.trimmingCharacters(in: .whitespaces)): \(line.measured) (target \(line.target))") }
+    }
+}
+
+/// performFetch, the section cache and taps on a store of `options.rows` teams.
+func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) throws {
+    let storeURL = options.storePath.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent("worldcup.sqlite")
+    // The store.
+    print("fetched-results-benchmark: \(options.rows) teams, \(options.runs) runs per fetch, \(options.taps) taps (baseline \(options.baselineTaps))")
     let store = try PersistentStore(url: storeURL, model: WorldCupStore.model)
     let existing = try store.database.read { db in try Int.fetchOne(db, sql: #"SELECT COUNT(*) FROM "Team""#) ?? 0 }
     if existing == 0 {
@@ -77,14 +91,27 @@ func benchmark(_ options: Options) throws {
                      baseline: "baseline: refetch \(duration(Measure.median(baseline.refetch))), diff \(duration(Measure.median(baseline.diff)))"))
     report.add(.init(figure: "  batches: moves / in-place updates", measured: "\(tapFigures.moves) / \(tapFigures.updates)"))
 
-    print("")
-    print(report.printed(), terminator: "")
-    print("")
-    if report.misses.isEmpty {
-        print("All targets met.")
-    } else {
-        for line in report.misses { print("MISS: \(line.figure.trimmingCharacters(in: .whitespaces)): \(line.measured) (target \(line.target))") }
-    }
+}
+
+/// The viewer window while an import and another connection change its store.
+func liveBenchmark(_ options: Options, folder: URL, report: inout Report) throws {
+    print("measuring the viewer window while it imports \(options.importRows) teams...")
+    let liveFolder = folder.appendingPathComponent("live")
+    try FileManager.default.createDirectory(at: liveFolder, withIntermediateDirectories: true)
+    let live = try LiveDataBenchmark(rows: options.importRows, folder: liveFolder, seed: options.seed).run()
+    let longest = live.importStalls.max() ?? 0
+    report.add(.init(figure: "import \(options.importRows) rows, window open: longest main-loop stall", measured: duration(longest),
+                     baseline: "idle window \(duration(live.idleStall))", target: "≤ 50 ms", passed: longest <= 0.050))
+    report.add(.init(figure: "  p99 stall", measured: duration(Measure.quantile(live.importStalls, 0.99))))
+    report.add(.init(figure: "  import time", measured: "\(duration(live.importSeconds)), \(Int(Double(options.importRows) / live.importSeconds)) rows/s"))
+    report.add(.init(figure: "  rows in the list after", measured: "\(live.listCount)", target: "= \(options.importRows + 32)",
+                     passed: live.listCount == options.importRows + 32))
+    let latency = live.followLatencies.max() ?? 0
+    report.add(.init(figure: "another connection's commit shown, worst of \(live.followLatencies.count)", measured: duration(latency),
+                     baseline: "median \(duration(Measure.median(live.followLatencies)))", target: "≤ 250 ms", passed: latency <= 0.25))
+    let share = live.idleCPUSeconds / live.idleSeconds
+    report.add(.init(figure: "idle window, CPU", measured: "\(duration(live.idleCPUSeconds)) in \(duration(live.idleSeconds)) (\(significant(share * 100))%)",
+                     target: "< 1% of a core", passed: share < 0.01))
 }
 
 /// The 1-minute load average, from `/proc/loadavg`.
