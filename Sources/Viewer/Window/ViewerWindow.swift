@@ -36,6 +36,10 @@ public final class ViewerWindow {
     private var notice: String?
     /// The title of the selected object when the detail pane last showed it.
     private var selectedTitle: String?
+    /// Set by the person's own edits: the next time the selected row moves, the list scrolls
+    /// and moves the focus after it. Changes from elsewhere (an import, another process)
+    /// leave the view where the person put it.
+    private var followsSelectionOnce = false
     /// Called after the window showed a change: an edit, a selection, another dataset.
     public var didUpdate: (() -> Void)?
 
@@ -285,6 +289,7 @@ public final class ViewerWindow {
 
     private func present(_ dialog: ObjectDialog) {
         dialog.didSave = { [weak self] object in
+            self?.followsSelectionOnce = true
             self?.session?.selection.select(object)
             self?.updateButtons()
         }
@@ -358,6 +363,8 @@ public final class ViewerWindow {
         case .selected:
             notice = nil
         case .followed:
+            guard followsSelectionOnce else { break }
+            followsSelectionOnce = false
             keepFocusOnSelection()
             revealSectionHeader()
         case .removed(let object, _):
@@ -410,6 +417,7 @@ public final class ViewerWindow {
     /// Runs an edit now; a failure shows in the banner.
     private func perform(_ edit: (DatasetSession) throws -> Void) {
         guard let session else { return }
+        followsSelectionOnce = true
         do {
             try edit(session)
             showError(nil)
