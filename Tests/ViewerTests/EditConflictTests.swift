@@ -11,12 +11,7 @@ final class EditConflictTests: ViewerTestCase {
     private var storeURL: URL { storeFolder.appendingPathComponent("worldcup.sqlite") }
 
     private func sqlite3(_ sql: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = ["-cmd", ".timeout 5000", storeURL.path, sql]
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, file: file, line: line)
+        try ViewerTests.sqlite3(storeURL, sql, file: file, line: line)
     }
 
     /// The stored row of `team`, read by the sqlite3 shell.

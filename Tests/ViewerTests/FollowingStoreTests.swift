@@ -8,19 +8,6 @@ import XCTest
 /// The window follows changes another process commits to its store: here the `sqlite3`
 /// shell, a second real process that knows nothing of ours.
 final class FollowingStoreTests: ViewerTestCase {
-    private func sqlite3(_ storeURL: URL, _ sql: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        // The viewer holds the store open: wait for its lock rather than fail.
-        process.arguments = ["-cmd", ".timeout 5000", storeURL.path, sql]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        process.waitUntilExit()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        XCTAssertEqual(process.terminationStatus, 0, message, file: file, line: line)
-    }
-
     /// The list lines without the selection mark, which a fresh window puts elsewhere.
     private func unmarked(_ lines: [String]) -> [String] {
         lines.map { $0.hasPrefix(">") ? " " + $0.dropFirst() : $0 }

@@ -7,6 +7,20 @@ import XCTest
 @_exported import TestSupport
 
 
+/// Runs `sql` in the `sqlite3` shell on the store at `storeURL`: another process writing
+/// the store, knowing nothing of ours. It waits for the window's locks instead of failing.
+func sqlite3(_ storeURL: URL, _ sql: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = ["-cmd", ".timeout 5000", storeURL.path, sql]
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    process.waitUntilExit()
+    let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    XCTAssertEqual(process.terminationStatus, 0, message, file: file, line: line)
+}
+
 /// Runs GTK (and through it the Dispatch main queue) for `duration`, so that idle work,
 /// layout and drawing happen.
 func iterateMainLoop(for duration: TimeInterval = 0.2) {

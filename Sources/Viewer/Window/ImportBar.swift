@@ -132,9 +132,6 @@ final class ImportBar: @unchecked Sendable {
 
     /// "1 record", "2,500 records".
     static func count(_ number: Int, _ noun: String) -> String {
-        let formatter = NumberFormatter()
-        formatter.numberStyle = .decimal
-        formatter.locale = Locale(identifier: "en_US")
-        return "\(formatter.string(from: NSNumber(value: number)) ?? "\(number)") \(noun)\(number == 1 ? "" : "s")"
+        "\(number.formatted(.number.locale(Locale(identifier: "en_US")))) \(noun)\(number == 1 ? "" : "s")"
     }
 }
