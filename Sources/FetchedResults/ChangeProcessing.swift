@@ -151,8 +151,11 @@ extension FetchedResultsController {
         var newGaps: [Int64: Int] = [:]
         var newItems: [Int64: Int] = [:]
         var insertedHere: [String: Int] = [:]
+        // A section whose objects all changed is empty now: its first member stands for it.
+        var firstMembers: [String: ManagedObject] = [:]
+        for member in members where firstMembers[member.section] == nil { firstMembers[member.section] = member.object }
         for member in members {
-            let s = sectionIndex(named: member.section, for: member.object, sorts: sorts, context: context)
+            let s = sectionIndex(named: member.section, for: member.object, firstMembers: firstMembers, sorts: sorts, context: context)
             let low = insertionIndex(of: member.object, inSection: s, sorts: sorts, context: context)
             layout[s].keys.insert(member.key, at: low)
             newItems[member.key] = low
@@ -229,13 +232,17 @@ extension FetchedResultsController {
     }
 
     /// The index of the section named `name`, inserting it (empty) in section order when new.
-    private func sectionIndex(named name: String, for object: ManagedObject, sorts: [SortDescriptor], context: ObjectContext) -> Int {
+    /// A section emptied by this change is placed by its first member in `firstMembers`
+    /// (one without members goes once the members are placed).
+    private func sectionIndex(named name: String, for object: ManagedObject, firstMembers: [String: ManagedObject],
+                              sorts: [SortDescriptor], context: ObjectContext) -> Int {
         if let index = layout.firstIndex(where: { $0.name == name }) { return index }
         // Sections are in the order of the first sort descriptor, which sorts by the section key.
         let first = Array(sorts.prefix(1))
         let index = layout.firstIndex { section in
-            guard let key = section.keys.first,
-                  let other = try? context.object(with: ObjectID(entityName: entityName, rowKey: key)) else { return false }
+            let other = section.keys.first.flatMap { try? context.object(with: ObjectID(entityName: entityName, rowKey: $0)) }
+                ?? firstMembers[section.name]
+            guard let other else { return false }
             return first.compare(object, other) == .orderedAscending
         } ?? layout.count
         layout.insert(Section(name: name, keys: []), at: index)

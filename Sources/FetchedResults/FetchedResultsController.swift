@@ -318,7 +318,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// Tells the delegate how `old` became `new`. `changedKeys`, when known, holds every
     /// object that may have moved: the others kept their order.
     func report(from old: [Section], to new: [Section], updated: Set<ObjectID>, changedKeys: Set<Int64>? = nil) {
-        if let batch = orderKeepingBatch(from: old, to: new, changedKeys: changedKeys) {
+        if let batch = knownChangesBatch(from: old, to: new, changedKeys: changedKeys) {
             layout = new
             return deliver(batch, from: old)
         }

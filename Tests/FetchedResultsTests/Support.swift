@@ -26,6 +26,19 @@ final class BatchRecorder<Result: ManagedObject>: FetchedResultsControllerDelega
     }
 }
 
+/// Fails for each move of `batch` that could have been an update (the batch stays valid and
+/// ends the same): a needless move is a defect (a list animates a row that stayed).
+func assertEveryMoveIsNeeded(_ batch: ChangeBatch, from old: [SectionSnapshot], _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+    guard let expected = try? batch.applied(to: old) else { return }
+    for (i, change) in batch.objectChanges.enumerated() where change.type == .move {
+        var asUpdate = batch
+        asUpdate.objectChanges[i].type = .update
+        if let result = try? asUpdate.applied(to: old), result == expected {
+            XCTFail("\(label): \(change) should be an update", file: file, line: line)
+        }
+    }
+}
+
 /// Runs the main queue until `condition` holds (merges of other contexts arrive there).
 func drainMainQueue(until condition: () -> Bool = { false }, timeout: TimeInterval = 5) {
     let deadline = Date().addingTimeInterval(timeout)

@@ -338,7 +338,14 @@ public final class ObjectContext: @unchecked Sendable {
                 object.objectID = ObjectID(entityName: object.entity.name, primaryKey: permanentKeys[object.objectID]!)
                 registry[object.objectID] = object
                 object.isInserted = false
-                object.committed = changes
+                // The row as written: a to-one never set is stored as NULL (else the next
+                // save's conflict check would take it for a change made elsewhere).
+                var committed = changes
+                for relationship in object.entity.relationships
+                where committed[relationship.name] == nil && model.storesForeignKey(relationship, of: object.entity) {
+                    committed[relationship.name] = .object(nil)
+                }
+                object.committed = committed
                 saved.inserted.insert(object.objectID)
             } else {
                 let storeKeys = resolution.storeKeys[object] ?? []

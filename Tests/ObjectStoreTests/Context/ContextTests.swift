@@ -260,6 +260,21 @@ final class ContextTests: XCTestCase {
         XCTAssertEqual(saved.deleted, [teams[1].objectID])
     }
 
+    /// An object saved without its optional to-one set: the next save of another field posts
+    /// that field only (once a spurious "list" update, a row bound again for nothing).
+    func testASecondSaveReportsOnlyWhatItChanged() throws {
+        let context = ObjectContext(store: try Fixtures.store(Fixtures.todoModel(), self))
+        let milk = try context.insert(entityName: "Item")
+        try milk.setValue("Milk", forKey: "name")
+        try context.save()
+        let recorder = EventRecorder(context)
+        try milk.setValue("Oat milk", forKey: "name")
+        try context.save()
+        XCTAssertEqual(recorder.objectsDidChange.map(\.updated), [[milk.objectID: ["name"]]])
+        XCTAssertEqual(recorder.saves.map(\.updated), [[milk.objectID: ["name"]]])
+        XCTAssertNil(try milk.value(forKey: "list"))
+    }
+
     func testASaveOnAnotherThreadIsMergedAndPosted() throws {
         let store = try Fixtures.store(Fixtures.worldCupModel(), self)
         let main = ObjectContext(store: store)
