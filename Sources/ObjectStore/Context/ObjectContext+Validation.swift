@@ -2,7 +2,8 @@ extension ObjectContext {
     /// Checks every pending change; throws one ``ValidationError`` listing every failure.
     func validateForSave() throws {
         var failures: [ValidationError.Failure] = []
-        for object in changedObjects.sorted(by: { $0.objectID.description < $1.objectID.description }) {
+        // A stable order for the failures: by entity, then as rows sort.
+        for object in changedObjects.sorted(by: { ($0.objectID.entityName, $0.objectID) < ($1.objectID.entityName, $1.objectID) }) {
             if object.isDeleted {
                 if !object.isInserted { failures += try denyFailures(of: object) }
             } else {
