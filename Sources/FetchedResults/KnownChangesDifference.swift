@@ -3,13 +3,13 @@ import ObjectStore
 
 extension FetchedResultsController {
     /// The batch from `old` to `new` when only the objects in `changedKeys` can have changed
-    /// (a chunk of an import, a bulk edit); nil when that is not known (`changedKeys` nil,
-    /// sections from their own entity, which can move) or does not hold, for
-    /// ``ChangeBatch/difference(from:to:updated:)`` to decide.
+    /// (a chunk of an import, a bulk edit, any change under a limit or with sections from
+    /// their own entity); nil when that is not known (`changedKeys` nil) or does not hold,
+    /// for ``ChangeBatch/difference(from:to:updated:)`` to decide.
     ///
-    /// The other objects keep their section and their order, so they never move: with a
-    /// limit or offset some enter or leave the window (inserts and deletes), otherwise they
-    /// stay untouched. A changed object on both sides stays (an update) when it keeps its
+    /// The other objects keep their section and their order, so they never move (they travel
+    /// with a section that moves): with a limit or offset some enter or leave the window
+    /// (inserts and deletes), otherwise they stay untouched. A changed object on both sides stays (an update) when it keeps its
     /// section and its place among the unchanged objects, and the order of the changed
     /// objects sharing that place; the others move. This is the rule of the in-memory
     /// placement, so a bulk save names the same moves a small one would, where the general
@@ -19,12 +19,18 @@ extension FetchedResultsController {
     /// keys with a limit or offset): a few milliseconds for 100,000 rows, where the general
     /// difference hashes an object ID per row into several dictionaries (about 100 ms).
     func knownChangesBatch(from old: [Section], to new: [Section], changedKeys: Set<Int64>?) -> ChangeBatch? {
-        guard sectionFetchRequest == nil, let changedKeys else { return nil }
-        let newIndexByName = Dictionary(new.enumerated().map { ($1.name, $0) }) { a, _ in a }
-        let oldIndexByName = Dictionary(old.enumerated().map { ($1.name, $0) }) { a, _ in a }
-        // Sections are in section-key order: those on both sides keep their order.
-        let common = old.indices.compactMap { newIndexByName[old[$0].name] }
-        guard common == common.sorted() else { return nil }
+        guard let changedKeys else { return nil }
+        // Sections: a section object (sections from their own entity), else the name.
+        let identity = { (section: Section) in section.sectionObjectKey.map { "object \($0)" } ?? "name " + section.name }
+        let oldIDs = old.map(identity), newIDs = new.map(identity)
+        let newIndexByID = Dictionary(newIDs.enumerated().map { ($1, $0) }) { a, _ in a }
+        let oldIndexByID = Dictionary(oldIDs.enumerated().map { ($1, $0) }) { a, _ in a }
+        // Their inserts, deletes, moves and renames as the general difference finds them:
+        // a result has few sections.
+        let sectionsOnly = { (sections: [Section]) in
+            sections.map { SectionSnapshot(name: $0.name, objectIDs: [], sectionObjectID: $0.sectionObjectKey.map { ObjectID(entityName: self.sectionEntityName!, rowKey: $0) }) }
+        }
+        var batch = ChangeBatch(sectionChanges: ChangeBatch.difference(from: sectionsOnly(old), to: sectionsOnly(new)).sectionChanges)
 
         // Unchanged objects on one side only: those a limit or offset moved out of or into the window.
         var leaving = Set<Int64>(), entering = Set<Int64>()
@@ -38,10 +44,8 @@ extension FetchedResultsController {
         var oldPlaces: [Int64: Place] = [:], newPlaces: [Int64: Place] = [:]
         var deletes: [ObjectChange] = [], inserts: [ObjectChange] = []
         let id = { (key: Int64) in ObjectID(entityName: self.entityName, rowKey: key) }
-        var batch = ChangeBatch()
         for (s, section) in old.enumerated() {
-            let kept = newIndexByName[section.name] != nil
-            if !kept { batch.sectionChanges.append(SectionChange(type: .delete, index: s, name: section.name)) }
+            let kept = newIndexByID[oldIDs[s]] != nil
             var staying = 0
             for (i, key) in section.keys.enumerated() {
                 if changedKeys.contains(key) {
@@ -55,10 +59,8 @@ extension FetchedResultsController {
                 }
             }
         }
-        batch.sectionChanges.reverse()  // deletes from the last, as ChangeBatch.difference lists them
         for (s, section) in new.enumerated() {
-            let oldIndex = oldIndexByName[section.name]
-            if oldIndex == nil { batch.sectionChanges.append(SectionChange(type: .insert, index: s, name: section.name)) }
+            let oldIndex = oldIndexByID[newIDs[s]]
             // The unchanged objects that stay must be the same sequence on both sides.
             var stayingBefore = oldIndex.map { old[$0].keys.lazy.filter { !changedKeys.contains($0) && !leaving.contains($0) }.makeIterator() }
             var staying = 0
@@ -80,7 +82,7 @@ extension FetchedResultsController {
         // they keep their order among the others of that gap.
         var groups: [IndexPath: [Int64]] = [:]   // (new section, gap) -> keys in old order
         for (key, before) in oldPlaces.sorted(by: { $0.value.path < $1.value.path }) {
-            guard let after = newPlaces[key], old[before.path.section].name == new[after.path.section].name,
+            guard let after = newPlaces[key], oldIDs[before.path.section] == newIDs[after.path.section],
                   before.gap == after.gap else { continue }
             groups[IndexPath(item: after.gap, section: after.path.section), default: []].append(key)
         }

@@ -7,8 +7,9 @@ import struct ObjectStore.Predicate
 import struct ObjectStore.SortDescriptor
 
 /// Saves that change more objects than the controller places one by one (an import's chunk,
-/// a bulk edit) are fetched again; their batches must name the same moves a small save
-/// would: only changed objects move, an unchanged neighbour never does.
+/// a bulk edit) are fetched again, as is every save under a fetch limit or with sections
+/// from their own entity; their batches must name the same moves a small save would: only
+/// changed objects move, an unchanged neighbour never does.
 final class BulkChangeTests: XCTestCase {
 
     /// More changed objects than any placement limit of these small stores.
@@ -160,6 +161,56 @@ final class BulkChangeTests: XCTestCase {
         XCTAssertEqual(controller.snapshot.map(\.name), ["Asia", "Europe", "Oceania"])
         XCTAssertEqual(controller.snapshot, try fresh(context, request, sectionNameKeyPath: "zone"))
         XCTAssertEqual(try replay(recorder.batches, from: before, context: context).map(\.name), ["Asia", "Europe", "Oceania"])
+    }
+
+    /// Sections from their own entity: a player moving past an unchanged one moves alone, a
+    /// club whose rank changes moves as a section with its players, a renamed club is a
+    /// section update.
+    func testWithSectionsFromClubsOnlyWhatChangedMoves() throws {
+        let (context, players) = try makeStore(players: 30)
+        var clubs: [ManagedObject] = []
+        for i in 0..<3 {
+            let club = try context.insert(entityName: "Club")
+            try club.setValue("Club \(i)", forKey: "name")
+            try club.setValue(i, forKey: "rank")
+            clubs.append(club)
+        }
+        for (i, player) in players.enumerated() { try player.setValue(clubs[i % 3], forKey: "club") }
+        try context.save()
+        let clubRequest = FetchRequest<ManagedObject>(entityName: "Club", sortDescriptors: [SortDescriptor(key: "rank"), SortDescriptor(key: "name")])
+        let controller = FetchedResultsController(fetchRequest: byScore, sectionFetchRequest: clubRequest,
+                                                  sectionRelationshipKeyPath: "club", sectionNameKey: "name", managedObjectContext: context)
+        let recorder = BatchRecorder<ManagedObject>()
+        controller.delegate = recorder
+        try controller.performFetch()
+        func freshSections() throws -> [SectionSnapshot] {
+            let fresh = FetchedResultsController(fetchRequest: byScore, sectionFetchRequest: clubRequest,
+                                                 sectionRelationshipKeyPath: "club", sectionNameKey: "name", managedObjectContext: context)
+            try fresh.performFetch()
+            return fresh.snapshot
+        }
+
+        // Club 0 holds P000, P003, P006, ...: P009 goes before P006.
+        var before = controller.snapshot
+        try players[9].setValue(55, forKey: "score")
+        try context.save()
+        XCTAssertEqual(try replay(recorder.batches, from: before, context: context), controller.snapshot)
+        XCTAssertEqual(controller.snapshot, try freshSections())
+        XCTAssertEqual(changes(recorder).filter { $0.type == .move }.map(\.objectID), [players[9].objectID])
+        XCTAssertFalse(changes(recorder).contains { $0.objectID == players[6].objectID }, "the unchanged neighbour is untouched")
+
+        recorder.batches = []
+        before = controller.snapshot
+        try clubs[2].setValue(-1, forKey: "rank")
+        try clubs[1].setValue("Club One", forKey: "name")
+        try context.save()
+        XCTAssertEqual(try replay(recorder.batches, from: before, context: context), controller.snapshot)
+        XCTAssertEqual(controller.snapshot, try freshSections())
+        XCTAssertEqual(controller.snapshot.map(\.name), ["Club 2", "Club 0", "Club One"])
+        XCTAssertEqual(changes(recorder), [], "no player changed")
+        let sectionChanges = recorder.batches.flatMap(\.sectionChanges)
+        XCTAssertEqual(sectionChanges.filter { $0.type == .move }.count, 1)
+        XCTAssertTrue(sectionChanges.contains { $0.type == .update && $0.name == "Club One" } || sectionChanges.contains { $0.type == .move && $0.name == "Club One" })
     }
 
     /// Random bulk edits of the players' own values: every batch is valid, ends in a fresh
