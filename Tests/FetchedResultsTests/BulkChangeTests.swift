@@ -168,13 +168,7 @@ final class BulkChangeTests: XCTestCase {
     /// section update.
     func testWithSectionsFromClubsOnlyWhatChangedMoves() throws {
         let (context, players) = try makeStore(players: 30)
-        var clubs: [ManagedObject] = []
-        for i in 0..<3 {
-            let club = try context.insert(entityName: "Club")
-            try club.setValue("Club \(i)", forKey: "name")
-            try club.setValue(i, forKey: "rank")
-            clubs.append(club)
-        }
+        let clubs = try League.insertClubs(3, into: context)
         for (i, player) in players.enumerated() { try player.setValue(clubs[i % 3], forKey: "club") }
         try context.save()
         let clubRequest = FetchRequest<ManagedObject>(entityName: "Club", sortDescriptors: [SortDescriptor(key: "rank"), SortDescriptor(key: "name")])

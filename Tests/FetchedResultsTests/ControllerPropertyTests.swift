@@ -43,13 +43,7 @@ final class ControllerPropertyTests: XCTestCase {
         context.mergePolicy = .editWins
         other.mergePolicy = .editWins
 
-        var clubs: [ManagedObject] = []
-        for i in 0..<4 {
-            let club = try context.insert(entityName: "Club")
-            try club.setValue("Club \(i)", forKey: "name")
-            try club.setValue(i, forKey: "rank")
-            clubs.append(club)
-        }
+        var clubs = try League.insertClubs(4, into: context)
         var players: [ManagedObject] = []
         for _ in 0..<25 { players.append(try insertPlayer(context, clubs: clubs, &rng)) }
         try context.save()

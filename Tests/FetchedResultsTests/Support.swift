@@ -69,4 +69,14 @@ enum League {
                 relationships: [RelationshipDescription(name: "club", destinationEntity: "Club", inverseName: "players")]),
         ])
     }
+
+    /// Inserts clubs "Club 0", "Club 1", ... ranked 0, 1, ... (unsaved).
+    static func insertClubs(_ count: Int, into context: ObjectContext) throws -> [ManagedObject] {
+        try (0..<count).map { i in
+            let club = try context.insert(entityName: "Club")
+            try club.setValue("Club \(i)", forKey: "name")
+            try club.setValue(i, forKey: "rank")
+            return club
+        }
+    }
 }
