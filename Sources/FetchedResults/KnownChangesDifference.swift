@@ -44,18 +44,20 @@ extension FetchedResultsController {
         var oldPlaces: [Int64: Place] = [:], newPlaces: [Int64: Place] = [:]
         var deletes: [ObjectChange] = [], inserts: [ObjectChange] = []
         let id = { (key: Int64) in ObjectID(entityName: self.entityName, rowKey: key) }
+        // Unchanged objects of a section that goes (its section object was deleted or left
+        // the section request): they go with it.
+        var goneWithSection = Set<Int64>()
         for (s, section) in old.enumerated() {
             let kept = newIndexByID[oldIDs[s]] != nil
             var staying = 0
             for (i, key) in section.keys.enumerated() {
                 if changedKeys.contains(key) {
                     oldPlaces[key] = Place(path: IndexPath(item: i, section: s), gap: staying)
-                } else if leaving.contains(key) {
+                } else if leaving.contains(key) || !kept {
+                    if !kept { goneWithSection.insert(key) }
                     deletes.append(ObjectChange(type: .delete, objectID: id(key), indexPath: IndexPath(item: i, section: s), newIndexPath: nil))
-                } else if kept {
-                    staying += 1
                 } else {
-                    return nil  // an unchanged object left its section: not what the changes say
+                    staying += 1
                 }
             }
         }
@@ -68,7 +70,10 @@ extension FetchedResultsController {
                 let path = IndexPath(item: i, section: s)
                 if changedKeys.contains(key) {
                     newPlaces[key] = Place(path: path, gap: staying)
-                } else if entering.contains(key) {
+                } else if entering.contains(key) || (oldIndex == nil && !goneWithSection.contains(key)) {
+                    // Entering the window, or coming with a new section (one whose object
+                    // came in); an object of a section that went is on both sides: not
+                    // what the changes say.
                     inserts.append(ObjectChange(type: .insert, objectID: id(key), indexPath: nil, newIndexPath: path))
                 } else if stayingBefore?.next() == key {
                     staying += 1

@@ -11,23 +11,6 @@ import struct ObjectStore.SortDescriptor
 /// fresh fetch.
 final class ControllerPropertyTests: XCTestCase {
 
-    private final class Watched {
-        let name: String
-        let controller: FetchedResultsController<ManagedObject>
-        let recorder = BatchRecorder<ManagedObject>()
-        var previous: [SectionSnapshot]
-        let fresh: () throws -> [SectionSnapshot]
-
-        init(_ name: String, _ controller: FetchedResultsController<ManagedObject>, fresh: @escaping () throws -> [SectionSnapshot]) throws {
-            self.name = name
-            self.controller = controller
-            self.fresh = fresh
-            controller.delegate = recorder
-            try controller.performFetch()
-            previous = controller.snapshot
-        }
-    }
-
     private static let zones: [String?] = ["Africa", "Asia", "Europe", "Oceania", "South America", nil]
     private static let names = ["Ana", "bo", "Cy", "Dee", "Émile", "Emile", "fay", "Gus", "Hal", "Ivy"]
 
@@ -49,12 +32,7 @@ final class ControllerPropertyTests: XCTestCase {
         try context.save()
 
         func watch(_ name: String, _ request: FetchRequest<ManagedObject>, sectionNameKeyPath: String?) throws -> Watched {
-            let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: sectionNameKeyPath)
-            return try Watched(name, controller) {
-                let fresh = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: sectionNameKeyPath)
-                try fresh.performFetch()
-                return fresh.snapshot
-            }
+            try Watched(name) { FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: sectionNameKeyPath) }
         }
         let byZone = [SortDescriptor(key: "zone"), SortDescriptor(key: "score", ascending: false), SortDescriptor(key: "name")]
         var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: try Predicate(format: "active == YES"), sortDescriptors: byZone)
@@ -62,8 +40,6 @@ final class ControllerPropertyTests: XCTestCase {
         limited.fetchOffset = 2
         let clubRequest = FetchRequest<ManagedObject>(entityName: "Club", sortDescriptors: [SortDescriptor(key: "rank"), SortDescriptor(key: "name")])
         let itemsInClubs = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [SortDescriptor(key: "score"), SortDescriptor(key: "name")])
-        let sectionEntity = FetchedResultsController(fetchRequest: itemsInClubs, sectionFetchRequest: clubRequest,
-                                                     sectionRelationshipKeyPath: "club", sectionNameKey: "name", managedObjectContext: context)
         let watched = [
             try watch("sections by zone, active only",
                       FetchRequest(entityName: "Player", predicate: try Predicate(format: "active == YES AND score >= 1"), sortDescriptors: byZone),
@@ -75,11 +51,9 @@ final class ControllerPropertyTests: XCTestCase {
                                    sortDescriptors: [SortDescriptor(key: "club.rank", ascending: false), SortDescriptor(key: "name", options: [.caseInsensitive])]),
                       sectionNameKeyPath: nil),
             try watch("limit and offset", limited, sectionNameKeyPath: "zone"),
-            try Watched("sections from clubs", sectionEntity) {
-                let fresh = FetchedResultsController(fetchRequest: itemsInClubs, sectionFetchRequest: clubRequest,
-                                                     sectionRelationshipKeyPath: "club", sectionNameKey: "name", managedObjectContext: context)
-                try fresh.performFetch()
-                return fresh.snapshot
+            try Watched("sections from clubs") {
+                FetchedResultsController(fetchRequest: itemsInClubs, sectionFetchRequest: clubRequest,
+                                         sectionRelationshipKeyPath: "club", sectionNameKey: "name", managedObjectContext: context)
             },
         ]
 

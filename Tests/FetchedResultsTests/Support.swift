@@ -26,6 +26,29 @@ final class BatchRecorder<Result: ManagedObject>: FetchedResultsControllerDelega
     }
 }
 
+/// A controller under a property test: its batches, its sections when last checked, and
+/// a fresh fetch of the same request to compare with.
+final class Watched {
+    let name: String
+    let controller: FetchedResultsController<ManagedObject>
+    let recorder = BatchRecorder<ManagedObject>()
+    var previous: [SectionSnapshot]
+    let fresh: () throws -> [SectionSnapshot]
+
+    init(_ name: String, _ make: @escaping () -> FetchedResultsController<ManagedObject>) throws {
+        self.name = name
+        controller = make()
+        fresh = {
+            let fresh = make()
+            try fresh.performFetch()
+            return fresh.snapshot
+        }
+        controller.delegate = recorder
+        try controller.performFetch()
+        previous = controller.snapshot
+    }
+}
+
 /// Fails for each move of `batch` that could have been an update (the batch stays valid and
 /// ends the same): a needless move is a defect (a list animates a row that stayed).
 func assertEveryMoveIsNeeded(_ batch: ChangeBatch, from old: [SectionSnapshot], _ label: String, file: StaticString = #filePath, line: UInt = #line) {
