@@ -11,7 +11,8 @@ import ObjectStore
 /// A controller without sections (no `sectionNameKeyPath` and no section fetch request) shows
 /// its objects only, without a header. Items are `FrRow` GObjects made only when GTK asks for
 /// a position, so a million-row controller costs a copy of its row keys, not a million
-/// GObjects.
+/// GObjects. While GTK holds an item, asking again for its position (moved by changes
+/// before it) gives the same `FrRow`, until an emission announces that position.
 ///
 /// The list model becomes the controller's delegate and turns each ``ChangeBatch`` into
 /// `items-changed` emissions. After every single emission the list is in a valid state on the
@@ -63,6 +64,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
     public var didChange: ((ChangeBatch) -> Void)?
 
     let flattened: FlattenedSections
+    private let items: ListItems
     private let entityName: String
     private var saveObservation: ObservationToken?
 
@@ -81,7 +83,8 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
         }
         flattened = FlattenedSections(sections: sections,
                                       showsHeaders: controller.sectionNameKeyPath != nil || controller.sectionFetchRequest != nil)
-        listModel = Self.makeListModel(showing: flattened)
+        items = ListItems(flattened: flattened)
+        listModel = Self.makeListModel(showing: items)
         controller.changeReporting = .changes
         controller.delegate = self
         saveObservation = controller.managedObjectContext.addObserver { [weak self] event in
@@ -164,30 +167,23 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
     }
 
     private var itemsChanged: (Int, Int, Int) -> Void {
-        { [listModel] position, removed, added in
+        { [listModel, items] position, removed, added in
+            items.itemsChanged(position: position, removed: removed, added: added)
             g_list_model_items_changed(listModel, guint(position), guint(removed), guint(added))
         }
     }
 
     // MARK: The GObject
 
-    /// The C list model, answering from `flattened`, which it keeps alive until finalized.
-    private static func makeListModel(showing flattened: FlattenedSections) -> OpaquePointer {
+    /// The C list model, answering from `items`, which it keeps alive until finalized.
+    private static func makeListModel(showing items: ListItems) -> OpaquePointer {
         let count: FrListModelCountFunc = { data in
-            guint(Unmanaged<FlattenedSections>.fromOpaque(data!).takeUnretainedValue().count)
+            guint(Unmanaged<ListItems>.fromOpaque(data!).takeUnretainedValue().flattened.count)
         }
         let item: FrListModelItemFunc = { position, data in
-            let flattened = Unmanaged<FlattenedSections>.fromOpaque(data!).takeUnretainedValue()
-            guard let location = flattened.location(at: Int(position)) else { return nil }
-            flattened.recordItemMade()
-            switch location {
-            case .header(let section):
-                return fr_row_new_header(flattened.sections[section].name)
-            case .object(let path):
-                return fr_row_new_object(gint64(flattened.key(at: path)))
-            }
+            Unmanaged<ListItems>.fromOpaque(data!).takeUnretainedValue().item(at: Int(position))
         }
-        let release: GDestroyNotify = { data in Unmanaged<FlattenedSections>.fromOpaque(data!).release() }
-        return fr_list_model_new(count, item, Unmanaged.passRetained(flattened).toOpaque(), release)!
+        let release: GDestroyNotify = { data in Unmanaged<ListItems>.fromOpaque(data!).release() }
+        return fr_list_model_new(count, item, Unmanaged.passRetained(items).toOpaque(), release)!
     }
 }

@@ -97,6 +97,37 @@ final class ListModelTests: XCTestCase {
         XCTAssertEqual(rows.flattened.itemsMade, 1)
     }
 
+    /// While GTK holds an item, a row that only shifted (changes before it) is the same item
+    /// at its new position, so a factory can skip binding it again; a row announced as changed
+    /// is a new item. Items GTK let go are not kept.
+    func testAHeldItemStaysTheSameUntilItsRowIsAnnounced() throws {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        // Asia: Ana (1), Bo (2); Europe: Cy (4).
+        let cy = try XCTUnwrap(g_list_model_get_item(rows.listModel, 4))
+        let bo = try XCTUnwrap(g_list_model_get_item(rows.listModel, 2))
+        defer { g_object_unref(cy); g_object_unref(bo) }
+        try League.insertPlayer(context, name: "Al", zone: "Africa", score: 0)   // a section and a row before them
+        try context.save()
+        let cyNow = try XCTUnwrap(g_list_model_get_item(rows.listModel, 6))
+        XCTAssertEqual(cyNow, cy, "a row that only shifted is the same item")
+        g_object_unref(cyNow)
+        XCTAssertEqual(rows.identity(ofItem: cy), .object(rows.controller.snapshot[2].objectIDs[0]))
+
+        let boID = rows.controller.snapshot[1].objectIDs[1]
+        XCTAssertEqual(rows.identity(ofItem: bo), .object(boID))
+        try context.existingObject(with: boID).setValue("late", forKey: "note")   // an update: Bo's row (position 4) is announced
+        try context.save()
+        let boNow = try XCTUnwrap(g_list_model_get_item(rows.listModel, 4))
+        XCTAssertNotEqual(boNow, bo, "an announced row is a new item")
+        XCTAssertEqual(rows.identity(ofItem: boNow), .object(boID))
+        g_object_unref(boNow)
+
+        let made = rows.flattened.itemsMade
+        g_object_unref(try XCTUnwrap(g_list_model_get_item(rows.listModel, 0)))   // made and let go
+        g_object_unref(try XCTUnwrap(g_list_model_get_item(rows.listModel, 0)))
+        XCTAssertEqual(rows.flattened.itemsMade, made + 2, "an item GTK let go is made again")
+    }
+
     func testTheGListModelOutlivesItsOwnerAndReleasesEverythingWhenFinalized() throws {
         let controller = League.byZone(context)
         var rows: FetchedResultsListModel? = try FetchedResultsListModel(controller: controller)

@@ -17,4 +17,10 @@ int fr_main_queue_handle (void);
 /// (`_dispatch_main_queue_callback_4CF`). Call on the main thread only.
 void fr_main_queue_drain (void);
 
+// MARK: Accessibility
+
+/// Sets (NULL: removes) the description assistive technologies read for `widget`, as
+/// gtk_widget_set_tooltip_text does with the tooltip (gtk_accessible_update_property is variadic).
+void fr_widget_set_description (GtkWidget *widget, const char *description);
+
 G_END_DECLS

@@ -16,9 +16,10 @@ import Synchronization
 ///
 /// Each record becomes an inserted object of a private background ``ObjectContext``, with
 /// the attributes' defaults for the properties the record leaves out, and is validated
-/// like a save would before it joins the current chunk. Every `chunkSize` records the
-/// chunk is saved in one SQLite transaction, so other contexts of the same store merge it
-/// as it commits: a list shows the new rows chunk by chunk.
+/// like a save would before it joins the current chunk. Every `chunkSize` records (fewer
+/// in the first chunks when `firstChunkSize` asks for it) the chunk is saved in one SQLite
+/// transaction, so other contexts of the same store merge it as it commits: a list shows the
+/// new rows chunk by chunk.
 ///
 /// The store keeps a journal of the import (table `Z_IMPORT`, keyed by the file's path and
 /// the entity) written in the same transaction as each chunk. A run that stops (a bad
@@ -29,7 +30,7 @@ import Synchronization
 ///
 /// ## Topics
 /// ### Importing
-/// - ``init(store:entityName:file:format:chunkSize:restart:)``
+/// - ``init(store:entityName:file:format:chunkSize:firstChunkSize:restart:)``
 /// - ``run(progress:)``
 /// - ``cancel()``
 /// ### Results
@@ -48,6 +49,9 @@ public final class ObjectImporter: @unchecked Sendable {
     public let format: ImportFormat
     /// How many records each transaction commits.
     public let chunkSize: Int
+    /// How many records the first transaction commits: each next one commits half as many
+    /// again, up to ``chunkSize``.
+    public let firstChunkSize: Int
     /// Whether the import starts at the top of the file whatever its journal says.
     public let restart: Bool
 
@@ -68,19 +72,25 @@ public final class ObjectImporter: @unchecked Sendable {
     ///   - format: The file's format; from its extension when nil (see
     ///     ``ImportFormat/init(fileExtension:)``).
     ///   - chunkSize: The records committed by each transaction (at least 1).
+    ///   - firstChunkSize: The records committed by the first transaction, when fewer than
+    ///     `chunkSize` (at least 1): each next chunk is half as large again, up to `chunkSize`.
+    ///     A list that shows the import then gets its first rows sooner, and a few at a time
+    ///     while most of them still land among the rows on screen. `chunkSize` when nil.
     ///   - restart: Start at the top of the file even when the journal says an earlier
     ///     import of it stopped half-way or finished. Rows already imported stay.
     /// - Throws: ``ImportError`` (kind ``ImportError/Kind/unreadableFile`` or
     ///   ``ImportError/Kind/badHeader``), or ``ModelError`` when the model has no such entity.
     public init(
         store: PersistentStore, entityName: String, file: URL, format: ImportFormat? = nil,
-        chunkSize: Int = 1000, restart: Bool = false
+        chunkSize: Int = 1000, firstChunkSize: Int? = nil, restart: Bool = false
     ) throws {
         precondition(chunkSize > 0, "an import's chunkSize must be at least 1")
+        precondition(firstChunkSize.map { $0 > 0 } ?? true, "an import's firstChunkSize must be at least 1")
         self.store = store
         self.entityName = entityName
         self.file = file
         self.chunkSize = chunkSize
+        self.firstChunkSize = min(firstChunkSize ?? chunkSize, chunkSize)
         self.restart = restart
         entity = try store.model.existingEntity(named: entityName)
         journal = ImportJournal(file: file, entityName: entityName)
@@ -136,10 +146,12 @@ public final class ObjectImporter: @unchecked Sendable {
             expectation = previous == nil ? .absent : .any
         }
         let recordsBefore = committed.records
+        var size = firstChunkSize
         while true {
             let end = try queue.sync {
-                try importChunk(from: reader, converter: converter, after: &committed, expecting: &expectation)
+                try importChunk(size, from: reader, converter: converter, after: &committed, expecting: &expectation)
             }
+            size = min(chunkSize, size + (size + 1) / 2)
             progress(ImportProgress(line: committed.line, recordsImported: committed.records,
                                     bytesRead: committed.byteOffset, totalBytes: totalBytes))
             let outcome: ImportResult.Outcome
@@ -171,7 +183,7 @@ public final class ObjectImporter: @unchecked Sendable {
 
     /// How a chunk ended.
     private enum ChunkEnd {
-        /// `chunkSize` records were committed; more may follow.
+        /// A whole chunk was committed; more may follow.
         case full
         case endOfFile
         case cancelled
@@ -184,10 +196,10 @@ public final class ObjectImporter: @unchecked Sendable {
         }
     }
 
-    /// Reads, inserts and validates up to `chunkSize` records, then commits them with the
-    /// journal in one transaction. Runs on ``queue``.
+    /// Reads, inserts and validates up to `size` records, then commits them with the journal
+    /// in one transaction. Runs on ``queue``.
     private func importChunk(
-        from reader: any RecordReader, converter: RecordConverter,
+        _ size: Int, from reader: any RecordReader, converter: RecordConverter,
         after committed: inout ImportJournal.Entry, expecting expectation: inout ImportJournal.Expectation
     ) throws -> ChunkEnd {
         // A context per chunk: a context keeps every object it saved, and an import must not.
@@ -198,7 +210,7 @@ public final class ObjectImporter: @unchecked Sendable {
         var position = reader.input.position
         let firstLine = position.line + 1
         var count = 0
-        while count < chunkSize {
+        while count < size {
             do {
                 if isCancelled.load(ordering: .relaxed), try reader.input.peek() != nil {
                     end = .cancelled

@@ -79,6 +79,15 @@ enum Signal {
         return connect(instance, name, handler, unsafeBitCast(thunk, to: GCallback.self), after: false)
     }
 
+    /// GtkWidget's `query-tooltip`: the `GtkTooltip *` to fill; returns whether to show it.
+    @discardableResult
+    static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (OpaquePointer?) -> Bool) -> gulong {
+        let thunk: @convention(c) (gpointer?, gint, gint, gboolean, OpaquePointer?, gpointer?) -> gboolean = { _, _, _, _, tooltip, data in
+            (Signal.handler(data) as (OpaquePointer?) -> Bool)(tooltip) ? 1 : 0
+        }
+        return connect(instance, name, handler, unsafeBitCast(thunk, to: GCallback.self), after: false)
+    }
+
     /// A signal with no arguments that returns a boolean: GtkWindow's `close-request`.
     @discardableResult
     static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping () -> Bool) -> gulong {

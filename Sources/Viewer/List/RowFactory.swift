@@ -80,14 +80,22 @@ final class RowFactory {
         switch identity {
         case .header(let name):
             widgets.objectID = nil
+            widgets.shownItem = nil
             gtk_label_set_text(widgets.header.opaque, session.view.sectionTitle(forSectionName: name))
         case .object(let id):
             widgets.objectID = id
             boundRows[id] = widgets
+            // GTK 4.8 unbinds and binds again every row whose position changed: about 200 rows
+            // for each insertion near the top. The list model's item stays the same until the
+            // row is announced as changed, so the same item needs nothing new.
+            guard widgets.shownItem != item else { return }
+            widgets.shownItem = nil
             guard let object = session.object(for: id, atPosition: Int(gtk_list_item_get_position(listItem))) else { return }
             show(object, in: widgets, view: session.view)
+            widgets.shownItem = item
         case nil:
             widgets.objectID = nil
+            widgets.shownItem = nil
         }
     }
 
@@ -111,7 +119,7 @@ final class RowFactory {
             gtk_label_set_text(widgets.image.opaque, Placeholder.initials(of: title))
             for color in Placeholder.colorClasses { widgets.image.removeClass(color) }
             widgets.image.addClass(Placeholder.colorClass(for: imageName.isEmpty ? title : imageName))
-            Self.setTooltip(of: widgets.image, to: imageName.isEmpty ? nil : imageName)
+            widgets.imageTooltip = imageName.isEmpty ? nil : imageName
         }
         widgets.check.isVisible = view.toggle != nil
         if let toggle = view.toggle {
@@ -119,16 +127,8 @@ final class RowFactory {
         }
         widgets.counter.isVisible = view.counter != nil
         if let counter = view.counter {
-            Self.setTooltip(of: widgets.counter, to: "Add 1 to \(DetailPane.label(forKey: counter).lowercased())")
+            widgets.counterTooltip = "Add 1 to \(DetailPane.label(forKey: counter).lowercased())"
         }
-    }
-
-    /// Sets a tooltip when it differs: on X11, setting one asks the server where the pointer
-    /// is (two round trips), which made rebinding rows during an import stall the main loop
-    /// for seconds.
-    private static func setTooltip(of widget: Widget, to text: String?) {
-        let current = gtk_widget_get_tooltip_text(widget).map { String(cString: $0) }
-        if current != text { gtk_widget_set_tooltip_text(widget, text) }
     }
 }
 

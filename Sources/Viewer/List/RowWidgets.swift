@@ -1,4 +1,5 @@
 import CGtk
+import CViewer
 import ObjectStore
 
 /// The widgets of one list row, made once per GtkListItem and bound to one item at a time:
@@ -16,6 +17,25 @@ final class RowWidgets {
     var objectID: ObjectID?
     /// True while bind sets the widgets, so that their signals are not taken for a person's.
     var isBinding = false
+    /// The list model item (an `FrRow`) whose object the widgets show, held so that a new
+    /// item cannot take its address; nil while they show none.
+    var shownItem: gpointer? {
+        didSet {
+            if let shownItem { g_object_ref(shownItem) }
+            if let oldValue { g_object_unref(oldValue) }
+        }
+    }
+    /// The tooltips of the image and the counter button. GTK asks for them (`query-tooltip`)
+    /// rather than having them set: on X11 gtk_widget_set_tooltip_text asks the server where
+    /// the pointer is (two round trips), and rows are bound by the hundred while an import
+    /// lands among them. They also describe the widgets to assistive technologies, as a set
+    /// tooltip does.
+    var imageTooltip: String? {
+        didSet { if imageTooltip != oldValue { fr_widget_set_description(image, imageTooltip) } }
+    }
+    var counterTooltip: String? {
+        didSet { if counterTooltip != oldValue { fr_widget_set_description(counter, counterTooltip) } }
+    }
 
     init() {
         header = makeLabel(classes: ["section-header"])
@@ -36,5 +56,17 @@ final class RowWidgets {
         content = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 12, [check, image, texts, counter])
         content.addClass("object-row")
         root = makeBox(GTK_ORIENTATION_VERTICAL, [header, content])
+        for (widget, tooltip) in [(image, \RowWidgets.imageTooltip), (counter, \RowWidgets.counterTooltip)] {
+            gtk_widget_set_has_tooltip(widget, 1)
+            Signal.connect(widget.object, "query-tooltip") { [weak self] (gtkTooltip: OpaquePointer?) -> Bool in
+                guard let text = self?[keyPath: tooltip] else { return false }
+                gtk_tooltip_set_text(gtkTooltip, text)
+                return true
+            }
+        }
+    }
+
+    deinit {
+        if let shownItem { g_object_unref(shownItem) }
     }
 }

@@ -49,11 +49,12 @@ final class ImportBar: @unchecked Sendable {
 
     /// Starts importing `file` into the entity `entityName` of `store`. An import that
     /// stopped earlier (a bad record, Cancel, the app closed) resumes where it stopped.
-    func start(file: URL, entityName: String, store: PersistentStore, chunkSize: Int = 1000) {
+    func start(file: URL, entityName: String, store: PersistentStore, chunkSize: Int = 1000, firstChunkSize: Int? = nil) {
         guard importer == nil else { return }
         let importer: ObjectImporter
         do {
-            importer = try ObjectImporter(store: store, entityName: entityName, file: file, chunkSize: chunkSize)
+            importer = try ObjectImporter(store: store, entityName: entityName, file: file, chunkSize: chunkSize,
+                                          firstChunkSize: firstChunkSize)
         } catch {
             return finish(message: "Cannot import \(file.lastPathComponent): \(error)", isError: true)
         }
@@ -64,10 +65,16 @@ final class ImportBar: @unchecked Sendable {
         didChangeState?()
         DispatchQueue.global(qos: .userInitiated).async { [weak self] in
             let outcome = Result { try importer.run { progress in
-                // Waits for the main queue, where the window's context merges each chunk
-                // before this: the import never runs ahead of the list, so chunks never pile
-                // up into one long stall of the main loop.
-                DispatchQueue.main.sync { self?.show(progress, of: file) }
+                // Waits until the window's context has merged the chunk (on the main queue,
+                // before this) and the window has drawn it (an idle below GTK's redraw priority
+                // runs after the frame): the import never runs ahead of the list, so chunks
+                // never pile up into one long stall of the main loop, nor two into one frame.
+                let drawn = DispatchSemaphore(value: 0)
+                DispatchQueue.main.sync {
+                    self?.show(progress, of: file)
+                    MainLoop.idle(priority: G_PRIORITY_DEFAULT_IDLE) { drawn.signal() }
+                }
+                drawn.wait()
             } }
             DispatchQueue.main.async { self?.finished(outcome, file: file) }
         }
