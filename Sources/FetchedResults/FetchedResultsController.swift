@@ -341,6 +341,8 @@ public final class FetchedResultsController<Result: ManagedObject> {
             }
             delegate.controllerDidChangeContent(self)
             delegate.controller(self, didChangeContentWith: batch)
+        case .batches:
+            delegate.controller(self, didChangeContentWith: batch)
         case .snapshot:
             let reloaded = Set(batch.objectChanges.filter { $0.type == .update || $0.type == .move }.map(\.objectID))
             delegate.controller(self, didChangeContentWith: FetchedSnapshot(sections: snapshot, reloadedObjectIDs: reloaded))

@@ -8,6 +8,10 @@ public enum ChangeReporting: Sendable, Hashable {
     /// Will-change, one call per section and object change, did-change (Core Data's
     /// classic callbacks), then the whole ``ChangeBatch``.
     case changes
+    /// The whole ``ChangeBatch`` only, without the per-change calls: no object is loaded to
+    /// be passed to them, so a chunk of thousands of new rows costs no objects until a list
+    /// shows them (about 20 ms a chunk, and a context holding every imported object, before).
+    case batches
     /// One ``FetchedSnapshot`` of the new sections, with the updated objects to reload.
     case snapshot
     /// One `CollectionDifference` of object IDs; for a controller without sections.

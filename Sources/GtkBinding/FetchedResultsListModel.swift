@@ -71,7 +71,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
     /// A list model of `controller`'s results; fetches them first if the controller has not.
     ///
     /// Becomes the controller's delegate and sets its ``FetchedResultsController/changeReporting``
-    /// to ``ChangeReporting/changes``.
+    /// to ``ChangeReporting/batches``.
     public init(controller: FetchedResultsController<Result>) throws {
         if controller.sections == nil { try controller.performFetch() }
         self.controller = controller
@@ -85,7 +85,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
                                       showsHeaders: controller.sectionNameKeyPath != nil || controller.sectionFetchRequest != nil)
         items = ListItems(flattened: flattened)
         listModel = Self.makeListModel(showing: items)
-        controller.changeReporting = .changes
+        controller.changeReporting = .batches
         controller.delegate = self
         saveObservation = controller.managedObjectContext.addObserver { [weak self] event in
             if case .didSave(let changes) = event { self?.followFirstSaves(changes) }

@@ -209,4 +209,24 @@ final class ChangeBatchTests: XCTestCase {
         XCTAssertEqual(emptied.sectionChanges, [SectionChange(type: .delete, index: 0, name: "")])
         XCTAssertEqual(emptied.objectChanges.map(\.type), [.delete, .delete])
     }
+
+    /// The changed-key look-up of the refetch path answers as the set would: bitmap for a
+    /// narrow range of keys, the set for keys far apart, random keys either way.
+    func testKeyMembershipAnswersAsItsSet() {
+        var rng = SeededGenerator(seed: SeededGenerator.seed())
+        for spread in [Int64(100), 5_000, 1 << 40] {
+            let keys = Set((0..<200).map { _ in Int64.random(in: -spread...spread, using: &rng) })
+            let membership = KeyMembership(keys)
+            for probe in keys.map({ [$0 - 1, $0, $0 + 1, $0 + 64, $0 - 64] }).joined() {
+                XCTAssertEqual(membership.contains(probe), keys.contains(probe), "key \(probe), spread \(spread)")
+            }
+            for _ in 0..<1_000 {
+                let probe = Int64.random(in: -2 * spread...2 * spread, using: &rng)
+                XCTAssertEqual(membership.contains(probe), keys.contains(probe), "key \(probe), spread \(spread)")
+            }
+        }
+        XCTAssertFalse(KeyMembership([]).contains(0))
+        XCTAssertTrue(KeyMembership([Int64.max, Int64.min]).contains(Int64.min))
+        XCTAssertFalse(KeyMembership([Int64.max - 3, Int64.max]).contains(Int64.min + 1), "no wrapping around")
+    }
 }

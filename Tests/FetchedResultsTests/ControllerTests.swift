@@ -432,6 +432,31 @@ final class ControllerTests: XCTestCase {
 
     // MARK: Snapshot and difference reporting
 
+    /// Batches only: no per-change calls, and no object loaded for them, so a merged chunk of
+    /// new rows leaves the context holding none of them until they are asked for.
+    func testBatchReportingLoadsNoObjectForTheChanges() throws {
+        let (store, context) = try WorldCup.open(in: temporaryFolder(self))
+        let controller = ranking(context, limit: 0)()
+        let log = ChangeLog<Team>()
+        controller.changeReporting = .batches
+        controller.delegate = log
+        try controller.performFetch()
+        let before = controller.snapshot
+        let registered = context.registeredObjects.count
+
+        let importer = ObjectContext(store: store)
+        for i in 0..<300 { WorldCup.insert("Team \(i)", "Oceania", wins: i % 7, into: importer) }
+        try importer.save()
+        drainMainQueue { controller.numberOfObjects == before.flatMap(\.objectIDs).count + 300 }
+
+        XCTAssertEqual(log.batches.count, 1)
+        XCTAssertEqual(log.batches[0].objectChanges.filter { $0.type == .insert }.count, 300)
+        XCTAssertEqual(try log.batches[0].applied(to: before), controller.snapshot)
+        XCTAssertTrue(log.calls.isEmpty, "no will/did/per-change calls: \(log.calls.prefix(3))")
+        XCTAssertEqual(context.registeredObjects.count, registered, "no object made for the inserted rows")
+        XCTAssertEqual(controller.object(at: IndexPath(item: 0, section: 0)).objectID, controller.snapshot[0].objectIDs[0])
+    }
+
     func testSnapshotAndDifferenceReportingMatchTheResults() throws {
         let (_, context) = try WorldCup.open(in: temporaryFolder(self))
         let make = ranking(context, limit: 0)
