@@ -427,16 +427,30 @@ public final class ObjectContext: @unchecked Sendable {
     /// values they started from), deleted objects are forgotten. Observers then get
     /// ``ContextEvent/objectsDidChange(_:)`` with the merged changes, so lists showing this
     /// context follow the other context's save.
+    ///
+    /// An unsaved change here that points a to-one relationship at an object deleted
+    /// elsewhere is cleared (as the delete's nullify would have): saving it would write a key
+    /// no row has. Those objects come in the notification as updated.
     public func mergeChanges(fromContextDidSave changes: ObjectChanges) {
         processPendingChanges()
+        var merged = changes
         for id in changes.deleted {
             guard let object = registry[id] else { continue }
             forget(object)
         }
+        if !changes.deleted.isEmpty {
+            for object in changedObjects where !object.isDeleted {
+                for (key, value) in object.changes {
+                    guard case .object(let target?) = value, changes.deleted.contains(target) else { continue }
+                    object.changes[key] = .object(nil)
+                    merged.updated[object.objectID, default: []].insert(key)
+                }
+            }
+        }
         for id in changes.updated.keys {
             registry[id]?.committed = nil
         }
-        post(.objectsDidChange(changes))
+        post(.objectsDidChange(merged))
     }
 
     /// Lets go of an object whose row was deleted elsewhere, with its unsaved changes.

@@ -275,6 +275,37 @@ final class ContextTests: XCTestCase {
         XCTAssertNil(try milk.value(forKey: "list"))
     }
 
+    /// Another context deletes a list that an unsaved change here points an item at: after
+    /// the merge the item is in no list (not a key to a deleted row) and is reported as
+    /// updated; its save writes NULL and keeps its other edits.
+    func testAMergedDeleteClearsUnsavedReferencesToTheDeletedObject() throws {
+        let store = try Fixtures.store(Fixtures.todoModel(), self)
+        let context = ObjectContext(store: store)
+        let groceries = try context.insert(entityName: "List")
+        try groceries.setValue("Groceries", forKey: "title")
+        let milk = try context.insert(entityName: "Item")
+        try milk.setValue("Milk", forKey: "name")
+        try context.save()
+
+        try milk.setValue(groceries, forKey: "list")
+        try milk.setValue("Oat milk", forKey: "name")
+        let other = ObjectContext(store: store)
+        other.automaticallyMergesChangesFromStore = false
+        context.automaticallyMergesChangesFromStore = false
+        try other.delete(other.existingObject(with: groceries.objectID))
+        try other.save()
+        let recorder = EventRecorder(context)
+        context.mergeChanges(fromContextDidSave: ObjectChanges(deleted: [groceries.objectID]))
+
+        XCTAssertNil(try milk.value(forKey: "list"))
+        XCTAssertEqual(recorder.objectsDidChange.last?.updated[milk.objectID], ["list"])
+        XCTAssertEqual(recorder.objectsDidChange.last?.deleted, [groceries.objectID])
+        try context.save()
+        let row = try store.database.read { db in try Row.fetchOne(db, sql: "SELECT name, list FROM Item") }
+        XCTAssertEqual(row?["name"], "Oat milk")
+        XCTAssertEqual(row?["list"], DatabaseValue.null)
+    }
+
     func testASaveOnAnotherThreadIsMergedAndPosted() throws {
         let store = try Fixtures.store(Fixtures.worldCupModel(), self)
         let main = ObjectContext(store: store)
