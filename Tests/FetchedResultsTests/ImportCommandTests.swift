@@ -117,7 +117,7 @@ final class ImportCommandTests: XCTestCase {
 
         let again = try importTeams(file)
         XCTAssertEqual(again.status, 1)
-        XCTAssertTrue(again.errors.contains("\(file.path): teams.csv was imported into Team completely already (1000 records); importing it again would add every record a second time. To do that anyway, start over with restart (--restart)"), again.errors)
+        XCTAssertTrue(again.errors.contains("\(file.path): already imported into Team completely (1000 records); importing it again would add every record a second time. To do that anyway, start over with restart (--restart)"), again.errors)
         let restarted = try importTeams(file, ["--restart"])
         XCTAssertEqual(restarted.status, 0, restarted.errors)
         XCTAssertEqual(try importedTeams().rows, 2_000, "--restart imports every record again, keeping the rows already imported")

@@ -60,7 +60,7 @@ final class ImportTests: ViewerTestCase {
         window.startImport(file: file)
         XCTAssertTrue(iterateMainLoop(until: { !window.isImporting }))
         XCTAssertTrue(window.importBar.widget.hasClass("import-error"), labelText(window.importBar.message))
-        XCTAssertTrue(labelText(window.importBar.message).contains("imported into Team completely already"), labelText(window.importBar.message))
+        XCTAssertTrue(labelText(window.importBar.message).contains("already imported into Team completely"), labelText(window.importBar.message))
         XCTAssertEqual(window.listedObjectCount, 2_532)
     }
 

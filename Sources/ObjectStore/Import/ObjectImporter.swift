@@ -169,15 +169,14 @@ public final class ObjectImporter: @unchecked Sendable {
     /// Refuses to resume from `entry` unless the file's first bytes are the ones imported;
     /// otherwise leaves `input` where the import stopped.
     private func checkResumable(_ entry: ImportJournal.Entry, input: ByteInput) throws {
-        let name = file.lastPathComponent
         if entry.finished {
             throw ImportError(.alreadyImported, file: file,
-                              "\(name) was imported into \(entityName) completely already (\(entry.records) records); importing it again would add every record a second time. To do that anyway, start over with restart (--restart)")
+                              "already imported into \(entityName) completely (\(entry.records) records); importing it again would add every record a second time. To do that anyway, start over with restart (--restart)")
         }
         let expected = ByteInput.Position(offset: entry.byteOffset, line: entry.line, checksum: entry.checksum)
         guard try input.skip(to: entry.byteOffset), input.position == expected else {
             throw ImportError(.fileChanged, file: file,
-                              "the first \(entry.line) lines of \(name) changed since an import of them into \(entityName) stopped (\(entry.records) records were imported), so it cannot resume after them. To import the whole file again, start over with restart (--restart); the rows already imported stay, delete them first if the file replaces them")
+                              "its first \(entry.line) lines changed since an import of them into \(entityName) stopped (\(entry.records) records were imported), so it cannot resume after them. To import the whole file again, start over with restart (--restart); the rows already imported stay, delete them first if the file replaces them")
         }
     }
 
@@ -240,7 +239,7 @@ public final class ObjectImporter: @unchecked Sendable {
             try context.save(writingAlso: { db in try journal.write(entry, expecting: expected, db) })
         } catch is ImportJournal.Conflict {
             throw ImportError(.saveFailed, file: file,
-                              "another import of \(file.lastPathComponent) into \(entityName) committed while this one ran, so this one stopped without committing \(lines); run the import again once the other one ends")
+                              "another import of this file into \(entityName) committed while this one ran, so this one stopped without committing \(lines); run the import again once the other one ends")
         } catch {
             throw ImportError(.saveFailed, file: file,
                               "cannot commit \(lines) (\(error)); nothing of that was written; run the import again to retry")

@@ -119,7 +119,7 @@ final class ResumableImportTests: XCTestCase {
         try Data(csv.replacingOccurrences(of: "Team 5,", with: "Team Five,").utf8).write(to: file)
         let changed = try XCTUnwrap(ImportFixtures.importError { try importer(file).run() })
         XCTAssertEqual(changed.kind, .fileChanged)
-        XCTAssertEqual(changed.message, "the first 1001 lines of teams.csv changed since an import of them into Team stopped (1000 records were imported), so it cannot resume after them. To import the whole file again, start over with restart (--restart); the rows already imported stay, delete them first if the file replaces them")
+        XCTAssertEqual(changed.message, "its first 1001 lines changed since an import of them into Team stopped (1000 records were imported), so it cannot resume after them. To import the whole file again, start over with restart (--restart); the rows already imported stay, delete them first if the file replaces them")
         try Data(csv.prefix(100).utf8).write(to: file)
         XCTAssertEqual(ImportFixtures.importError { try importer(file).run() }?.kind, .fileChanged, "a file cut short is changed too")
         XCTAssertEqual(try ImportFixtures.teamNames(store).count, 1_000, "nothing was imported by the refused runs")
@@ -135,7 +135,7 @@ final class ResumableImportTests: XCTestCase {
         _ = try importer(file).run()
         let again = try XCTUnwrap(ImportFixtures.importError { try importer(file).run() })
         XCTAssertEqual(again.kind, .alreadyImported)
-        XCTAssertEqual(again.message, "teams.csv was imported into Team completely already (10 records); importing it again would add every record a second time. To do that anyway, start over with restart (--restart)")
+        XCTAssertEqual(again.message, "already imported into Team completely (10 records); importing it again would add every record a second time. To do that anyway, start over with restart (--restart)")
         XCTAssertEqual(try ImportFixtures.teamNames(store), expectedNames(10))
 
         let restarted = try importer(file, restart: true).run()
@@ -167,7 +167,7 @@ final class ResumableImportTests: XCTestCase {
             }
         })
         XCTAssertEqual(error.kind, .saveFailed)
-        XCTAssertTrue(error.message.hasPrefix("another import of teams.csv into Team committed while this one ran"), error.message)
+        XCTAssertTrue(error.message.hasPrefix("another import of this file into Team committed while this one ran"), error.message)
         XCTAssertEqual(fastResult.withLock { $0 }?.resumedAtLine, 1_002)
         XCTAssertEqual(try ImportFixtures.teamNames(store), expectedNames(2_500))
     }
