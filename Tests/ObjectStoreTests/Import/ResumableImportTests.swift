@@ -46,6 +46,24 @@ final class ResumableImportTests: XCTestCase {
         XCTAssertEqual(try ImportFixtures.teamNames(store), expectedNames(2_500))
     }
 
+    /// A window's import starts with small chunks that grow by half up to the chunk size: a
+    /// list gets its first rows sooner, a few at a time while they land among those on screen.
+    func testFirstChunksAreSmallAndGrowToTheChunkSize() throws {
+        let file = try teams(ImportFixtures.teamsCSV(5_000))
+        let reports = Locked<[ImportProgress]>([])
+        let importer = try ObjectImporter(store: store, entityName: "Team", file: file, chunkSize: 1_000, firstChunkSize: 25)
+        let result = try importer.run { progress in reports.withLock { $0.append(progress) } }
+        XCTAssertEqual(result.recordsImported, 5_000)
+        let totals = reports.withLock { $0 }.map(\.recordsImported)
+        let sizes = zip(totals, [0] + totals).map { $0 - $1 }
+        XCTAssertEqual(Array(sizes.prefix(4)), [25, 38, 57, 86])
+        for (previous, size) in zip(sizes, sizes.dropFirst().dropLast()) {
+            XCTAssertEqual(size, min(1_000, previous + (previous + 1) / 2), "chunks \(sizes)")
+        }
+        XCTAssertEqual(sizes.dropLast().last, 1_000, "they reach the chunk size: \(sizes)")
+        XCTAssertEqual(try ImportFixtures.teamNames(store), expectedNames(5_000))
+    }
+
     func testABadRecordKeepsTheRecordsBeforeItAndTheFixedFileResumesAtIt() throws {
         let csv = ImportFixtures.teamsCSV(2_500) { $0 == 1_501 ? "abc" : String($0 % 7) }
         let file = try teams(csv)
