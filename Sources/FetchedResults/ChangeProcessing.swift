@@ -187,17 +187,11 @@ extension FetchedResultsController {
             // Members go in in result order: a later one never moves an earlier one.
             newLocations[member.key] = IndexPath(item: newItems[member.key]!, section: s)
         }
-        // Objects that keep their section and gap stay, as long as they keep their order there.
-        var groups: [String: [Int64]] = [:]
-        for (key, old) in oldLocations.sorted(by: { ($0.value.section, $0.value.item) < ($1.value.section, $1.value.item) }) {
+        let stays = stayingKeys(oldLocations.sorted { ($0.value.section, $0.value.item) < ($1.value.section, $1.value.item) }.compactMap { key, old in
             guard let newPath = newLocations[key], oldNames[old.section] == layout[newPath.section].name,
-                  oldGaps[key] == newGaps[key] else { continue }
-            groups["\(newPath.section)/\(oldGaps[key]!)", default: []].append(key)
-        }
-        var stays = Set<Int64>()
-        for keys in groups.values {
-            for i in longestIncreasingSubsequence(keys.map { newLocations[$0]!.item }) { stays.insert(keys[i]) }
-        }
+                  oldGaps[key] == newGaps[key] else { return nil }
+            return (key, newPath, oldGaps[key]!)
+        })
         var deletes: [ObjectChange] = [], moves: [ObjectChange] = [], inserts: [ObjectChange] = [], updates: [ObjectChange] = []
         for key in changed.keys.sorted() {
             let id = ObjectID(entityName: entityName, rowKey: key)

@@ -3,16 +3,7 @@ import XCTest
 
 /// The `fetched-results` executable, run as a person runs it.
 final class CommandTests: XCTestCase {
-    private var executable: URL {
-        // The tests run from the build folder that holds the executable too.
-        let bundle = Bundle(for: CommandTests.self).bundleURL
-        let candidates = [
-            bundle.appendingPathComponent("fetched-results"),
-            bundle.deletingLastPathComponent().appendingPathComponent("fetched-results"),
-            URL(fileURLWithPath: #filePath).appendingPathComponent("../../../.build/debug/fetched-results").standardized,
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
-    }
+    private var executable: URL { builtExecutable("fetched-results", besides: CommandTests.self) }
 
     private func run(_ arguments: [String], input: String = "") throws -> (status: Int32, output: String, errors: String) {
         let process = Process()

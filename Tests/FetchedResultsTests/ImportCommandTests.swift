@@ -12,16 +12,7 @@ final class ImportCommandTests: XCTestCase {
         folder = try temporaryFolder(self)
     }
 
-    private var executable: URL {
-        // The tests run from the build folder that holds the executable too.
-        let bundle = Bundle(for: ImportCommandTests.self).bundleURL
-        let candidates = [
-            bundle.appendingPathComponent("fetched-results"),
-            bundle.deletingLastPathComponent().appendingPathComponent("fetched-results"),
-            URL(fileURLWithPath: #filePath).appendingPathComponent("../../../.build/debug/fetched-results").standardized,
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
-    }
+    private var executable: URL { builtExecutable("fetched-results", besides: ImportCommandTests.self) }
 
     private func makeProcess(_ arguments: [String]) -> Process {
         let process = Process()

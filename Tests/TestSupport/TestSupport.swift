@@ -29,3 +29,15 @@ public struct SeededGenerator: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// The `name` executable this package builds: beside the test bundle (the tests run from the
+/// build folder that holds it too), else in `.build/debug`.
+public func builtExecutable(_ name: String, besides testClass: AnyClass) -> URL {
+    let bundle = Bundle(for: testClass).bundleURL
+    let candidates = [
+        bundle.appendingPathComponent(name),
+        bundle.deletingLastPathComponent().appendingPathComponent(name),
+        URL(fileURLWithPath: #filePath).appendingPathComponent("../../../.build/debug/\(name)").standardized,
+    ]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
+}

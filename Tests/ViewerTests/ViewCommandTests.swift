@@ -5,16 +5,7 @@ import XCTest
 /// machine without a display, and the window driven with xdotool and read back from a
 /// screenshot and from the text the window writes with `--dump`.
 final class ViewCommandTests: XCTestCase {
-    private var executable: URL {
-        // The tests run from the build folder that holds the executable too.
-        let bundle = Bundle(for: ViewCommandTests.self).bundleURL
-        let candidates = [
-            bundle.appendingPathComponent("fetched-results"),
-            bundle.deletingLastPathComponent().appendingPathComponent("fetched-results"),
-            URL(fileURLWithPath: #filePath).appendingPathComponent("../../../.build/debug/fetched-results").standardized,
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
-    }
+    private var executable: URL { builtExecutable("fetched-results", besides: ViewCommandTests.self) }
 
     private var hasDisplay: Bool { !(ProcessInfo.processInfo.environment["DISPLAY"] ?? "").isEmpty }
 
