@@ -65,19 +65,23 @@ public struct Dataset: Sendable {
     }
 
     /// Opens the store at `url` (the default when nil), creating its folder, and fills a
-    /// new or empty store with the seed records.
-    public func openStore(at url: URL? = nil) throws -> PersistentStore {
+    /// new store with the seed records (see ``PersistentStore/insertInitialContents(_:)``:
+    /// a store emptied by its user stays empty).
+    /// `busyTimeout` is the store's ``PersistentStore/busyTimeout``.
+    public func openStore(at url: URL? = nil, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws -> PersistentStore {
         let url = url ?? defaultStoreURL
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let store = try PersistentStore(url: url, model: model)
-        let context = ObjectContext(store: store)
-        let isEmpty = try model.entities.allSatisfy { try context.count(for: FetchRequest<ManagedObject>(entityName: $0.name)) == 0 }
-        if isEmpty { try seed(context) }
+        let store = try PersistentStore(url: url, model: model, busyTimeout: busyTimeout)
+        do {
+            try store.insertInitialContents(insertSeedRecords)
+        } catch let error as ValidationError {
+            throw DatasetError("\(name)/seed.json: the records do not fit the model: \(error)")
+        }
         return store
     }
 
-    /// Inserts the seed records (with their `@id` references) and saves once.
-    public func seed(_ context: ObjectContext) throws {
+    /// Inserts the seed records (with their `@id` references) into `context`, unsaved.
+    public func insertSeedRecords(into context: ObjectContext) throws {
         let url = folder.appendingPathComponent("seed.json")
         let file = "\(name)/seed.json"
         guard let root = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
@@ -127,12 +131,6 @@ public struct Dataset: Sendable {
             } else {
                 try link.object.setValue(try target(link.value), forKey: link.key)
             }
-        }
-        do {
-            try context.save()
-        } catch {
-            context.rollback()
-            throw DatasetError("\(file): the records do not fit the model: \(error)")
         }
     }
 

@@ -19,7 +19,8 @@ struct Apply: ParsableCommand {
             To-one relationships take an object ID ("List/2") or null. After each save:
               {"changes":[...],"sections":[{"name":N,"count":C},...]}
             A bad line is reported on standard error with its number; nothing of it is applied.
-            A save that fails discards the changes since the last save.
+            A save that fails discards the changes since the last save, but for a store that
+            another process kept locked (longer than --busy-timeout): those stay for the next save.
             """)
 
     @OptionGroup var options: DatasetOptions
@@ -42,6 +43,9 @@ struct Apply: ParsableCommand {
                 if case .save = operation {
                     do {
                         try context.save()
+                    } catch let error as StoreError where error.kind == .busy {
+                        // The edits stay in the context: the next save writes them.
+                        throw DatasetError("not saved: \(error.message.replacingOccurrences(of: "save again", with: "the next save writes them"))")
                     } catch {
                         context.rollback()
                         recorder.batches = []

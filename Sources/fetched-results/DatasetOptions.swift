@@ -11,10 +11,16 @@ struct DatasetOptions: ParsableArguments {
     @Option(help: "The store file. Default: $XDG_DATA_HOME/fetched-results/<dataset>.sqlite, seeded from the dataset on first use.")
     var store: String?
 
+    @Option(help: "Seconds a write waits while another process (or the sqlite3 shell) is writing the store.")
+    var busyTimeout: Double = PersistentStore.defaultBusyTimeout
+
     /// The dataset and its opened store.
     func open() throws -> (Dataset, PersistentStore) {
+        guard busyTimeout >= 0, busyTimeout.isFinite else {
+            throw ValidationError("--busy-timeout: \(busyTimeout) is not a number of seconds of 0 or more")
+        }
         let dataset = try Dataset.load(named: self.dataset)
-        return (dataset, try dataset.openStore(at: store.map { URL(fileURLWithPath: $0) }))
+        return (dataset, try dataset.openStore(at: store.map { URL(fileURLWithPath: $0) }, busyTimeout: busyTimeout))
     }
 }
 

@@ -49,3 +49,38 @@ public func builtExecutable(_ name: String, besides testClass: AnyClass) -> URL 
     ]
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[0]
 }
+
+/// Runs `sql` in the `sqlite3` shell on the store at `store`: another process writing the
+/// store, knowing nothing of ours. It waits up to 5 s for other writers' locks instead of
+/// failing. Returns what it printed, trimmed.
+@discardableResult
+public func sqlite3(_ store: URL, _ sql: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = ["-cmd", ".timeout 5000", store.path, sql]
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    let printed = output.fileHandleForReading.readDataToEndOfFile()
+    let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    XCTAssertEqual(process.terminationStatus, 0, "\(sql): \(message)", file: file, line: line)
+    return String(decoding: printed, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// Starts the `sqlite3` shell holding the write lock of `store` (`BEGIN IMMEDIATE`) while it
+/// runs `sql`, then for `seconds`, then committing; returns once the lock is surely taken.
+/// Wait for the returned process to know the lock is free again.
+public func sqlite3HoldingWriteLock(of store: URL, running sql: String, for seconds: Double) throws -> Process {
+    let holder = Process()
+    holder.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    holder.arguments = [store.path]
+    let input = Pipe()
+    holder.standardInput = input
+    try holder.run()
+    try input.fileHandleForWriting.write(contentsOf: Data("BEGIN IMMEDIATE;\n\(sql);\n.shell sleep \(seconds)\nCOMMIT;\n".utf8))
+    try input.fileHandleForWriting.close()
+    Thread.sleep(forTimeInterval: 0.3)
+    return holder
+}

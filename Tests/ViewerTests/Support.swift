@@ -7,20 +7,6 @@ import XCTest
 @_exported import TestSupport
 
 
-/// Runs `sql` in the `sqlite3` shell on the store at `storeURL`: another process writing
-/// the store, knowing nothing of ours. It waits for the window's locks instead of failing.
-func sqlite3(_ storeURL: URL, _ sql: String, file: StaticString = #filePath, line: UInt = #line) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = ["-cmd", ".timeout 5000", storeURL.path, sql]
-    let errors = Pipe()
-    process.standardError = errors
-    try process.run()
-    process.waitUntilExit()
-    let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    XCTAssertEqual(process.terminationStatus, 0, message, file: file, line: line)
-}
-
 /// Runs GTK (and through it the Dispatch main queue) for `duration`, so that idle work,
 /// layout and drawing happen.
 func iterateMainLoop(for duration: TimeInterval = 0.2) {
@@ -71,9 +57,9 @@ class ViewerTestCase: XCTestCase {
     }
 
     /// A shown window on `dataset`, laid out and drawn.
-    func openWindow(_ dataset: String = "worldcup") throws -> ViewerWindow {
+    func openWindow(_ dataset: String = "worldcup", busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws -> ViewerWindow {
         let window = try ViewerWindow(application: Self.application!.application,
-                                      options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder))
+                                      options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder, busyTimeout: busyTimeout))
         windows.append(window)
         gtk_window_present(window.window.cast())
         iterateMainLoop(until: { gtk_widget_get_mapped(window.listView) != 0 })

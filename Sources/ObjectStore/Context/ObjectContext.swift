@@ -282,10 +282,17 @@ public final class ObjectContext: @unchecked Sendable {
         try save(mergePolicy: mergePolicy, writingAlso: extraWrite)
     }
 
-    private func save(mergePolicy policy: MergePolicy, writingAlso extraWrite: ((Database) throws -> Void)?) throws {
+    /// ``save()``, with `check` run first in the write transaction: what it throws ends the
+    /// save with nothing written and every change kept.
+    func save(checkingFirst check: @escaping (Database) throws -> Void) throws {
+        try save(mergePolicy: mergePolicy, checkingFirst: check, writingAlso: nil)
+    }
+
+    private func save(mergePolicy policy: MergePolicy, checkingFirst check: ((Database) throws -> Void)? = nil,
+                      writingAlso extraWrite: ((Database) throws -> Void)?) throws {
         processPendingChanges()
         guard hasChanges else {
-            if let extraWrite { try store.database.write(extraWrite) }
+            if let extraWrite { try store.failingClearlyWhenBusy(keeping: "nothing was written") { try store.database.write(extraWrite) } }
             return
         }
         try validateForSave()
@@ -294,15 +301,18 @@ public final class ObjectContext: @unchecked Sendable {
         let permanentKeys: [ObjectID: Int64]
         let resolution: ConflictResolution
         do {
-            (permanentKeys, resolution) = try store.database.write { db in
-                let first = try PersistentStore.currentToken(db) + 1
-                let resolution = try resolveConflicts(of: objects, in: db, policy: policy)
-                let keys = try writeChanges(of: objects, to: db, temporaryKeys: false, leavingOut: resolution.storeKeys)
-                try extraWrite?(db)
-                try store.pruneHistoryIfNeeded(db)
-                // Recorded before the commit, so that no follower can read the save first.
-                historyTokens = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db))
-                return (keys, resolution)
+            (permanentKeys, resolution) = try store.failingClearlyWhenBusy(keeping: "nothing was saved and every change is kept in the context: save again") {
+                try store.database.write { db in
+                    try check?(db)
+                    let first = try PersistentStore.currentToken(db) + 1
+                    let resolution = try resolveConflicts(of: objects, in: db, policy: policy)
+                    let keys = try writeChanges(of: objects, to: db, temporaryKeys: false, leavingOut: resolution.storeKeys)
+                    try extraWrite?(db)
+                    try store.pruneHistoryIfNeeded(db)
+                    // Recorded before the commit, so that no follower can read the save first.
+                    historyTokens = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db))
+                    return (keys, resolution)
+                }
             }
         } catch {
             if let historyTokens { store.forgetLocalSave(historyTokens) }

@@ -41,19 +41,43 @@ public final class PersistentStore: Sendable {
 
     /// Opens (or creates) the store file at `url` for `model`.
     ///
-    /// - Parameter sqlLog: Called with every SQL statement the store runs, with its
-    ///   arguments (like Core Data's `-com.apple.CoreData.SQLDebug`), on the connection's queue.
-    public init(url: URL, model: Model, sqlLog: (@Sendable (String) -> Void)? = nil) throws {
+    /// Creating the schema, or migrating an older one, is one transaction, taken under the
+    /// file's write lock: a process killed while opening leaves the file as it was (a file
+    /// left half-made by an earlier version is recognised and finished), and processes
+    /// opening the same new file at once create it once.
+    ///
+    /// - Parameters:
+    ///   - busyTimeout: How long a write waits for another connection's write to end (another
+    ///     process, the `sqlite3` shell) before it fails with ``StoreError/Kind-swift.enum/busy``.
+    ///     Reads never wait for writes.
+    ///   - sqlLog: Called with every SQL statement the store runs, with its
+    ///     arguments (like Core Data's `-com.apple.CoreData.SQLDebug`), on the connection's queue.
+    public init(url: URL, model: Model, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout,
+                sqlLog: (@Sendable (String) -> Void)? = nil) throws {
         let path = url.path
         self.url = url
         self.model = model
-        let plan = try Self.checkExistingFile(at: path, model: model)
+        self.busyTimeout = busyTimeout
+        try Self.checkExistingFile(at: path, model: model, busyTimeout: busyTimeout)
         do {
-            let pool = try DatabasePool(path: path, configuration: Self.configuration(sqlLog: sqlLog))
-            try Self.migrator(for: model, plan: plan).migrate(pool)
+            let pool = try DatabasePool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout, sqlLog: sqlLog))
+            let current = try pool.read { db in try Self.readPlan(db, path: path, model: model) }
+            if current.needsMigration(to: model) {
+                try pool.writeWithoutTransaction { db in
+                    try db.inTransaction(.immediate) {
+                        // Read again under the write lock: another process may have created
+                        // or migrated the file since.
+                        let plan = try Self.readPlan(db, path: path, model: model)
+                        try Self.migrate(db, from: plan, to: model)
+                        return .commit
+                    }
+                }
+            }
             database = pool
         } catch let error as StoreError {
             throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw StoreError(.busy, path: path, "cannot open the store: another connection kept it locked for more than \(Self.seconds(busyTimeout)); try again when it has finished writing")
         } catch {
             throw StoreError(.io, path: path, "cannot open the store: \(error); check that the folder exists and is writable")
         }
@@ -63,16 +87,29 @@ public final class PersistentStore: Sendable {
         self.model = model
         self.url = nil
         self.database = queue
-        try Self.migrator(for: model, plan: MigrationPlan(storedModel: nil, appliedMigrations: [])).migrate(queue)
+        self.busyTimeout = 0
+        try queue.inTransaction(.immediate) { db in
+            try Self.migrate(db, from: MigrationPlan(storedModel: nil, appliedMigrations: []), to: model)
+            return .commit
+        }
     }
 
     /// A store in memory, for scratch work and previews: gone when the store is released.
     public static func inMemory(model: Model) throws -> PersistentStore {
-        try PersistentStore(model: model, queue: DatabaseQueue(configuration: configuration()))
+        try PersistentStore(model: model, queue: DatabaseQueue(configuration: configuration(busyTimeout: 0)))
     }
 
-    private static func configuration(sqlLog: (@Sendable (String) -> Void)? = nil) -> Configuration {
+    /// How long a write waits for another connection's write by default: 5 seconds, longer
+    /// than another process's save or import chunk takes, short enough that a person
+    /// waiting on a refused save hears about it.
+    public static let defaultBusyTimeout: TimeInterval = 5
+
+    /// How long a write of this store waits for another connection's write to end.
+    public let busyTimeout: TimeInterval
+
+    private static func configuration(busyTimeout: TimeInterval, sqlLog: (@Sendable (String) -> Void)? = nil) -> Configuration {
         var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
         // The log is the developer's own: show the values, not `?`.
         configuration.publicStatementArguments = sqlLog != nil
         configuration.prepareDatabase { db in
@@ -86,43 +123,41 @@ public final class PersistentStore: Sendable {
         return configuration
     }
 
+    static func seconds(_ interval: TimeInterval) -> String {
+        interval == interval.rounded() ? "\(Int(interval)) s" : "\(interval) s"
+    }
+
     // MARK: Opening an existing file
 
     /// What the file holds: the model it was made for and the migrations applied to it.
     struct MigrationPlan {
         var storedModel: Model?
         var appliedMigrations: [String]
+
+        func needsMigration(to model: Model) -> Bool {
+            !appliedMigrations.contains("model \(model.fingerprint)") || !appliedMigrations.contains(historyMigration)
+        }
     }
 
     /// Reads an existing file without writing to it, and refuses it when it is not a
     /// database, is damaged, or was made for a model that cannot be migrated in place.
-    private static func checkExistingFile(at path: String, model: Model) throws -> MigrationPlan {
-        let fresh = MigrationPlan(storedModel: nil, appliedMigrations: [])
+    private static func checkExistingFile(at path: String, model: Model, busyTimeout: TimeInterval) throws {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let size = attributes[.size] as? Int, size > 0 else { return fresh }
+              let size = attributes[.size] as? Int, size > 0 else { return }
         // The file is read through SQLite only: closing a descriptor of our own on it would
         // drop every POSIX lock this process holds on it, those of a store already open on it
         // included, and another process could then delete the WAL under that store.
         var configuration = Configuration()
         configuration.readonly = true
-        let plan: MigrationPlan
+        configuration.busyMode = .timeout(busyTimeout)
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            plan = try queue.read { db -> MigrationPlan in
+            try queue.read { db in
                 let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
                 guard check == ["ok"] else {
                     throw StoreError(.corrupt, path: path, "the database is damaged (\(check.prefix(3).joined(separator: "; "))); restore it from a backup (this file was left as it is)")
                 }
-                let applied = try db.tableExists("grdb_migrations")
-                    ? try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") : []
-                guard try db.tableExists(metadataTable) else {
-                    let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-                    if tables.isEmpty { return fresh }
-                    throw StoreError(.foreignDatabase, path: path, "an SQLite database that was not made by ObjectStore (tables: \(tables.prefix(5).joined(separator: ", "))); use a new file for the store (this file was left as it is)")
-                }
-                let json = try String.fetchOne(db, sql: "SELECT value FROM \(metadataTable) WHERE key = 'model'") ?? ""
-                let stored = try Model(json: Data(json.utf8), source: "the model recorded in the store")
-                return MigrationPlan(storedModel: stored, appliedMigrations: applied)
+                _ = try readPlan(db, path: path, model: model)
             }
         } catch let error as StoreError {
             throw error
@@ -130,52 +165,77 @@ public final class PersistentStore: Sendable {
             throw StoreError(.notADatabase, path: path, "not an SQLite database; point the store at a new or an existing store file (this file was left as it is)")
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CORRUPT {
             throw StoreError(.corrupt, path: path, "the database is damaged (\(error.message ?? "\(error)")); restore it from a backup (this file was left as it is)")
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
+            // A WAL left by a process killed mid-write: only a writable connection may
+            // recover it. The file is a WAL database, so opening it writable changes no
+            // foreign file's header; the opening reads what it holds again.
+            return
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw StoreError(.busy, path: path, "cannot read the store: another connection kept it locked for more than \(seconds(busyTimeout)); try again when it has finished")
         } catch {
             throw StoreError(.io, path: path, "cannot read the store: \(error)")
         }
-        if let stored = plan.storedModel {
-            _ = try SchemaMigration(from: stored, to: model, path: path)  // refuse before writing anything
+    }
+
+    /// What the file holds, refusing a database that is not a store or whose model cannot
+    /// be migrated to `model`. An empty file, or one that holds nothing but an empty
+    /// migrations table (what a process killed while creating the store left before the
+    /// creation was one transaction), is a new store.
+    private static func readPlan(_ db: Database, path: String, model: Model) throws -> MigrationPlan {
+        let applied = try db.tableExists(migrationsTable)
+            ? try String.fetchAll(db, sql: "SELECT identifier FROM \(migrationsTable)") : []
+        guard try db.tableExists(metadataTable) else {
+            let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+            if tables.allSatisfy({ $0 == migrationsTable }) && applied.isEmpty {
+                return MigrationPlan(storedModel: nil, appliedMigrations: [])
+            }
+            throw StoreError(.foreignDatabase, path: path, "an SQLite database that was not made by ObjectStore (tables: \(tables.prefix(5).joined(separator: ", "))); use a new file for the store (this file was left as it is)")
         }
-        return plan
+        let json = try String.fetchOne(db, sql: "SELECT value FROM \(metadataTable) WHERE key = 'model'") ?? ""
+        let stored = try Model(json: Data(json.utf8), source: "the model recorded in the store")
+        _ = try SchemaMigration(from: stored, to: model, path: path)  // refuse before writing anything
+        return MigrationPlan(storedModel: stored, appliedMigrations: applied)
     }
 
     static let metadataTable = "Z_METADATA"
+    /// GRDB's table of applied migrations, which files made by earlier versions have.
+    static let migrationsTable = "grdb_migrations"
     static let historyMigration = "change history"
 
-    /// A GRDB migrator whose one new migration brings the file from what it holds to `model`.
-    private static func migrator(for model: Model, plan: MigrationPlan) -> DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        for identifier in plan.appliedMigrations {
-            // Already applied: registered so the migrator knows the file's history.
-            migrator.registerMigration(identifier) { _ in }
+    /// Brings the file from what `plan` says it holds to `model`, inside the caller's
+    /// transaction, and records the steps in the migrations table as GRDB's
+    /// `DatabaseMigrator` does. Not `DatabaseMigrator` itself: it commits each migration
+    /// on its own and creates its table outside any transaction, which is how a killed
+    /// first open used to leave a file that could never be opened.
+    private static func migrate(_ db: Database, from plan: MigrationPlan, to model: Model) throws {
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(migrationsTable) (identifier TEXT NOT NULL PRIMARY KEY)")
+        func record(_ identifier: String) throws {
+            try db.execute(sql: "INSERT INTO \(migrationsTable) (identifier) VALUES (?)", arguments: [identifier])
         }
         let identifier = "model \(model.fingerprint)"
         if !plan.appliedMigrations.contains(identifier) {
-            migrator.registerMigration(identifier) { db in
-                if plan.storedModel == nil {
-                    try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(metadataTable) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                    try db.execute(sql: Schema.createHistoryTableSQL)
-                }
-                let migration = try SchemaMigration(from: plan.storedModel, to: model, path: "")
-                try migration.apply(db)
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO \(metadataTable) (key, value) VALUES ('generation', 0), ('identifier', ?)",
-                    arguments: [UUID().uuidString])
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES ('model', ?), ('fingerprint', ?)",
-                    arguments: [String(decoding: model.jsonData(), as: UTF8.self), model.fingerprint])
+            if plan.storedModel == nil {
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(metadataTable) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                try db.execute(sql: Schema.createHistoryTableSQL)
             }
+            let migration = try SchemaMigration(from: plan.storedModel, to: model, path: "")
+            try migration.apply(db)
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO \(metadataTable) (key, value) VALUES ('generation', 0), ('identifier', ?)",
+                arguments: [UUID().uuidString])
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES ('model', ?), ('fingerprint', ?)",
+                arguments: [String(decoding: model.jsonData(), as: UTF8.self), model.fingerprint])
+            try record(identifier)
         }
         if !plan.appliedMigrations.contains(historyMigration) {
             // Files made before the history: add its table and record changes from now on.
-            migrator.registerMigration(historyMigration) { db in
-                try db.execute(sql: Schema.createHistoryTableSQL)
-                for entity in model.entities {
-                    for statement in Schema.replaceTriggerSQL(for: entity) { try db.execute(sql: statement) }
-                }
+            try db.execute(sql: Schema.createHistoryTableSQL)
+            for entity in model.entities {
+                for statement in Schema.replaceTriggerSQL(for: entity) { try db.execute(sql: statement) }
             }
+            try record(historyMigration)
         }
-        return migrator
     }
 
     /// A random identifier written when the store file is created: another file at the same
@@ -191,6 +251,18 @@ public final class PersistentStore: Sendable {
     public func generation() throws -> Int64 {
         try database.read { db in
             try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = 'generation'") ?? 0
+        }
+    }
+
+    /// Runs `body`, turning SQLite's "database is locked" after ``busyTimeout`` into a
+    /// ``StoreError`` of kind ``StoreError/Kind-swift.enum/busy`` that says what happened to
+    /// `keeping` (what the failed operation leaves as it was).
+    func failingClearlyWhenBusy<T>(keeping: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            throw StoreError(.busy, path: url?.path ?? ":memory:",
+                             "another connection (another process or the sqlite3 shell) kept the store locked for more than \(Self.seconds(busyTimeout)); \(keeping)")
         }
     }
 

@@ -1,5 +1,7 @@
 /// A store file that cannot be opened as asked: what is wrong with which file, and what to
 /// do. The file is never changed when one of these is thrown.
+///
+/// A save that fails with one of these keeps every change in its context.
 public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Kind: Sendable, Hashable {
         /// The file is not an SQLite database.
@@ -10,6 +12,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case incompatibleModel
         /// The file is an SQLite database that no ObjectStore made.
         case foreignDatabase
+        /// Another connection (another process, the `sqlite3` shell) kept the file locked
+        /// for longer than the store's ``PersistentStore/busyTimeout``. A save that fails so
+        /// keeps every change in its context: save again later.
+        case busy
         /// Any other failure to read or write the file.
         case io
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ObjectStore
 
 /// What the viewer opens and where its stores live.
 public struct ViewerOptions: Sendable {
@@ -12,14 +13,18 @@ public struct ViewerOptions: Sendable {
     public var screenshotURL: URL?
     /// When set, ``ViewerWindow/textDump`` is written to this file after every change.
     public var dumpURL: URL?
+    /// How long a save waits while another program writes the store (see
+    /// ``PersistentStore/busyTimeout``); changes that still find it locked are kept and saved later.
+    public var busyTimeout: TimeInterval
 
     public init(datasetName: String = "worldcup", storeURL: URL? = nil, storeFolder: URL? = nil,
-                screenshotURL: URL? = nil, dumpURL: URL? = nil) {
+                screenshotURL: URL? = nil, dumpURL: URL? = nil, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) {
         self.datasetName = datasetName
         self.storeURL = storeURL
         self.storeFolder = storeFolder
         self.screenshotURL = screenshotURL
         self.dumpURL = dumpURL
+        self.busyTimeout = busyTimeout
     }
 
     /// The store of dataset `name`; nil for the dataset's default.

@@ -25,9 +25,9 @@ final class DatasetSession {
     static let followInterval = DispatchTimeInterval.milliseconds(100)
 
     /// Opens `dataset` on the store at `storeURL` (the dataset's default when nil).
-    init(dataset: Dataset, storeURL: URL?) throws {
+    init(dataset: Dataset, storeURL: URL?, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws {
         self.dataset = dataset
-        context = ObjectContext(store: try dataset.openStore(at: storeURL))
+        context = ObjectContext(store: try dataset.openStore(at: storeURL, busyTimeout: busyTimeout))
         controller = try dataset.makeController(context: context)
         rows = try FetchedResultsListModel(controller: controller)
         selection = FetchedResultsSelection(rows: rows)
@@ -84,8 +84,7 @@ final class DatasetSession {
     /// Deletes `object` (and what its delete rules take with it) and saves; Undo inserts it again.
     func delete(_ object: ManagedObject) throws {
         let deleted = UndoEntry.DeletedObject(object)
-        try edit { try context.delete(object) }
-        pushUndo(.reinsert(deleted))
+        try edit(undoneBy: .reinsert(deleted)) { try context.delete(object) }
     }
 
     /// Remembers a saved edit for ``undo()``.
@@ -98,7 +97,7 @@ final class DatasetSession {
     @discardableResult
     func undo() throws -> ManagedObject? {
         guard let entry = undoStack.popLast() else { return nil }
-        return try edit {
+        return try edit(undoneBy: nil) {
             switch entry {
             case .restore(let id, let values):
                 let object = try context.existingObject(with: id)
@@ -123,20 +122,59 @@ final class DatasetSession {
 
     /// Sets one value and saves; when that fails, nothing stays changed.
     private func change(_ object: ManagedObject, _ key: String, to value: Any) throws {
-        let restore = UndoEntry.restoring([key], of: object)
-        try edit { try object.setValue(value, forKey: key) }
-        pushUndo(restore)
+        try edit(undoneBy: UndoEntry.restoring([key], of: object)) { try object.setValue(value, forKey: key) }
     }
 
-    /// Makes changes and saves them; when either fails, every unsaved change is discarded.
-    private func edit<T>(_ changes: () throws -> T) throws -> T {
+    /// Called when changes kept while the store was busy (see ``edit(undoneBy:_:)``) are saved.
+    var keptChangesSaved: (() -> Void)?
+    private var retryingKeptChanges = false
+
+    /// How long the window waits before saving again changes that found the store locked.
+    static let retryIntervalMilliseconds: UInt32 = 2_000
+
+    /// Makes changes and saves them, remembering `undo` for ``undo()``. When the changes or
+    /// the save fail, every unsaved change is discarded, but for a store kept locked by
+    /// another program (``StoreError/Kind-swift.enum/busy``): then the changes stay, are
+    /// saved again every ``retryIntervalMilliseconds`` until it works, and the error is rethrown so the
+    /// person is told.
+    private func edit<T>(undoneBy undo: UndoEntry?, _ changes: () throws -> T) throws -> T {
+        let result: T
         do {
-            let result = try changes()
-            try context.save()
-            return result
+            result = try changes()
         } catch {
             context.rollback()
             throw error
+        }
+        do {
+            try context.save()
+        } catch let error as StoreError where error.kind == .busy {
+            if let undo { pushUndo(undo) }
+            retryKeptChangesLater()
+            throw error
+        } catch {
+            context.rollback()
+            throw error
+        }
+        if let undo { pushUndo(undo) }
+        return result
+    }
+
+    private func retryKeptChangesLater() {
+        guard !retryingKeptChanges else { return }
+        retryingKeptChanges = true
+        MainLoop.after(milliseconds: Self.retryIntervalMilliseconds) { [weak self] in
+            guard let self else { return }
+            self.retryingKeptChanges = false
+            guard self.context.hasChanges else { return }
+            do {
+                try self.context.save()
+                self.keptChangesSaved?()
+            } catch let error as StoreError where error.kind == .busy {
+                self.retryKeptChangesLater()
+            } catch {
+                // Refused for another reason (a conflict, a rule): as for any failed edit.
+                self.context.rollback()
+            }
         }
     }
 }

@@ -126,7 +126,7 @@ public final class ViewerWindow {
     /// Shows the dataset `name` instead of the current one.
     public func open(datasetNamed name: String) throws {
         let dataset = try Dataset.load(named: name)
-        let session = try DatasetSession(dataset: dataset, storeURL: options.storeURL(for: name))
+        let session = try DatasetSession(dataset: dataset, storeURL: options.storeURL(for: name), busyTimeout: options.busyTimeout)
         let factory = RowFactory(session: session)
         factory.didToggle = { [weak self] object, isOn in
             self?.later { try $0.setToggle(of: object, to: isOn) }
@@ -136,6 +136,7 @@ public final class ViewerWindow {
             self?.later { try $0.incrementCounter(of: object) }
         }
         session.selection.didChange = { [weak self] event in self?.selectionChanged(event) }
+        session.keptChangesSaved = { [weak self] in self?.showError(nil) }
         contextObservation = session.context.addObserver { [weak self] _ in self?.refreshDetail() }
         self.session = session
         self.factory = factory
@@ -428,6 +429,8 @@ public final class ViewerWindow {
         do {
             try edit(session)
             showError(nil)
+        } catch let error as StoreError where error.kind == .busy {
+            showError("another program is writing to the store. Your change is kept and saved as soon as it has finished", prefix: "Not saved yet")
         } catch {
             showError("\(error)")
         }
@@ -439,8 +442,8 @@ public final class ViewerWindow {
         MainLoop.idle(priority: G_PRIORITY_DEFAULT) { [weak self] in self?.perform(edit) }
     }
 
-    private func showError(_ message: String?) {
-        gtk_label_set_text(banner.opaque, message.map { "Not saved: \($0)" } ?? "")
+    private func showError(_ message: String?, prefix: String = "Not saved") {
+        gtk_label_set_text(banner.opaque, message.map { "\(prefix): \($0)" } ?? "")
         banner.isVisible = message != nil
     }
 

@@ -1,0 +1,145 @@
+import Foundation
+import XCTest
+
+/// What happens to a store across processes: opened by several at once, killed while it is
+/// created, written by two at once, emptied by its user. The real `fetched-results` binary
+/// and real SQLite files, as a person runs them.
+final class StoreLifetimeCommandTests: XCTestCase {
+    private var executable: URL { builtExecutable("fetched-results", besides: StoreLifetimeCommandTests.self) }
+
+    override class func setUp() {
+        // A command that ends before reading its input must fail its test, not kill the test process.
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    private func start(_ arguments: [String], input: String? = nil) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let stdout = Pipe(), stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        let stdin = Pipe()
+        process.standardInput = stdin
+        try process.run()
+        if let input { try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        return (process, stdout, stderr)
+    }
+
+    /// Runs the command to its end: its status, standard output and standard error.
+    private func run(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String, errors: String) {
+        let (process, stdout, stderr) = try start(arguments, input: input)
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+    }
+
+    /// The number of teams `dump` lists (it opens the store, and seeds it when new).
+    private func dumpedTeams(_ store: URL, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        let result = try run(["dump", "--dataset", "worldcup", "--store", store.path])
+        XCTAssertEqual(result.status, 0, result.errors, file: file, line: line)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], file: file, line: line)
+        let sections = try XCTUnwrap(json["sections"] as? [[String: Any]], file: file, line: line)
+        return sections.reduce(0) { $0 + (($1["objects"] as? [Any])?.count ?? 0) }
+    }
+
+    func testAStoreEmptiedByItsUserStaysEmpty() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
+        XCTAssertEqual(try dumpedTeams(store), 32)
+        let deleted = try run(["apply", "--dataset", "worldcup", "--store", store.path],
+                              input: "{\"op\":\"delete\",\"entity\":\"Team\",\"where\":\"wins >= 0\"}\n{\"op\":\"save\"}\n")
+        XCTAssertEqual(deleted.status, 0, deleted.errors)
+        XCTAssertEqual(try dumpedTeams(store), 0, "opening an emptied store seeded it again")
+        XCTAssertEqual(try dumpedTeams(store), 0)
+        // Emptied by another program (the sqlite3 shell) too.
+        let other = try temporaryFolder(self).appendingPathComponent("other.sqlite")
+        XCTAssertEqual(try dumpedTeams(other), 32)
+        try sqlite3(other, "DELETE FROM Team")
+        XCTAssertEqual(try dumpedTeams(other), 0)
+    }
+
+    func testFirstOpensKilledAtRandomMomentsLeaveAStoreThatOpens() throws {
+        let seed = SeededGenerator.seed()
+        var random = SeededGenerator(seed: seed)
+        let folder = try temporaryFolder(self)
+        for round in 0..<30 {
+            let store = folder.appendingPathComponent("cup-\(round).sqlite")
+            let (process, _, _) = try start(["dump", "--dataset", "worldcup", "--store", store.path])
+            Thread.sleep(forTimeInterval: Double.random(in: 0...0.12, using: &random))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let context = "seed \(seed) (replay with SEED=\(seed)), round \(round)"
+            XCTAssertEqual(try dumpedTeams(store), 32, context)
+        }
+    }
+
+    func testProcessesOpeningANewStoreAtOnceCreateAndSeedItOnce() throws {
+        let folder = try temporaryFolder(self)
+        for round in 0..<5 {
+            let store = folder.appendingPathComponent("cup-\(round).sqlite")
+            let processes = try (0..<4).map { _ in try start(["dump", "--dataset", "worldcup", "--store", store.path]) }
+            for (process, stdout, stderr) in processes {
+                _ = stdout.fileHandleForReading.readDataToEndOfFile()
+                let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                XCTAssertEqual(process.terminationStatus, 0, "round \(round): \(errors)")
+            }
+            XCTAssertEqual(try sqlite3(store, "SELECT COUNT(*) FROM Team"), "32", "round \(round)")
+        }
+    }
+
+    func testTwoProcessesSavingAtOnceLoseNoSave() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
+        XCTAssertEqual(try dumpedTeams(store), 32)
+        let saves = 150
+        func input(_ team: String) -> String {
+            (1...saves).map { wins in
+                "{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == '\(team)'\",\"set\":{\"wins\":\(wins)}}\n{\"op\":\"save\"}\n"
+            }.joined()
+        }
+        let ghana = try start(["apply", "--dataset", "worldcup", "--store", store.path], input: input("Ghana"))
+        let brazil = try start(["apply", "--dataset", "worldcup", "--store", store.path], input: input("Brazil"))
+        // The sqlite3 shell writes too, holding the lock for a while each time.
+        for _ in 0..<5 {
+            try sqlite3(store, "BEGIN IMMEDIATE; UPDATE Team SET wins = wins + 1 WHERE teamName = 'Japan'; SELECT COUNT(*) FROM Team t1, Team t2, Team t3, Team t4; COMMIT;")
+        }
+        for (name, (process, stdout, stderr)) in [("Ghana", ghana), ("Brazil", brazil)] {
+            let lines = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+            let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, 0, "\(name): \(errors)")
+            XCTAssertEqual(lines.count, saves, "\(name): one batch line per save")
+        }
+        XCTAssertEqual(try sqlite3(store, "SELECT wins FROM Team WHERE teamName IN ('Brazil', 'Ghana', 'Japan') ORDER BY teamName"), "\(saves)\n\(saves)\n5")
+    }
+
+    func testASaveThatFindsTheStoreLockedKeepsTheEditsForTheNextSave() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
+        XCTAssertEqual(try dumpedTeams(store), 32)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["apply", "--dataset", "worldcup", "--store", store.path, "--busy-timeout", "0.1"]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        Thread.sleep(forTimeInterval: 1)  // opened, waiting for its input
+        let holder = try sqlite3HoldingWriteLock(of: store, running: "UPDATE Team SET wins = 7 WHERE teamName = 'Japan'", for: 1.5)
+        try input.fileHandleForWriting.write(contentsOf: Data("{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":3}}\n{\"op\":\"save\"}\n".utf8))
+        holder.waitUntilExit()
+        try input.fileHandleForWriting.write(contentsOf: Data("{\"op\":\"save\"}\n".utf8))
+        try input.fileHandleForWriting.close()
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 1, "the refused save is a bad line")
+        XCTAssertTrue(message.contains("line 2: not saved"), message)
+        XCTAssertTrue(message.contains("the next save writes them"), message)
+        XCTAssertFalse(message.contains("discarded"), message)
+        XCTAssertEqual(lines.count, 1, "the second save printed its batch")
+        XCTAssertEqual(try sqlite3(store, "SELECT wins FROM Team WHERE teamName IN ('Ghana', 'Japan') ORDER BY teamName"), "3\n7")
+    }
+}
