@@ -86,20 +86,32 @@ public struct SectionSnapshot: Sendable, Hashable, CustomStringConvertible {
 /// placed at their new indexes; then inserted objects and move destinations are placed at
 /// their new index paths. Updates name an object that stays in place (old and new index
 /// path). No object appears in two changes; an object whose place did not change is an
-/// update, never a move.
+/// update, never a move. Last, objects (and section objects) saved for the first time take
+/// their permanent IDs in place (``renamedObjectIDs``).
+///
+/// Every ID a batch names is the one the object has when the batch is delivered: objects
+/// inserted and saved before the controller heard of them come with their permanent IDs; an
+/// unsaved object that a list already shows under its temporary ID is renamed by a later
+/// batch, the one its first save makes.
 public struct ChangeBatch: Sendable, Hashable {
     /// Section changes, in delivery order: deletes (by descending old index), moves, updates
     /// (a section object whose name changed in place), inserts (by ascending new index).
     public var sectionChanges: [SectionChange] = []
     /// Object changes, in delivery order: deletes, moves, inserts, updates.
     public var objectChanges: [ObjectChange] = []
+    /// The permanent IDs of objects saved for the first time, by the temporary IDs the list
+    /// knew them by: the same rows, in the same places, from now on named by the new ID.
+    /// Applied after every other change; the changes above use the temporary IDs.
+    public var renamedObjectIDs: [ObjectID: ObjectID] = [:]
 
-    public init(sectionChanges: [SectionChange] = [], objectChanges: [ObjectChange] = []) {
+    public init(sectionChanges: [SectionChange] = [], objectChanges: [ObjectChange] = [],
+                renamedObjectIDs: [ObjectID: ObjectID] = [:]) {
         self.sectionChanges = sectionChanges
         self.objectChanges = objectChanges
+        self.renamedObjectIDs = renamedObjectIDs
     }
 
-    public var isEmpty: Bool { sectionChanges.isEmpty && objectChanges.isEmpty }
+    public var isEmpty: Bool { sectionChanges.isEmpty && objectChanges.isEmpty && renamedObjectIDs.isEmpty }
 
     /// Why a batch cannot be applied to some sections.
     public struct InvalidBatch: Error, CustomStringConvertible {
@@ -192,6 +204,13 @@ public struct ChangeBatch: Sendable, Hashable {
                 throw fail("section update at \(change.newIndex.map(String.init) ?? "nil") does not fit")
             }
             sections[newIndex].name = change.name
+        }
+        // 5. Rename objects saved for the first time, in place.
+        if !renamedObjectIDs.isEmpty {
+            for s in sections.indices {
+                sections[s].objectIDs = sections[s].objectIDs.map { renamedObjectIDs[$0] ?? $0 }
+                if let id = sections[s].sectionObjectID, let renamed = renamedObjectIDs[id] { sections[s].sectionObjectID = renamed }
+            }
         }
         return sections
     }

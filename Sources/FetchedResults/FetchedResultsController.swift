@@ -354,25 +354,33 @@ public final class FetchedResultsController<Result: ManagedObject> {
         }
     }
 
+    /// Objects the delegate knows by temporary IDs were saved: the same rows take their
+    /// permanent IDs, reported as a batch of renames (``ChangeBatch/renamedObjectIDs``).
     private func renameSavedObjects(_ changes: ObjectChanges) {
-        // Inserted objects saved: their row keys changed from negative to their primary key.
-        var renamed = false
+        var renamed: [ObjectID: ObjectID] = [:]
         for id in changes.inserted where id.entityName == entityName || id.entityName == sectionEntityName {
-            guard let object = try? managedObjectContext.object(with: id), let oldKey = object.temporaryObjectID?.rowKey else { continue }
-            for s in layout.indices {
-                if id.entityName == entityName, let i = layout[s].keys.firstIndex(of: oldKey) {
+            guard let object = try? managedObjectContext.object(with: id), let temporary = object.temporaryObjectID else { continue }
+            renamed[temporary] = id
+        }
+        guard !renamed.isEmpty else { return }
+        let old = layout
+        var renamedAny = false
+        for s in layout.indices {
+            if let key = layout[s].sectionObjectKey, let id = renamed[ObjectID(entityName: sectionEntityName ?? "", rowKey: key)] {
+                layout[s].sectionObjectKey = id.rowKey
+                renamedAny = true
+            }
+            for i in layout[s].keys.indices where layout[s].keys[i] < 0 {
+                if let id = renamed[ObjectID(entityName: entityName, rowKey: layout[s].keys[i])] {
                     layout[s].keys[i] = id.rowKey
-                    renamed = true
-                }
-                if id.entityName == sectionEntityName, layout[s].sectionObjectKey == oldKey {
-                    layout[s].sectionObjectKey = id.rowKey
-                    renamed = true
+                    renamedAny = true
                 }
             }
         }
-        // A snapshot names objects by ID: the list needs the saved objects' new IDs.
-        if renamed, changeReporting == .snapshot, let delegate {
-            delegate.controller(self, didChangeContentWith: FetchedSnapshot(sections: snapshot, reloadedObjectIDs: []))
-        }
+        guard renamedAny else { return }
+        let shown = Set(old.flatMap(\.keys)), shownSections = Set(old.compactMap(\.sectionObjectKey))
+        deliver(ChangeBatch(renamedObjectIDs: renamed.filter { temporary, _ in
+            temporary.entityName == entityName ? shown.contains(temporary.rowKey) : shownSections.contains(temporary.rowKey)
+        }), from: old)
     }
 }

@@ -28,8 +28,11 @@ public struct FetchedSnapshot: Sendable, Hashable {
 /// Told by a ``FetchedResultsController`` when its results change. Every method has a
 /// default that does nothing; implement the ones your list needs.
 ///
-/// Calls come on the context's queue, after the context processed its changes (an edit, a
-/// save, a rollback, or another context's merged save).
+/// Calls come on the context's queue, after the context processed its changes (an edit at
+/// the end of its event-loop turn, a save, a rollback, or another context's merged save).
+/// Every batch names objects by the IDs they have when it is delivered: the first save of an
+/// object the list knew by a temporary ID is itself reported (``ChangeBatch/renamedObjectIDs``),
+/// and a save that is refused reports nothing. See `Docs/DataFlow.md`.
 public protocol FetchedResultsControllerDelegate<Result>: AnyObject {
     associatedtype Result: ManagedObject
 

@@ -66,7 +66,6 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
     let flattened: FlattenedSections
     private let items: ListItems
     private let entityName: String
-    private var saveObservation: ObservationToken?
 
     /// A list model of `controller`'s results; fetches them first if the controller has not.
     ///
@@ -87,9 +86,6 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
         listModel = Self.makeListModel(showing: items)
         controller.changeReporting = .batches
         controller.delegate = self
-        saveObservation = controller.managedObjectContext.addObserver { [weak self] event in
-            if case .didSave(let changes) = event { self?.followFirstSaves(changes) }
-        }
     }
 
     deinit {
@@ -152,18 +148,6 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
     public func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith batch: ChangeBatch) {
         flattened.apply(batch, emit: itemsChanged)
         didChange?(batch)
-    }
-
-    /// Objects saved for the first time got permanent IDs; the controller renamed them
-    /// without a batch, and their items still carry the temporary ones.
-    private func followFirstSaves(_ changes: ObjectChanges) {
-        var permanentKeys: [Int64: Int64] = [:]
-        for id in changes.inserted where id.entityName == entityName {
-            if let temporary = try? controller.managedObjectContext.object(with: id).temporaryObjectID {
-                permanentKeys[temporary.rowKey] = id.rowKey
-            }
-        }
-        if !permanentKeys.isEmpty { flattened.renameKeys(permanentKeys, emit: itemsChanged) }
     }
 
     private var itemsChanged: (Int, Int, Int) -> Void {

@@ -160,19 +160,17 @@ final class FlattenedSections {
             emissions.record(replacement.position, removed: 1, added: 1)
             if let (index, name) = replacement.renamedSection { sections[index].name = name }
         }
-        emissions.flush()
-    }
-
-    /// Replaces the row keys of objects saved for the first time (temporary keys become
-    /// permanent ones) and announces their rows as replaced, so that GTK drops the items that
-    /// still carry the temporary key.
-    func renameKeys(_ permanentKeys: [Int64: Int64], emit: @escaping (Int, Int, Int) -> Void) {
-        var emissions = Emissions(emit: emit)
-        for s in sections.indices {
-            for i in sections[s].keys.indices {
-                guard let key = permanentKeys[sections[s].keys[i]] else { continue }
-                emissions.record(position(of: IndexPath(item: i, section: s)), removed: 1, added: 1)
-                sections[s].keys[i] = key
+        // 6. Objects saved for the first time take their permanent keys, and their rows are
+        // replaced by themselves, so that GTK drops the items that carry the temporary key.
+        // (Temporary keys are negative and unique across entities.)
+        let permanentKeys = Dictionary(batch.renamedObjectIDs.map { ($0.key.rowKey, $0.value.rowKey) }) { first, _ in first }
+        if !permanentKeys.isEmpty {
+            for s in sections.indices {
+                for i in sections[s].keys.indices where sections[s].keys[i] < 0 {
+                    guard let key = permanentKeys[sections[s].keys[i]] else { continue }
+                    emissions.record(position(of: IndexPath(item: i, section: s)), removed: 1, added: 1)
+                    sections[s].keys[i] = key
+                }
             }
         }
         emissions.flush()

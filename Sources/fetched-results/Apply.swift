@@ -18,6 +18,8 @@ struct Apply: ParsableCommand {
               {"op":"save"}
             To-one relationships take an object ID ("List/2") or null. After each save:
               {"changes":[...],"sections":[{"name":N,"count":C},...]}
+            Objects are named by their saved IDs; one shown before its first save (after a
+            fetch in the same run) is renamed by {"kind":"object","type":"rename","id":T,"newID":P}.
             A bad line is reported on standard error with its number; nothing of it is applied.
             A save that fails discards the changes since the last save, but for a store that
             another process kept locked (longer than --busy-timeout): those stay for the next save.
@@ -55,7 +57,7 @@ struct Apply: ParsableCommand {
                         : ChangeBatch.difference(from: sectionsAtSave, to: controller.snapshot, updated: recorder.updated)
                     recorder.batches = []
                     sectionsAtSave = controller.snapshot
-                    printJSON(BatchJSON.line(batch, sections: sectionsAtSave, context: context))
+                    printJSON(BatchJSON.line(batch, sections: sectionsAtSave))
                 } else {
                     try operation.apply(to: context)
                 }

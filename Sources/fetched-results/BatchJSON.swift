@@ -6,8 +6,8 @@ import ObjectStore
 /// `{"changes":[...],"sections":[{"name":N,"count":C},...]}`.
 enum BatchJSON {
     /// One batch and the sections it leads to.
-    static func line(_ batch: ChangeBatch, sections: [SectionSnapshot], context: ObjectContext) -> [String: Any] {
-        ["changes": changes(batch, context: context), "sections": Self.sections(sections)]
+    static func line(_ batch: ChangeBatch, sections: [SectionSnapshot]) -> [String: Any] {
+        ["changes": changes(batch), "sections": Self.sections(sections)]
     }
 
     /// The sections' names and counts.
@@ -15,12 +15,9 @@ enum BatchJSON {
         sections.map { ["name": $0.name, "count": $0.objectIDs.count] }
     }
 
-    /// The changes of a batch in delivery order, with the permanent IDs of saved objects.
-    static func changes(_ batch: ChangeBatch, context: ObjectContext) -> [[String: Any]] {
-        var saved: [ObjectID: ObjectID] = [:]
-        for object in context.registeredObjects {
-            if let temporary = object.temporaryObjectID { saved[temporary] = object.objectID }
-        }
+    /// The changes of a batch in delivery order; objects saved for the first time last, as
+    /// `{"kind":"object","type":"rename","id":TEMPORARY,"newID":PERMANENT}`.
+    static func changes(_ batch: ChangeBatch) -> [[String: Any]] {
         let sections = batch.sectionChanges.map { change -> [String: Any] in
             var json: [String: Any] = ["kind": "section", "type": change.type.rawValue, "index": change.index, "name": change.name]
             if let newIndex = change.newIndex { json["newIndex"] = newIndex }
@@ -28,11 +25,14 @@ enum BatchJSON {
         }
         let objects = batch.objectChanges.map { change -> [String: Any] in
             var json: [String: Any] = ["kind": "object", "type": change.type.rawValue,
-                                       "id": (saved[change.objectID] ?? change.objectID).description]
+                                       "id": change.objectID.description]
             if let from = change.indexPath { json["from"] = [from.section, from.item] }
             if let to = change.newIndexPath { json["to"] = [to.section, to.item] }
             return json
         }
-        return sections + objects
+        let renames = batch.renamedObjectIDs.sorted { $0.key.description < $1.key.description }.map { temporary, permanent -> [String: Any] in
+            ["kind": "object", "type": "rename", "id": temporary.description, "newID": permanent.description]
+        }
+        return sections + objects + renames
     }
 }

@@ -42,7 +42,7 @@ struct Watch: ParsableCommand {
         init(context: ObjectContext) { self.context = context }
 
         func controller(_ controller: FetchedResultsController<ManagedObject>, didChangeContentWith batch: ChangeBatch) {
-            printLine(BatchJSON.line(batch, sections: controller.snapshot, context: context))
+            printLine(BatchJSON.line(batch, sections: controller.snapshot))
         }
     }
 }

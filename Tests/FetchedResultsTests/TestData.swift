@@ -269,26 +269,8 @@ final class ChangeLog<Result: ManagedObject>: FetchedResultsControllerDelegate {
     var indexTitles: [String: String] = [:]
     /// For each delivery, whether it came on the main thread.
     var deliveredOnMainThread: [Bool] = []
-    /// The saved ID of every object seen with a temporary one: a batch names an object by the
-    /// ID it had then, and an inserted object gets its saved ID after the batch.
-    var savedIDs: [ObjectID: ObjectID] = [:]
-
     private func delivered(by controller: FetchedResultsController<Result>) {
         deliveredOnMainThread.append(Thread.isMainThread)
-        for object in controller.managedObjectContext.registeredObjects {
-            if let temporary = object.temporaryObjectID { savedIDs[temporary] = object.objectID }
-        }
-    }
-
-    /// `sections` with the saved IDs of objects that had a temporary one.
-    func withSavedIDs(_ sections: [SectionSnapshot], in context: ObjectContext) -> [SectionSnapshot] {
-        for object in context.registeredObjects {
-            if let temporary = object.temporaryObjectID { savedIDs[temporary] = object.objectID }
-        }
-        return sections.map { section in
-            SectionSnapshot(name: section.name, objectIDs: section.objectIDs.map { savedIDs[$0] ?? $0 },
-                            sectionObjectID: section.sectionObjectID.map { savedIDs[$0] ?? $0 })
-        }
     }
 
     func controllerWillChangeContent(_ controller: FetchedResultsController<Result>) { calls.append("will") }

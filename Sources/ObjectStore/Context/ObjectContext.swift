@@ -59,6 +59,8 @@ public final class ObjectContext: @unchecked Sendable {
     var changedObjects: Set<ManagedObject> = []
     /// Changes made since observers were last told.
     var unprocessed = UnprocessedChanges()
+    /// Objects with unsaved changes that observers were told of.
+    private var toldChangedObjects: Set<ManagedObject> = []
     private var processingScheduled = false
     private var observers: [Int: (ContextEvent) -> Void] = [:]
     private var nextObserverKey = 0
@@ -234,15 +236,21 @@ public final class ObjectContext: @unchecked Sendable {
     public func processPendingChanges() {
         processingScheduled = false
         guard !unprocessed.isEmpty else { return }
+        post(.objectsDidChange(takeUnprocessedChanges()))
+    }
+
+    /// The changes observers were not told yet, by the objects' IDs now; they are then told none.
+    private func takeUnprocessedChanges() -> ObjectChanges {
         let pending = unprocessed
         unprocessed = UnprocessedChanges()
+        toldChangedObjects.formUnion(pending.updatedKeys.keys.filter { changedObjects.contains($0) })
         var changes = ObjectChanges()
         changes.inserted = Set(pending.inserted.map(\.objectID))
         changes.deleted = Set(pending.deleted.map(\.objectID))
         for (object, keys) in pending.updatedKeys where !object.isDeleted && !pending.inserted.contains(object) {
             changes.updated[object.objectID] = keys
         }
-        post(.objectsDidChange(changes))
+        return changes
     }
 
     // MARK: Saving
@@ -258,10 +266,12 @@ public final class ObjectContext: @unchecked Sendable {
     /// person can fix it and save again.
     ///
     /// Afterwards the saved objects hold what the store holds, values another process wrote
-    /// to fields not edited here included. Observers get ``ContextEvent/didSave(_:)``, then
-    /// ``ContextEvent/objectsDidChange(_:)`` for values the save found changed elsewhere
-    /// (store values it kept, objects whose rows were deleted); other contexts of the store
-    /// merge both.
+    /// to fields not edited here included. Observers get ``ContextEvent/didSave(_:)`` (inserted
+    /// objects now have permanent IDs), then ``ContextEvent/objectsDidChange(_:)`` with the
+    /// changes they were not told of yet (made in the same event-loop turn as the save: a
+    /// refused save tells them nothing), then ``ContextEvent/objectsDidChange(_:)`` for values
+    /// the save found changed elsewhere (store values it kept, objects whose rows were
+    /// deleted); other contexts of the store merge the save.
     ///
     /// - Throws: ``ValidationError``, ``MergeConflictError``, or the store's error.
     public func save() throws {
@@ -290,11 +300,14 @@ public final class ObjectContext: @unchecked Sendable {
 
     private func save(mergePolicy policy: MergePolicy, checkingFirst check: ((Database) throws -> Void)? = nil,
                       writingAlso extraWrite: ((Database) throws -> Void)?) throws {
-        processPendingChanges()
         guard hasChanges else {
+            processPendingChanges()
             if let extraWrite { try store.failingClearlyWhenBusy(keeping: "nothing was written") { try store.database.write(extraWrite) } }
             return
         }
+        // Changes observers were not told of yet are told only once they are saved (below),
+        // by the IDs they keep: a refused save tells nothing, and a list never shows an
+        // object under a temporary ID that the same save replaces.
         try validateForSave()
         let objects = changedObjects
         var historyTokens: ClosedRange<Int64>?
@@ -319,6 +332,7 @@ public final class ObjectContext: @unchecked Sendable {
             throw error
         }
         var saved = ObjectChanges()
+        var deletedObjects: [ManagedObject] = []
         // What the save found changed elsewhere: values now shown that no edit here set.
         var foundElsewhere = ObjectChanges()
         for object in objects {
@@ -328,8 +342,8 @@ public final class ObjectContext: @unchecked Sendable {
                 continue
             }
             if object.isDeleted {
-                registry[object.objectID] = nil
-                object.managedObjectContext = nil
+                // Unregistered once observers heard of the delete: they may still look at it.
+                deletedObjects.append(object)
                 saved.deleted.insert(object.objectID)
                 object.changes = [:]
                 object.changeBases = [:]
@@ -377,7 +391,16 @@ public final class ObjectContext: @unchecked Sendable {
             object.changeBases = [:]
         }
         changedObjects = []
+        toldChangedObjects = []
+        // First the objects observers knew by temporary IDs take their permanent ones, then
+        // observers hear of the changes they were not told yet, by the IDs they keep.
         post(.didSave(saved))
+        let unprocessedChanges = takeUnprocessedChanges()
+        if !unprocessedChanges.isEmpty { post(.objectsDidChange(unprocessedChanges)) }
+        for object in deletedObjects {
+            registry[object.objectID] = nil
+            object.managedObjectContext = nil
+        }
         if !foundElsewhere.isEmpty { post(.objectsDidChange(foundElsewhere)) }
         for (id, keys) in foundElsewhere.updated { saved.updated[id, default: []].formUnion(keys) }
         saved.deleted.formUnion(foundElsewhere.deleted)
@@ -385,25 +408,33 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// Discards every unsaved change: inserted objects go, deleted ones come back, updated
-    /// ones get their saved values. Observers are told, as for any change.
+    /// ones get their saved values. Observers are told of what they had been told of; changes
+    /// they never heard of (made in this event-loop turn) go without a word.
     public func rollback() {
-        processPendingChanges()
+        // Inserts and deletes observers were never told of are undone without a word (a
+        // refused save then rolled back shows nothing, not rows in and out again).
+        let untold = unprocessed
+        unprocessed = UnprocessedChanges()
         var reverted = ObjectChanges()
         var discarded: [ManagedObject] = []
         for object in changedObjects {
             if object.isInserted {
                 object.isDeleted = true
-                reverted.deleted.insert(object.objectID)
+                if !untold.inserted.contains(object) { reverted.deleted.insert(object.objectID) }
                 discarded.append(object)
             } else {
-                if object.isDeleted { reverted.inserted.insert(object.objectID) }
-                else { reverted.updated[object.objectID] = Set(object.changes.keys) }
+                if object.isDeleted && !untold.deleted.contains(object) {
+                    reverted.inserted.insert(object.objectID)
+                } else if !object.changes.isEmpty && toldChangedObjects.contains(object) {
+                    reverted.updated[object.objectID] = Set(object.changes.keys)
+                }
                 object.isDeleted = false
             }
             object.changes = [:]
             object.changeBases = [:]
         }
         changedObjects = []
+        toldChangedObjects = []
         // Observers may still look at the discarded objects while they are told.
         if !reverted.isEmpty { post(.objectsDidChange(reverted)) }
         for object in discarded {

@@ -63,6 +63,7 @@ final class ContextTests: XCTestCase {
         try context.delete(teams[1])
         let added = context.insert(Team.self)
         added.teamName = "Iceland"
+        context.processPendingChanges()  // observers were told of the changes
         let recorder = EventRecorder(context)
         context.rollback()
         XCTAssertFalse(context.hasChanges)
@@ -70,10 +71,24 @@ final class ContextTests: XCTestCase {
         XCTAssertFalse(teams[1].isDeleted)
         XCTAssertNil(added.managedObjectContext)
         XCTAssertEqual(try context.count(for: FetchRequest<Team>()), Fixtures.worldCupTeams.count)
-        let reverted = try XCTUnwrap(recorder.objectsDidChange.last)
-        XCTAssertEqual(reverted.inserted, [teams[1].objectID])
-        XCTAssertEqual(reverted.deleted, [added.objectID])
-        XCTAssertEqual(reverted.updated[teams[0].objectID], ["wins"])
+        XCTAssertEqual(recorder.objectsDidChange, [ObjectChanges(inserted: [teams[1].objectID], updated: [teams[0].objectID: ["wins"]],
+                                                                 deleted: [added.objectID])])
+    }
+
+    func testARollbackOfChangesObserversWereNotToldOfInsertsAndDeletesNothing() throws {
+        let context = ObjectContext(store: try Fixtures.store(Fixtures.worldCupModel(), self))
+        let teams = try Fixtures.insertTeams(into: context)
+        let recorder = EventRecorder(context)
+        try context.delete(teams[1])
+        let added = context.insert(Team.self)
+        added.teamName = "Iceland"
+        XCTAssertThrowsError(try context.save(), "refused: Iceland has no zone")
+        context.rollback()
+        RunLoop.main.run(until: Date().addingTimeInterval(0.05))  // the scheduled processing finds nothing
+        XCTAssertFalse(teams[1].isDeleted)
+        XCTAssertNil(added.managedObjectContext)
+        XCTAssertEqual(recorder.objectsDidChange, [], "a refused save rolled back shows nothing: no rows in, then out")
+        XCTAssertEqual(recorder.saves, [])
     }
 
     func testKeyValueAccessRefusesWrongTypesAndUnknownKeys() throws {
