@@ -39,6 +39,10 @@ import ObjectStore
 /// Only GObject and GIO are used: the list model works without a display and without
 /// `gtk_init`.
 ///
+/// Made on the main thread, it attaches ``MainQueueSource`` to the GLib main loop, so that the
+/// work a context schedules on the Dispatch main queue (its unsaved edits reaching the
+/// controller, another context's save being merged) runs in a GTK application.
+///
 /// ## Topics
 /// ### The GListModel
 /// - ``listModel``
@@ -86,6 +90,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
         listModel = Self.makeListModel(showing: items)
         controller.changeReporting = .batches
         controller.delegate = self
+        if Thread.isMainThread { MainQueueSource.attach() }
     }
 
     deinit {

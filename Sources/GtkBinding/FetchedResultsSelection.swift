@@ -57,8 +57,6 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
     private var isRestoring = false
     private var restoreSource: guint = 0
     private var handlers: [(instance: gpointer, id: gulong)] = []
-    /// The C handlers' data: C function pointers cannot refer to a generic class.
-    private let signals = SelectionSignals()
 
     /// A selection of `rows`, with nothing selected.
     public init(rows: FetchedResultsListModel<Result>) {
@@ -69,19 +67,14 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         gtk_single_selection_set_can_unselect(selectionModel, 1)
         // Autoselect was on while the model was set: it selected the first item, maybe a header.
         gtk_single_selection_set_selected(selectionModel, UInt32.max)
-        signals.selectionChanged = { [weak self] in self?.selectionChanged() }
-        signals.itemsChanged = { [weak self] in self?.scheduleRestore() }
-        signals.restore = { [weak self] in self?.restore() }
-        let data = Unmanaged.passUnretained(signals).toOpaque()
-        let selectionChanged: @convention(c) (gpointer?, guint, guint, gpointer?) -> Void = { _, _, _, data in
-            Unmanaged<SelectionSignals>.fromOpaque(data!).takeUnretainedValue().selectionChanged()
-        }
+        let selection = UnsafeMutableRawPointer(selectionModel), list = UnsafeMutableRawPointer(rows.listModel)
+        handlers.append((selection, Signal.connect(selection, "selection-changed") { [weak self] (_: guint, _: guint) in
+            self?.selectionChanged()
+        }))
         // Connected after the selection model's own handler, so it runs once that one has dropped the selection.
-        let itemsChanged: @convention(c) (gpointer?, guint, guint, guint, gpointer?) -> Void = { _, _, _, _, data in
-            Unmanaged<SelectionSignals>.fromOpaque(data!).takeUnretainedValue().itemsChanged()
-        }
-        connect(UnsafeMutableRawPointer(selectionModel), "selection-changed", unsafeBitCast(selectionChanged, to: GCallback.self), data)
-        connect(UnsafeMutableRawPointer(rows.listModel), "items-changed", unsafeBitCast(itemsChanged, to: GCallback.self), data)
+        handlers.append((list, Signal.connect(list, "items-changed") { [weak self] (_: guint, _: guint, _: guint) in
+            self?.scheduleRestore()
+        }))
     }
 
     deinit {
@@ -123,11 +116,7 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
 
     private func scheduleRestore() {
         guard restoreSource == 0, selectedObject != nil else { return }
-        let restore: GSourceFunc = { data in
-            Unmanaged<SelectionSignals>.fromOpaque(data!).takeUnretainedValue().restore()
-            return gboolean(0)  // G_SOURCE_REMOVE
-        }
-        restoreSource = g_idle_add_full(G_PRIORITY_HIGH_IDLE, restore, Unmanaged.passUnretained(signals).toOpaque(), nil)
+        restoreSource = MainLoop.idle { [weak self] in self?.restore() }
     }
 
     private func restore() {
@@ -164,15 +153,4 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
     private func object(at position: Int) -> Result? {
         rows.indexPath(at: position).map(rows.controller.object(at:))
     }
-
-    private func connect(_ instance: gpointer, _ signal: String, _ handler: GCallback, _ data: gpointer) {
-        handlers.append((instance, g_signal_connect_data(instance, signal, handler, data, nil, GConnectFlags(rawValue: 0))))
-    }
-}
-
-/// What the C signal handlers of a ``FetchedResultsSelection`` call.
-private final class SelectionSignals {
-    var selectionChanged: () -> Void = {}
-    var itemsChanged: () -> Void = {}
-    var restore: () -> Void = {}
 }

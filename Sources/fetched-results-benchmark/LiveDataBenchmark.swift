@@ -2,6 +2,7 @@ import CGtk
 import Datasets
 import Foundation
 import GRDB
+import GtkBinding
 import ObjectStore
 import Viewer
 

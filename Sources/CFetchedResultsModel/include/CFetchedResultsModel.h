@@ -1,9 +1,10 @@
 // The C half of GtkBinding: what Swift cannot express. A GObject type implementing the
-// GListModel interface whose content lives in Swift, the item type it hands out, and cast
-// helpers for GObject macros that do not import into Swift.
+// GListModel interface whose content lives in Swift, the item type it hands out, cast
+// helpers for GObject macros that do not import into Swift, and libdispatch's main-queue hook.
 #pragma once
 
 #include <gio/gio.h>
+#include <glib-unix.h>
 
 G_BEGIN_DECLS
 
@@ -54,5 +55,16 @@ GListModel *fr_list_model_new (FrListModelCountFunc count, FrListModelItemFunc i
 
 /// `instance` as a GObject (unchecked: any GObject-derived instance).
 GObject *fr_cast_object (gpointer instance);
+
+// MARK: The Dispatch main queue in a GLib main loop
+
+/// The file descriptor (an eventfd) that becomes readable when work is queued on the Dispatch
+/// main queue: libdispatch's run-loop hook (`_dispatch_get_main_queue_handle_4CF`, the one
+/// CoreFoundation's run loop uses), which Dispatch's public headers do not declare.
+int fr_main_queue_handle (void);
+
+/// Clears the handle's wake-up and runs the work queued on the main queue
+/// (`_dispatch_main_queue_callback_4CF`). Call on the main thread only.
+void fr_main_queue_drain (void);
 
 G_END_DECLS

@@ -1,4 +1,5 @@
 import CGtk
+import GtkBinding
 import Foundation
 
 /// Pictures of widgets, drawn by GTK's own renderer: no display server screenshot needed.

@@ -1,4 +1,5 @@
 import CGtk
+import GtkBinding
 import Foundation
 
 /// The viewer as a GTK application: one window on a dataset (``ViewerWindow``), the

@@ -1,4 +1,5 @@
 import CGtk
+import GtkBinding
 import Datasets
 import Foundation
 import ObjectStore

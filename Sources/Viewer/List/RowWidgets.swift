@@ -1,4 +1,5 @@
 import CGtk
+import GtkBinding
 import CViewer
 import ObjectStore
 

@@ -1,4 +1,5 @@
 import CGtk
+import GtkBinding
 
 /// The viewer's CSS, on top of the theme: header rows, row images, the detail pane.
 enum Style {

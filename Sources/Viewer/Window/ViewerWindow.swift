@@ -238,40 +238,24 @@ public final class ViewerWindow {
         // Handled when the key reaches the window, after the focused widget: Delete and
         // Ctrl+Z in the search entry edit its text.
         let controller = gtk_shortcut_controller_new()!
-        shortcut(controller, "<Control>n") { [weak self] in self?.showAddDialog() }
-        shortcut(controller, "<Control>e") { [weak self] in self?.showEditDialog() }
-        shortcut(controller, "Delete") { [weak self] in self?.deleteSelection() }
-        shortcut(controller, "<Control>o") { [weak self] in self?.chooseImportFile() }
-        shortcut(controller, "<Control>z") { [weak self] in self?.undo() }
-        shortcut(controller, "<Control>f") { [weak self] in
+        Shortcut.add(to: controller, "<Control>n") { [weak self] in self?.showAddDialog() }
+        Shortcut.add(to: controller, "<Control>e") { [weak self] in self?.showEditDialog() }
+        Shortcut.add(to: controller, "Delete") { [weak self] in self?.deleteSelection() }
+        Shortcut.add(to: controller, "<Control>o") { [weak self] in self?.chooseImportFile() }
+        Shortcut.add(to: controller, "<Control>z") { [weak self] in self?.undo() }
+        Shortcut.add(to: controller, "<Control>f") { [weak self] in
             guard let self, self.searchEntry.isVisible else { return }
             gtk_widget_grab_focus(self.searchEntry)
         }
-        shortcut(controller, "<Control>w") { [weak self] in
+        Shortcut.add(to: controller, "<Control>w") { [weak self] in
             guard let self else { return }
             gtk_window_close(self.window.cast())
         }
-        shortcut(controller, "<Control>q") { [weak self] in
+        Shortcut.add(to: controller, "<Control>q") { [weak self] in
             guard let self else { return }
             gtk_window_close(self.window.cast())
         }
         gtk_widget_add_controller(window, controller)
-    }
-
-    private final class ShortcutBox {
-        let action: () -> Void
-        init(_ action: @escaping () -> Void) { self.action = action }
-    }
-
-    private func shortcut(_ controller: OpaquePointer, _ accelerator: String, _ action: @escaping () -> Void) {
-        let callback: GtkShortcutFunc = { _, _, data in
-            Unmanaged<ShortcutBox>.fromOpaque(data!).takeUnretainedValue().action()
-            return 1
-        }
-        let release: GDestroyNotify = { data in Unmanaged<ShortcutBox>.fromOpaque(data!).release() }
-        let shortcutAction = gtk_callback_action_new(callback, Unmanaged.passRetained(ShortcutBox(action)).toOpaque(), release)
-        gtk_shortcut_controller_add_shortcut(controller,
-                                             gtk_shortcut_new(gtk_shortcut_trigger_parse_string(accelerator), shortcutAction))
     }
 
     // MARK: Editing

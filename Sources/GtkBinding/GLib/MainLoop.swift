@@ -1,7 +1,11 @@
 import CGtk
 
 /// Swift closures run by the GLib main loop.
-enum MainLoop {
+///
+/// ## Topics
+/// - ``idle(priority:_:)``
+/// - ``after(milliseconds:_:)``
+public enum MainLoop {
     private final class Box {
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }
@@ -12,7 +16,7 @@ enum MainLoop {
     /// Runs `body` once, on the main loop's next idle moment at `priority`. The default runs
     /// before GTK lays out and draws the next frame, so what it changes is never drawn half done.
     @discardableResult
-    static func idle(priority: Int32 = G_PRIORITY_HIGH_IDLE, _ body: @escaping () -> Void) -> guint {
+    public static func idle(priority: Int32 = G_PRIORITY_HIGH_IDLE, _ body: @escaping () -> Void) -> guint {
         let call: GSourceFunc = { data in
             Unmanaged<Box>.fromOpaque(data!).takeUnretainedValue().body()
             return gboolean(0)  // G_SOURCE_REMOVE
@@ -22,7 +26,7 @@ enum MainLoop {
 
     /// Runs `body` once after `milliseconds`.
     @discardableResult
-    static func after(milliseconds: UInt32, _ body: @escaping () -> Void) -> guint {
+    public static func after(milliseconds: UInt32, _ body: @escaping () -> Void) -> guint {
         let call: GSourceFunc = { data in
             Unmanaged<Box>.fromOpaque(data!).takeUnretainedValue().body()
             return gboolean(0)

@@ -1,4 +1,4 @@
-#include "CViewer.h"
+#include "CFetchedResultsModel.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>

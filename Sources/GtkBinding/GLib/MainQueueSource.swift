@@ -1,13 +1,16 @@
 import CGtk
-import CViewer
+import CFetchedResultsModel
 
 /// Runs the Dispatch main queue, and so `DispatchQueue.main.async` blocks and `@MainActor`
 /// work, inside the GLib main loop.
 ///
 /// `g_application_run` does not drain the main queue: without this, the work an
-/// ``ObjectStore/ObjectContext`` schedules on its queue (processing pending changes, merging
-/// another context's save) never runs in a GTK application. libdispatch signals queued work on
-/// an eventfd; a GLib source watching it drains the queue on the main thread.
+/// `ObjectContext` schedules on its queue (processing pending changes, merging another
+/// context's save) never runs in a GTK application. libdispatch signals queued work on an
+/// eventfd; a GLib source watching it drains the queue on the main thread.
+///
+/// A ``FetchedResultsListModel`` attaches it when made on the main thread; an application
+/// that uses contexts on the main queue without a list model calls ``attach()`` once.
 public enum MainQueueSource {
     nonisolated(unsafe) private static var sourceID: guint = 0
 

@@ -6,7 +6,7 @@ import CGtk
 /// signal signature. The closure is retained as the handler's data and released by GLib when
 /// the handler is disconnected or the instance finalized: capture Swift owners weakly, or the
 /// instance keeps them alive.
-enum Signal {
+public enum Signal {
     private final class Box<Handler> {
         let handler: Handler
         init(_ handler: Handler) { self.handler = handler }
@@ -25,7 +25,7 @@ enum Signal {
 
     /// A signal with no arguments: `clicked`, `toggled`, `search-changed`, `destroy`...
     @discardableResult
-    static func connect(_ instance: gpointer, _ name: String, after: Bool = false, _ handler: @escaping () -> Void) -> gulong {
+    public static func connect(_ instance: gpointer, _ name: String, after: Bool = false, _ handler: @escaping () -> Void) -> gulong {
         let thunk: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
             (Signal.handler(data) as () -> Void)()
         }
@@ -34,7 +34,7 @@ enum Signal {
 
     /// A signal with one `guint` argument: GtkListView's `activate`.
     @discardableResult
-    static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (guint) -> Void) -> gulong {
+    public static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (guint) -> Void) -> gulong {
         let thunk: @convention(c) (gpointer?, guint, gpointer?) -> Void = { _, value, data in
             (Signal.handler(data) as (guint) -> Void)(value)
         }
@@ -43,7 +43,7 @@ enum Signal {
 
     /// A signal with two `guint` arguments: GtkSelectionModel's `selection-changed`.
     @discardableResult
-    static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (guint, guint) -> Void) -> gulong {
+    public static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (guint, guint) -> Void) -> gulong {
         let thunk: @convention(c) (gpointer?, guint, guint, gpointer?) -> Void = { _, first, second, data in
             (Signal.handler(data) as (guint, guint) -> Void)(first, second)
         }
@@ -52,7 +52,7 @@ enum Signal {
 
     /// A signal with three `guint` arguments: GListModel's `items-changed`.
     @discardableResult
-    static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (guint, guint, guint) -> Void) -> gulong {
+    public static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (guint, guint, guint) -> Void) -> gulong {
         let thunk: @convention(c) (gpointer?, guint, guint, guint, gpointer?) -> Void = { _, first, second, third, data in
             (Signal.handler(data) as (guint, guint, guint) -> Void)(first, second, third)
         }
@@ -62,7 +62,7 @@ enum Signal {
     /// A signal with one pointer argument: a list item factory's `setup`, `bind`, `unbind`;
     /// `notify::property` (the GParamSpec).
     @discardableResult
-    static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (gpointer?) -> Void) -> gulong {
+    public static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (gpointer?) -> Void) -> gulong {
         let thunk: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, argument, data in
             (Signal.handler(data) as (gpointer?) -> Void)(argument)
         }
@@ -72,7 +72,7 @@ enum Signal {
     /// GtkEventControllerKey's `key-pressed`: the key value, the hardware keycode and the
     /// modifiers; returns whether the key was handled (which stops it).
     @discardableResult
-    static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (guint, guint, GdkModifierType) -> Bool) -> gulong {
+    public static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (guint, guint, GdkModifierType) -> Bool) -> gulong {
         let thunk: @convention(c) (gpointer?, guint, guint, GdkModifierType, gpointer?) -> gboolean = { _, keyval, keycode, state, data in
             (Signal.handler(data) as (guint, guint, GdkModifierType) -> Bool)(keyval, keycode, state) ? 1 : 0
         }
@@ -81,7 +81,7 @@ enum Signal {
 
     /// GtkWidget's `query-tooltip`: the `GtkTooltip *` to fill; returns whether to show it.
     @discardableResult
-    static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (OpaquePointer?) -> Bool) -> gulong {
+    public static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping (OpaquePointer?) -> Bool) -> gulong {
         let thunk: @convention(c) (gpointer?, gint, gint, gboolean, OpaquePointer?, gpointer?) -> gboolean = { _, _, _, _, tooltip, data in
             (Signal.handler(data) as (OpaquePointer?) -> Bool)(tooltip) ? 1 : 0
         }
@@ -90,7 +90,7 @@ enum Signal {
 
     /// A signal with no arguments that returns a boolean: GtkWindow's `close-request`.
     @discardableResult
-    static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping () -> Bool) -> gulong {
+    public static func connect(_ instance: gpointer, _ name: String, _ handler: @escaping () -> Bool) -> gulong {
         let thunk: @convention(c) (gpointer?, gpointer?) -> gboolean = { _, data in
             (Signal.handler(data) as () -> Bool)() ? 1 : 0
         }
