@@ -152,7 +152,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
                                            batchSize: max(fetchRequest.fetchBatchSize, 0)) as! Result
     }
 
-    /// The ``ObjectStore/ObjectID/rowKey``s of a section's objects, in order: the cheapest
+    /// The `ObjectStore/ObjectID/rowKey`s of a section's objects, in order: the cheapest
     /// way to read a whole section (a list binding keeps its own copy).
     public func rowKeys(inSection section: Int) -> [Int64] {
         layout[section].keys

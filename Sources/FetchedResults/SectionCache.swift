@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// A cache file holds the row keys and section runs of one request's results, with what
 /// they depend on: the store file, the model, the request, and the store's generation (see
-/// ``PersistentStore/generation()``). A cache whose dependencies differ, or whose bytes are
+/// `PersistentStore/generation()`). A cache whose dependencies differ, or whose bytes are
 /// damaged, is ignored and rewritten; it is never trusted.
 public enum SectionCache {
     private static let directoryStorage = Mutex<URL?>(nil)

@@ -4,7 +4,7 @@ import FetchedResults
 import Foundation
 import ObjectStore
 
-/// A GListModel that shows a ``FetchedResultsController``'s sections in a GTK list view and
+/// A GListModel that shows a `FetchedResultsController`'s sections in a GTK list view and
 /// follows its changes.
 ///
 /// The list is flattened: each section is one header item followed by one item per object.
@@ -14,10 +14,10 @@ import ObjectStore
 /// GObjects. While GTK holds an item, asking again for its position (moved by changes
 /// before it) gives the same `FrRow`, until an emission announces that position.
 ///
-/// The list model becomes the controller's delegate and turns each ``ChangeBatch`` into
+/// The list model becomes the controller's delegate and turns each `ChangeBatch` into
 /// `items-changed` emissions. After every single emission the list is in a valid state on the
 /// way from the old sections to the new ones: removals at their old positions, then sections,
-/// then insertions at their new positions, as ``ChangeBatch/applied(to:)`` does. An updated
+/// then insertions at their new positions, as `ChangeBatch/applied(to:)` does. An updated
 /// object, a renamed section and an object saved for the first time (its ID turns permanent)
 /// are announced as replaced (`items-changed(position, 1, 1)`) so that GTK binds their rows
 /// again. Every announced item is a new `FrRow`, so `GtkSingleSelection` loses the selection
@@ -73,8 +73,8 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
 
     /// A list model of `controller`'s results; fetches them first if the controller has not.
     ///
-    /// Becomes the controller's delegate and sets its ``FetchedResultsController/changeReporting``
-    /// to ``ChangeReporting/batches``.
+    /// Becomes the controller's delegate and sets its `FetchedResultsController/changeReporting`
+    /// to `ChangeReporting/batches`.
     public init(controller: FetchedResultsController<Result>) throws {
         if controller.sections == nil { try controller.performFetch() }
         self.controller = controller

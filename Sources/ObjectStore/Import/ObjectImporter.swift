@@ -69,6 +69,9 @@ public final class ObjectImporter: @unchecked Sendable {
     /// CSV header.
     ///
     /// - Parameters:
+    ///   - store: The store the records are saved into, in a context of the import's own.
+    ///   - entityName: The entity each record becomes an object of.
+    ///   - file: The CSV or JSON-lines file.
     ///   - format: The file's format; from its extension when nil (see
     ///     ``ImportFormat/init(fileExtension:)``).
     ///   - chunkSize: The records committed by each transaction (at least 1).

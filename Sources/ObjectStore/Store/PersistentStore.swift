@@ -16,7 +16,7 @@ import Synchronization
 /// follows.
 ///
 /// ## Topics
-/// - ``init(url:model:)``
+/// - ``init(url:model:busyTimeout:sqlLog:)``
 /// - ``inMemory(model:)``
 /// - ``model``
 /// - ``url``
@@ -47,6 +47,9 @@ public final class PersistentStore: Sendable {
     /// opening the same new file at once create it once.
     ///
     /// - Parameters:
+    ///   - url: The store file; created with the schema of `model` when missing or empty.
+    ///   - model: The model of the objects; a file made for an earlier model is migrated when
+    ///     the new one only adds to it (see `Docs/ModelFormat.md`), else refused.
     ///   - busyTimeout: How long a write waits for another connection's write to end (another
     ///     process, the `sqlite3` shell) before it fails with ``StoreError/Kind-swift.enum/busy``.
     ///     Reads never wait for writes.
