@@ -1,14 +1,12 @@
 import Foundation
 import ObjectStore
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// How a dataset is shown: the contents of its `view.json` (format: `Docs/Datasets.md`).
 public struct ViewConfiguration: Sendable, Decodable {
     public struct SortKey: Sendable, Decodable {
         public var key: String
         public var ascending: Bool?
-        var descriptor: SortDescriptor { SortDescriptor(key: key, ascending: ascending ?? true) }
+        var descriptor: FetchSortDescriptor { FetchSortDescriptor(key: key, ascending: ascending ?? true) }
     }
 
     public struct Request: Sendable, Decodable {
@@ -118,11 +116,11 @@ public struct ViewConfiguration: Sendable, Decodable {
     /// The fetch request of the list: the file's, with another sort option and a search text.
     public func makeFetchRequest(sortOption: Int = 0, search: String = "") throws -> FetchRequest<ManagedObject> {
         var request = FetchRequest<ManagedObject>(entityName: fetchRequest.entity)
-        var predicates: [Predicate] = []
-        if let format = fetchRequest.predicate { predicates.append(try Predicate(format: format)) }
+        var predicates: [FetchPredicate] = []
+        if let format = fetchRequest.predicate { predicates.append(try FetchPredicate(format: format)) }
         let text = search.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty, let keys = searchKeys, !keys.isEmpty {
-            predicates.append(.or(try keys.map { try Predicate(format: "%K CONTAINS[cd] %@", $0, text) }))
+            predicates.append(.or(try keys.map { try FetchPredicate(format: "%K CONTAINS[cd] %@", $0, text) }))
         }
         request.predicate = predicates.isEmpty ? nil : .and(predicates)
         let options = sortOptions ?? []
@@ -198,7 +196,7 @@ extension ViewConfiguration {
         do { entity = try model.existingEntity(named: fetchRequest.entity) } catch { throw fail("fetchRequest.entity", "\(error)") }
         func checkKeyPath(_ keyPath: String, _ place: String, type: AttributeType? = nil) throws {
             do {
-                try SortDescriptor(key: keyPath).validate(for: entity, in: model)
+                try FetchSortDescriptor(key: keyPath).validate(for: entity, in: model)
             } catch {
                 throw fail(place, "\(error)")
             }
@@ -216,7 +214,7 @@ extension ViewConfiguration {
         try checkSorts(fetchRequest.sortDescriptors, "fetchRequest.sortDescriptors")
         if let section = fetchRequest.sectionKeyPath { try checkKeyPath(section, "fetchRequest.sectionKeyPath") }
         if let format = fetchRequest.predicate {
-            do { try Predicate(format: format).validate(for: entity, in: model) } catch { throw fail("fetchRequest.predicate", "\(error)") }
+            do { try FetchPredicate(format: format).validate(for: entity, in: model) } catch { throw fail("fetchRequest.predicate", "\(error)") }
         }
         for (i, option) in (sortOptions ?? []).enumerated() { try checkSorts(option.sortDescriptors, "sortOptions[\(i)].sortDescriptors") }
         if let counter { try checkKeyPath(counter, "counter", type: .integer) }

@@ -1,7 +1,5 @@
 import Foundation
 import ObjectStore
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 extension IndexPath {
     /// The index path of row `item` in section `section`.

@@ -1,7 +1,5 @@
 import Foundation
 import ObjectStore
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 extension FetchedResultsController {
     /// Turns one set of context changes into a change batch for the delegate.
@@ -217,7 +215,7 @@ extension FetchedResultsController {
     /// row a probe in one transaction (about 1 ms among 170,000 objects); sorts across
     /// relationships use the binary search below, which faults a batch around each probe,
     /// each in a query of its own (about 3 ms).
-    private func insertionIndex(of object: ManagedObject, inSection s: Int, sorts: [SortDescriptor], context: ObjectContext) -> Int {
+    private func insertionIndex(of object: ManagedObject, inSection s: Int, sorts: [FetchSortDescriptor], context: ObjectContext) -> Int {
         if let index = try? context.insertionIndex(of: object, in: layout[s].keys, entityName: entityName, sortedBy: sorts) {
             return index
         }
@@ -235,7 +233,7 @@ extension FetchedResultsController {
     /// A section emptied by this change is placed by its first member in `firstMembers`
     /// (one without members goes once the members are placed).
     private func sectionIndex(named name: String, for object: ManagedObject, firstMembers: [String: ManagedObject],
-                              sorts: [SortDescriptor], context: ObjectContext) -> Int {
+                              sorts: [FetchSortDescriptor], context: ObjectContext) -> Int {
         if let index = layout.firstIndex(where: { $0.name == name }) { return index }
         // Sections are in the order of the first sort descriptor, which sorts by the section key.
         let first = Array(sorts.prefix(1))
@@ -250,7 +248,7 @@ extension FetchedResultsController {
     }
 
     /// Whether `a` comes before `b`: by the sort descriptors, then by object ID, as SQL orders ties.
-    static func precedes(_ a: ManagedObject, _ b: ManagedObject, _ sorts: [SortDescriptor]) -> Bool {
+    static func precedes(_ a: ManagedObject, _ b: ManagedObject, _ sorts: [FetchSortDescriptor]) -> Bool {
         switch sorts.compare(a, b) {
         case .orderedAscending: return true
         case .orderedDescending: return false

@@ -1,7 +1,5 @@
 import Foundation
 import ObjectStore
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// Keeps the result of a fetch request, split into sections, in step with its context, and
 /// tells its delegate exactly what changed: Core Data's `NSFetchedResultsController` for
@@ -9,8 +7,8 @@ import struct ObjectStore.SortDescriptor
 ///
 /// ```swift
 /// let controller = FetchedResultsController(
-///     fetchRequest: FetchRequest<Team>(sortDescriptors: [SortDescriptor(key: "qualifyingZone"),
-///                                                        SortDescriptor(key: "wins", ascending: false)]),
+///     fetchRequest: FetchRequest<Team>(sortDescriptors: [FetchSortDescriptor(key: "qualifyingZone"),
+///                                                        FetchSortDescriptor(key: "wins", ascending: false)]),
 ///     managedObjectContext: context, sectionNameKeyPath: "qualifyingZone")
 /// controller.delegate = self
 /// try controller.performFetch()
@@ -216,12 +214,12 @@ public final class FetchedResultsController<Result: ManagedObject> {
         let context = managedObjectContext
         let entity = try context.model.existingEntity(named: request.entityName)
         if sectionFetchRequest == nil && request.sortDescriptors.isEmpty {
-            throw FetchedResultsError(message: "the fetch request for \(entity.name) has no sort descriptors; a controller needs a defined order: add at least one, e.g. SortDescriptor(key: \"\(entity.attributes.first?.name ?? "name")\")")
+            throw FetchedResultsError(message: "the fetch request for \(entity.name) has no sort descriptors; a controller needs a defined order: add at least one, e.g. FetchSortDescriptor(key: \"\(entity.attributes.first?.name ?? "name")\")")
         }
         if let keyPath = sectionNameKeyPath {
             try context.validateKeyPath(keyPath, for: entity)
             guard let first = request.sortDescriptors.first, first.key == keyPath else {
-                throw FetchedResultsError(message: "the first sort descriptor must sort by the section key path '\(keyPath)' so that each section's objects are together; put SortDescriptor(key: \"\(keyPath)\") first")
+                throw FetchedResultsError(message: "the first sort descriptor must sort by the section key path '\(keyPath)' so that each section's objects are together; put FetchSortDescriptor(key: \"\(keyPath)\") first")
             }
             guard first.options.isEmpty else {
                 throw FetchedResultsError(message: "the sort descriptor of the section key path '\(keyPath)' has options \(first.options); sections group equal values, so sort that key without case or diacritic options")

@@ -1,7 +1,5 @@
 import Foundation
 import ObjectStore
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// How a controller reports a change to its delegate.
 public enum ChangeReporting: Sendable, Hashable {

@@ -1,7 +1,5 @@
 import Foundation
 import ObjectStore
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// One section of a controller's results.
 public struct SectionInfo<Result: ManagedObject> {

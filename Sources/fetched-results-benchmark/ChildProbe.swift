@@ -2,8 +2,6 @@ import FetchedResults
 import Foundation
 import ObjectStore
 import Synchronization
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// Measurements made in a child process of their own, on the benchmark's store file.
 ///

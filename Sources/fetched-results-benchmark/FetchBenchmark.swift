@@ -3,8 +3,6 @@ import Foundation
 import GRDB
 import ObjectStore
 import struct ObjectStore.FetchRequest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// `performFetch()` of the viewer's controller against the floor (the same query's IDs
 /// through GRDB), without and with a section cache.

@@ -1,8 +1,6 @@
 import FetchedResults
 import Foundation
 import ObjectStore
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// One tap of the viewer: `wins += 1` on a row and `save()`, until the list knows what to
 /// redraw. The controller against what a GRDB app does today: refetch every ID and diff.

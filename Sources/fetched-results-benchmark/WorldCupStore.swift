@@ -2,8 +2,6 @@ import Foundation
 import GRDB
 import ObjectStore
 import struct ObjectStore.FetchRequest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// The benchmark's data: the World Cup viewer's `Team` entity with many more teams.
 enum WorldCupStore {
@@ -28,9 +26,9 @@ enum WorldCupStore {
     /// The request the viewer shows: sectioned by zone, most wins first.
     static var request: FetchRequest<ManagedObject> {
         var request = FetchRequest<ManagedObject>(entityName: "Team", sortDescriptors: [
-            SortDescriptor(key: "qualifyingZone"),
-            SortDescriptor(key: "wins", ascending: false),
-            SortDescriptor(key: "teamName"),
+            FetchSortDescriptor(key: "qualifyingZone"),
+            FetchSortDescriptor(key: "wins", ascending: false),
+            FetchSortDescriptor(key: "teamName"),
         ])
         request.fetchBatchSize = 20
         return request

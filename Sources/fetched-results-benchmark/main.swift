@@ -7,8 +7,6 @@ import Foundation
 import GRDB
 import ObjectStore
 import struct ObjectStore.FetchRequest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 func benchmark(_ options: Options) throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("fetched-results-benchmark-\(UUID().uuidString)")

@@ -3,7 +3,6 @@ import Datasets
 import FetchedResults
 import Foundation
 import ObjectStore
-import struct ObjectStore.Predicate
 
 /// `apply`: edits from standard input, one JSON object a line; after each save, the change
 /// batch the dataset's controller delivered, as one JSON line.
@@ -85,8 +84,8 @@ struct Apply: ParsableCommand {
 /// One line of `apply`'s input, checked against the model before anything changes.
 enum Operation {
     case insert(entity: EntityDescription, values: [String: Any?])
-    case update(entity: EntityDescription, predicate: Predicate, values: [String: Any?])
-    case delete(entity: EntityDescription, predicate: Predicate)
+    case update(entity: EntityDescription, predicate: FetchPredicate, values: [String: Any?])
+    case delete(entity: EntityDescription, predicate: FetchPredicate)
     case save
 
     init(line: String, model: Model) throws {
@@ -106,9 +105,9 @@ enum Operation {
         }
         guard let entityName = json["entity"] as? String else { throw DatasetError("missing \"entity\"") }
         let entity = try model.existingEntity(named: entityName)
-        func predicate() throws -> Predicate {
+        func predicate() throws -> FetchPredicate {
             guard let format = json["where"] as? String else { throw DatasetError("missing \"where\" (a predicate such as \"teamName == 'Brazil'\")") }
-            let predicate = try Predicate(format: format)
+            let predicate = try FetchPredicate(format: format)
             try predicate.validate(for: entity, in: model)
             return predicate
         }

@@ -27,7 +27,7 @@ struct Demo: ParsableCommand {
         let context = ObjectContext(store: try dataset.openStore(at: url))
 
         for name in tap {
-            let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try Predicate(format: "teamName ==[c] %@", name))
+            let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName ==[c] %@", name))
             guard let team = try context.fetch(request).first else {
                 throw ArgumentParser.ValidationError("No team named \"\(name)\"; run without --tap to see the teams.")
             }
@@ -36,7 +36,7 @@ struct Demo: ParsableCommand {
         }
 
         let request = FetchRequest<ManagedObject>(entityName: "Team", sortDescriptors: [
-            SortDescriptor(key: "qualifyingZone"), SortDescriptor(key: "wins", ascending: false), SortDescriptor(key: "teamName"),
+            FetchSortDescriptor(key: "qualifyingZone"), FetchSortDescriptor(key: "wins", ascending: false), FetchSortDescriptor(key: "teamName"),
         ])
         var zone: String?
         for team in try context.fetch(request) {

@@ -3,8 +3,6 @@ import Foundation
 import ObjectStore
 import TestSupport
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// Saves that change more objects than the controller places one by one (an import's chunk,
 /// a bulk edit) are fetched again, as is every save under a fetch limit or with sections
@@ -56,7 +54,7 @@ final class BulkChangeTests: XCTestCase {
     /// The object changes of all batches since `recorder` was last emptied.
     private func changes(_ recorder: BatchRecorder<ManagedObject>) -> [ObjectChange] { recorder.batches.flatMap(\.objectChanges) }
 
-    private let byScore = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [SortDescriptor(key: "score"), SortDescriptor(key: "name")])
+    private let byScore = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "score"), FetchSortDescriptor(key: "name")])
 
     func testAnEditedObjectMovesPastItsUnchangedNeighbourInABulkSave() throws {
         let (context, players) = try makeStore(players: 200)
@@ -99,7 +97,7 @@ final class BulkChangeTests: XCTestCase {
     func testABulkSaveWithSectionsInsertsAndDeletesSectionsInOrder() throws {
         let zones = ["Asia", "Europe", "Oceania"]
         let (context, players) = try makeStore(players: 120) { zones[$0 % 3] }
-        let request = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [SortDescriptor(key: "zone"), SortDescriptor(key: "score")])
+        let request = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score")])
         let (controller, recorder) = try watch(context, request, sectionNameKeyPath: "zone")
         let before = controller.snapshot
         // Every Oceania player moves to Africa (a new first section, Oceania goes); Europe's
@@ -146,7 +144,7 @@ final class BulkChangeTests: XCTestCase {
     func testANewSectionGoesBeforeASectionWhoseObjectsAllChanged() throws {
         let zones = ["Asia", "Oceania"]
         let (context, players) = try makeStore(players: 6) { zones[$0 % 2] }
-        let request = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [SortDescriptor(key: "zone"), SortDescriptor(key: "score")])
+        let request = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score")])
         let (controller, recorder) = try watch(context, request, sectionNameKeyPath: "zone")
         let before = controller.snapshot
         for (i, player) in players.enumerated() where i % 2 == 1 { try player.setValue(1_000 - i, forKey: "score") }
@@ -168,7 +166,7 @@ final class BulkChangeTests: XCTestCase {
         let clubs = try League.insertClubs(3, into: context)
         for (i, player) in players.enumerated() { try player.setValue(clubs[i % 3], forKey: "club") }
         try context.save()
-        let clubRequest = FetchRequest<ManagedObject>(entityName: "Club", sortDescriptors: [SortDescriptor(key: "rank"), SortDescriptor(key: "name")])
+        let clubRequest = FetchRequest<ManagedObject>(entityName: "Club", sortDescriptors: [FetchSortDescriptor(key: "rank"), FetchSortDescriptor(key: "name")])
         let controller = FetchedResultsController(fetchRequest: byScore, sectionFetchRequest: clubRequest,
                                                   sectionRelationshipKeyPath: "club", sectionNameKey: "name", managedObjectContext: context)
         let recorder = BatchRecorder<ManagedObject>()
@@ -213,12 +211,12 @@ final class BulkChangeTests: XCTestCase {
         let zones: [String?] = ["Africa", "Asia", "Europe", "Oceania", nil]
         let (context, initial) = try makeStore(players: 150) { _ in zones[Int.random(in: 0..<zones.count, using: &rng)] }
         var players = initial
-        let byZone = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [SortDescriptor(key: "zone"), SortDescriptor(key: "score", ascending: false)])
+        let byZone = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false)])
         var limited = byScore
         limited.fetchLimit = 30
         limited.fetchOffset = 10
-        let filtered = FetchRequest<ManagedObject>(entityName: "Player", predicate: try Predicate(format: "active == YES"),
-                                                   sortDescriptors: [SortDescriptor(key: "score"), SortDescriptor(key: "name")])
+        let filtered = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "active == YES"),
+                                                   sortDescriptors: [FetchSortDescriptor(key: "score"), FetchSortDescriptor(key: "name")])
         let watched: [(String, FetchRequest<ManagedObject>, String?)] = [
             ("by score", byScore, nil), ("sections by zone", byZone, "zone"), ("limit and offset", limited, nil), ("active only", filtered, nil),
         ]

@@ -2,8 +2,6 @@
 import Foundation
 import ObjectStore
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// Change batches by hand: what ``ChangeBatch/applied(to:)`` accepts and refuses under
 /// table-view rules, and the batches ``ChangeBatch/difference(from:to:updated:)`` makes.

@@ -2,8 +2,6 @@ import FetchedResults
 import Foundation
 import ObjectStore
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// The controller is the only channel of change a list needs: every batch, in every
 /// reporting mode, names objects by the IDs they keep (a first save's rename is part of a

@@ -3,8 +3,6 @@ import Foundation
 import ObjectStore
 import TestSupport
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// Invariant 2: after every random edit, the batch each controller delivers turns its
 /// previous sections into exactly its new sections by the batch rules, and those equal a
@@ -34,21 +32,21 @@ final class ControllerPropertyTests: XCTestCase {
         func watch(_ name: String, _ request: FetchRequest<ManagedObject>, sectionNameKeyPath: String?) throws -> Watched {
             try Watched(name) { FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: sectionNameKeyPath) }
         }
-        let byZone = [SortDescriptor(key: "zone"), SortDescriptor(key: "score", ascending: false), SortDescriptor(key: "name")]
-        var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: try Predicate(format: "active == YES"), sortDescriptors: byZone)
+        let byZone = [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false), FetchSortDescriptor(key: "name")]
+        var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "active == YES"), sortDescriptors: byZone)
         limited.fetchLimit = 6
         limited.fetchOffset = 2
-        let clubRequest = FetchRequest<ManagedObject>(entityName: "Club", sortDescriptors: [SortDescriptor(key: "rank"), SortDescriptor(key: "name")])
-        let itemsInClubs = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [SortDescriptor(key: "score"), SortDescriptor(key: "name")])
+        let clubRequest = FetchRequest<ManagedObject>(entityName: "Club", sortDescriptors: [FetchSortDescriptor(key: "rank"), FetchSortDescriptor(key: "name")])
+        let itemsInClubs = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "score"), FetchSortDescriptor(key: "name")])
         let watched = [
             try watch("sections by zone, active only",
-                      FetchRequest(entityName: "Player", predicate: try Predicate(format: "active == YES AND score >= 1"), sortDescriptors: byZone),
+                      FetchRequest(entityName: "Player", predicate: try FetchPredicate(format: "active == YES AND score >= 1"), sortDescriptors: byZone),
                       sectionNameKeyPath: "zone"),
-            try watch("zones descending", FetchRequest(entityName: "Player", sortDescriptors: [SortDescriptor(key: "zone", ascending: false), SortDescriptor(key: "name")]),
+            try watch("zones descending", FetchRequest(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "zone", ascending: false), FetchSortDescriptor(key: "name")]),
                       sectionNameKeyPath: "zone"),
             try watch("one section, sorted across the club",
-                      FetchRequest(entityName: "Player", predicate: try Predicate(format: "club.rank >= 1"),
-                                   sortDescriptors: [SortDescriptor(key: "club.rank", ascending: false), SortDescriptor(key: "name", options: [.caseInsensitive])]),
+                      FetchRequest(entityName: "Player", predicate: try FetchPredicate(format: "club.rank >= 1"),
+                                   sortDescriptors: [FetchSortDescriptor(key: "club.rank", ascending: false), FetchSortDescriptor(key: "name", options: [.caseInsensitive])]),
                       sectionNameKeyPath: nil),
             try watch("limit and offset", limited, sectionNameKeyPath: "zone"),
             try Watched("sections from clubs") {

@@ -2,8 +2,6 @@ import FetchedResults
 import Foundation
 import ObjectStore
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// What a list built on a controller relies on, one example at a time: the reference
 /// articles' apps (World Cup, movies, failed banks, to-do lists) and the controller's options.
@@ -47,19 +45,19 @@ final class ControllerTests: XCTestCase {
         let controller = FetchedResultsController(fetchRequest: FetchRequest<Team>(), managedObjectContext: context)
         let message = performFetchError(controller)
         XCTAssertTrue(message.contains("no sort descriptors"), message)
-        XCTAssertTrue(message.contains("SortDescriptor(key:"), message)
+        XCTAssertTrue(message.contains("FetchSortDescriptor(key:"), message)
     }
 
     func testTheFirstSortDescriptorMustSortBySectionKeyPath() throws {
         let (_, context) = try WorldCup.open(in: temporaryFolder(self))
-        let request = FetchRequest<Team>(sortDescriptors: [SortDescriptor(key: "wins", ascending: false), SortDescriptor(key: "qualifyingZone")])
+        let request = FetchRequest<Team>(sortDescriptors: [FetchSortDescriptor(key: "wins", ascending: false), FetchSortDescriptor(key: "qualifyingZone")])
         let message = performFetchError(WorldCup.controller(context, request: request))
-        XCTAssertTrue(message.contains("put SortDescriptor(key: \"qualifyingZone\") first"), message)
+        XCTAssertTrue(message.contains("put FetchSortDescriptor(key: \"qualifyingZone\") first"), message)
     }
 
     func testTheSectionSortCannotFoldCase() throws {
         let (_, context) = try WorldCup.open(in: temporaryFolder(self))
-        let request = FetchRequest<Team>(sortDescriptors: [SortDescriptor(key: "qualifyingZone", options: [.caseInsensitive]), SortDescriptor(key: "teamName")])
+        let request = FetchRequest<Team>(sortDescriptors: [FetchSortDescriptor(key: "qualifyingZone", options: [.caseInsensitive]), FetchSortDescriptor(key: "teamName")])
         let message = performFetchError(WorldCup.controller(context, request: request))
         XCTAssertTrue(message.contains("qualifyingZone"), message)
         XCTAssertTrue(message.contains("without case or diacritic options"), message)
@@ -67,7 +65,7 @@ final class ControllerTests: XCTestCase {
 
     func testAnUnknownKeyInThePredicateNamesTheKeysThereAre() throws {
         let (_, context) = try WorldCup.open(in: temporaryFolder(self))
-        let message = performFetchError(WorldCup.controller(context, request: WorldCup.request(predicate: try Predicate(format: "winz > 2"))))
+        let message = performFetchError(WorldCup.controller(context, request: WorldCup.request(predicate: try FetchPredicate(format: "winz > 2"))))
         XCTAssertTrue(message.contains("'winz'"), message)
         XCTAssertTrue(message.contains("teamName, qualifyingZone, wins"), message)
     }
@@ -75,7 +73,7 @@ final class ControllerTests: XCTestCase {
     func testAnUnknownSectionKeyPathIsRefused() throws {
         let (_, context) = try WorldCup.open(in: temporaryFolder(self))
         let controller = FetchedResultsController(
-            fetchRequest: FetchRequest<Team>(sortDescriptors: [SortDescriptor(key: "zone")]), managedObjectContext: context, sectionNameKeyPath: "zone")
+            fetchRequest: FetchRequest<Team>(sortDescriptors: [FetchSortDescriptor(key: "zone")]), managedObjectContext: context, sectionNameKeyPath: "zone")
         let message = performFetchError(controller)
         XCTAssertTrue(message.contains("'zone'"), message)
         XCTAssertTrue(message.contains("qualifyingZone"), message)
@@ -111,7 +109,7 @@ final class ControllerTests: XCTestCase {
                 XCTAssertEqual(controller.objectID(at: IndexPath(item: i, section: s)), team.objectID)
             }
         }
-        let asia = WorldCup.controller(context, request: WorldCup.request(predicate: try Predicate(format: "qualifyingZone == 'Asia'")))
+        let asia = WorldCup.controller(context, request: WorldCup.request(predicate: try FetchPredicate(format: "qualifyingZone == 'Asia'")))
         try asia.performFetch()
         XCTAssertNil(asia.indexPath(for: germany), "not in the results")
         XCTAssertEqual(asia.sections?.map(\.name), ["Asia"])
@@ -303,7 +301,7 @@ final class ControllerTests: XCTestCase {
 
     private func ranking(_ context: ObjectContext, limit: Int, offset: Int = 0) -> () -> FetchedResultsController<Team> {
         {
-            var request = FetchRequest<Team>(sortDescriptors: [SortDescriptor(key: "wins", ascending: false), SortDescriptor(key: "teamName")])
+            var request = FetchRequest<Team>(sortDescriptors: [FetchSortDescriptor(key: "wins", ascending: false), FetchSortDescriptor(key: "teamName")])
             request.fetchLimit = limit
             request.fetchOffset = offset
             return FetchedResultsController(fetchRequest: request, managedObjectContext: context)
@@ -368,7 +366,7 @@ final class ControllerTests: XCTestCase {
     func testANewPredicateArrivesAsOneBatch() throws {
         let (_, context, controller, log) = try worldCup()
         let start = controller.snapshot
-        let strong = WorldCup.request(predicate: try Predicate(format: "wins >= 2"))
+        let strong = WorldCup.request(predicate: try FetchPredicate(format: "wins >= 2"))
         try controller.setFetchRequest(strong)
         XCTAssertEqual(log.batches.count, 1)
         XCTAssertEqual(log.calls.first, "will")
@@ -389,8 +387,8 @@ final class ControllerTests: XCTestCase {
     func testANewRequestIsCheckedLikeTheFirst() throws {
         let (_, _, controller, log) = try worldCup()
         let start = controller.snapshot
-        XCTAssertThrowsError(try controller.setFetchRequest(FetchRequest<Team>(sortDescriptors: [SortDescriptor(key: "teamName")]))) { error in
-            XCTAssertTrue("\(error)".contains("put SortDescriptor(key: \"qualifyingZone\") first"), "\(error)")
+        XCTAssertThrowsError(try controller.setFetchRequest(FetchRequest<Team>(sortDescriptors: [FetchSortDescriptor(key: "teamName")]))) { error in
+            XCTAssertTrue("\(error)".contains("put FetchSortDescriptor(key: \"qualifyingZone\") first"), "\(error)")
         }
         XCTAssertEqual(controller.snapshot, start, "a refused request changes nothing")
         XCTAssertEqual(controller.fetchRequest, WorldCup.request())

@@ -2,8 +2,6 @@ import FetchedResults
 import Foundation
 import ObjectStore
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// A controller whose context follows the store and falls behind the pruned change history:
 /// it cannot know which rows came and went, so it fetches again and reports the difference.
@@ -25,8 +23,8 @@ final class HistoryGapTests: XCTestCase {
 
             let reader = ObjectContext(store: store)
             var request = FetchRequest<ManagedObject>(
-                entityName: "Player", predicate: try Predicate(format: "score >= 1"),
-                sortDescriptors: [SortDescriptor(key: "zone"), SortDescriptor(key: "score", ascending: false), SortDescriptor(key: "name")])
+                entityName: "Player", predicate: try FetchPredicate(format: "score >= 1"),
+                sortDescriptors: [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false), FetchSortDescriptor(key: "name")])
             request.fetchBatchSize = batchSize
             let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: reader, sectionNameKeyPath: "zone")
             let recorder = BatchRecorder<ManagedObject>()

@@ -2,8 +2,6 @@ import FetchedResults
 import Foundation
 import ObjectStore
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// The README's examples, run as written (in a temporary folder).
 final class ReadmeExampleTests: XCTestCase {
@@ -45,8 +43,8 @@ final class ReadmeExampleTests: XCTestCase {
         try context.save()
 
         var request = FetchRequest<Team>(
-            predicate: try Predicate(format: "qualifyingZone == %@ AND wins >= %d", "Africa", 1),
-            sortDescriptors: [SortDescriptor(key: "wins", ascending: false), SortDescriptor(key: "teamName")])
+            predicate: try FetchPredicate(format: "qualifyingZone == %@ AND wins >= %d", "Africa", 1),
+            sortDescriptors: [FetchSortDescriptor(key: "wins", ascending: false), FetchSortDescriptor(key: "teamName")])
         request.fetchBatchSize = 20
         XCTAssertEqual(try context.fetch(request).map(\.teamName), ["Algeria"])
         let sameFilter = Key("qualifyingZone") == "Africa" && Key("wins") >= 1
@@ -54,7 +52,7 @@ final class ReadmeExampleTests: XCTestCase {
 
         let controller = FetchedResultsController(
             fetchRequest: FetchRequest<Team>(sortDescriptors: [
-                SortDescriptor(key: "qualifyingZone"), SortDescriptor(key: "wins", ascending: false)]),
+                FetchSortDescriptor(key: "qualifyingZone"), FetchSortDescriptor(key: "wins", ascending: false)]),
             managedObjectContext: context, sectionNameKeyPath: "qualifyingZone")
         let delegate = Delegate()
         controller.delegate = delegate

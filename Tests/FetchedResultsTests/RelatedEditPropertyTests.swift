@@ -3,8 +3,6 @@ import Foundation
 import ObjectStore
 import TestSupport
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// Random small and bulk edits of players and of
 /// the clubs their sorts, sections and predicates read, against controllers that fetch
@@ -52,29 +50,29 @@ final class RelatedEditPropertyTests: XCTestCase {
             { FetchedResultsController(fetchRequest: request, sectionFetchRequest: clubRequest, sectionRelationshipKeyPath: "club",
                                        sectionNameKey: "name", managedObjectContext: context) }
         }
-        let byScore = [SortDescriptor(key: "score"), SortDescriptor(key: "name")]
-        let clubRequest = FetchRequest<ManagedObject>(entityName: "Club", sortDescriptors: [SortDescriptor(key: "rank"), SortDescriptor(key: "name")])
-        let rankedClubs = FetchRequest<ManagedObject>(entityName: "Club", predicate: try Predicate(format: "rank >= 1"),
-                                                      sortDescriptors: [SortDescriptor(key: "name", ascending: false)])
-        var limitedItems = FetchRequest<ManagedObject>(entityName: "Player", predicate: try Predicate(format: "active == YES"), sortDescriptors: byScore)
+        let byScore = [FetchSortDescriptor(key: "score"), FetchSortDescriptor(key: "name")]
+        let clubRequest = FetchRequest<ManagedObject>(entityName: "Club", sortDescriptors: [FetchSortDescriptor(key: "rank"), FetchSortDescriptor(key: "name")])
+        let rankedClubs = FetchRequest<ManagedObject>(entityName: "Club", predicate: try FetchPredicate(format: "rank >= 1"),
+                                                      sortDescriptors: [FetchSortDescriptor(key: "name", ascending: false)])
+        var limitedItems = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "active == YES"), sortDescriptors: byScore)
         limitedItems.fetchLimit = 12
         limitedItems.fetchOffset = 3
-        let byRank = [SortDescriptor(key: "club.rank"), SortDescriptor(key: "score", ascending: false), SortDescriptor(key: "name")]
+        let byRank = [FetchSortDescriptor(key: "club.rank"), FetchSortDescriptor(key: "score", ascending: false), FetchSortDescriptor(key: "name")]
         var rankSectionsLimited = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: byRank)
         rankSectionsLimited.fetchLimit = 15
         rankSectionsLimited.fetchOffset = 4
-        let clubNameSections = FetchRequest<ManagedObject>(entityName: "Player", predicate: try Predicate(format: "active == YES"),
-                                                           sortDescriptors: [SortDescriptor(key: "club.name"), SortDescriptor(key: "score")])
-        var acrossRank = FetchRequest<ManagedObject>(entityName: "Player", predicate: try Predicate(format: "club.rank >= 1"),
-                                                     sortDescriptors: [SortDescriptor(key: "club.rank", ascending: false),
-                                                                       SortDescriptor(key: "name", options: [.caseInsensitive])])
+        let clubNameSections = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "active == YES"),
+                                                           sortDescriptors: [FetchSortDescriptor(key: "club.name"), FetchSortDescriptor(key: "score")])
+        var acrossRank = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "club.rank >= 1"),
+                                                     sortDescriptors: [FetchSortDescriptor(key: "club.rank", ascending: false),
+                                                                       FetchSortDescriptor(key: "name", options: [.caseInsensitive])])
         acrossRank.fetchLimit = 20
         let acrossRankUnlimited = FetchRequest<ManagedObject>(entityName: "Player",
-                                                              sortDescriptors: [SortDescriptor(key: "club.rank"), SortDescriptor(key: "score")])
-        var zonesLimited = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [SortDescriptor(key: "zone"), SortDescriptor(key: "score", ascending: false)])
+                                                              sortDescriptors: [FetchSortDescriptor(key: "club.rank"), FetchSortDescriptor(key: "score")])
+        var zonesLimited = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false)])
         zonesLimited.fetchLimit = 18
         zonesLimited.fetchOffset = 5
-        let zones = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [SortDescriptor(key: "zone"), SortDescriptor(key: "score")])
+        let zones = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score")])
 
         let watched = [
             try Watched("sections from clubs", clubSections(FetchRequest(entityName: "Player", sortDescriptors: byScore), clubRequest)),
@@ -262,8 +260,8 @@ final class RelatedEditPropertyTests: XCTestCase {
             players.append(player)
         }
         try context.save()
-        let ranked = FetchRequest<ManagedObject>(entityName: "Club", predicate: try Predicate(format: "rank >= 1"), sortDescriptors: [SortDescriptor(key: "rank")])
-        let items = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [SortDescriptor(key: "score"), SortDescriptor(key: "name")])
+        let ranked = FetchRequest<ManagedObject>(entityName: "Club", predicate: try FetchPredicate(format: "rank >= 1"), sortDescriptors: [FetchSortDescriptor(key: "rank")])
+        let items = FetchRequest<ManagedObject>(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "score"), FetchSortDescriptor(key: "name")])
         let make = {
             FetchedResultsController(fetchRequest: items, sectionFetchRequest: ranked, sectionRelationshipKeyPath: "club",
                                      sectionNameKey: "name", managedObjectContext: context)

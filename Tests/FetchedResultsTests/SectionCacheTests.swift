@@ -2,8 +2,6 @@ import FetchedResults
 import Foundation
 import ObjectStore
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// A controller with a cache name skips the query when nothing changed, and never shows
 /// stale or damaged sections.
@@ -108,12 +106,12 @@ final class SectionCacheTests: XCTestCase {
 
     func testAnotherRequestDoesNotUseTheCache() throws {
         let (_, context, log, _) = try openAndCache()
-        let strong = WorldCup.request(predicate: try Predicate(format: "wins >= 2"))
+        let strong = WorldCup.request(predicate: try FetchPredicate(format: "wins >= 2"))
         XCTAssertTrue(try fetchWithCache(context, log: log, request: strong))
-        let otherArgument = WorldCup.request(predicate: try Predicate(format: "wins >= %d", 1))
+        let otherArgument = WorldCup.request(predicate: try FetchPredicate(format: "wins >= %d", 1))
         XCTAssertTrue(try fetchWithCache(context, log: log, request: otherArgument))
         var byName = WorldCup.request()
-        byName.sortDescriptors = [SortDescriptor(key: "qualifyingZone"), SortDescriptor(key: "teamName")]
+        byName.sortDescriptors = [FetchSortDescriptor(key: "qualifyingZone"), FetchSortDescriptor(key: "teamName")]
         XCTAssertTrue(try fetchWithCache(context, log: log, request: byName))
         var limited = WorldCup.request()
         limited.fetchLimit = 4

@@ -3,8 +3,6 @@ import Foundation
 import ObjectStore
 import XCTest
 @_exported import TestSupport
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 
 /// Records the batches a controller delivers.

@@ -2,8 +2,6 @@ import FetchedResults
 import Foundation
 import ObjectStore
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 // The small data sets of the reference articles, built in code so that each test states the
 // rows it depends on.
@@ -62,9 +60,9 @@ enum WorldCup {
     }
 
     /// The article's request: by zone, most wins first, then by name.
-    static func request(predicate: Predicate? = nil) -> FetchRequest<Team> {
+    static func request(predicate: FetchPredicate? = nil) -> FetchRequest<Team> {
         FetchRequest<Team>(predicate: predicate, sortDescriptors: [
-            SortDescriptor(key: "qualifyingZone"), SortDescriptor(key: "wins", ascending: false), SortDescriptor(key: "teamName"),
+            FetchSortDescriptor(key: "qualifyingZone"), FetchSortDescriptor(key: "wins", ascending: false), FetchSortDescriptor(key: "teamName"),
         ])
     }
 
@@ -73,7 +71,7 @@ enum WorldCup {
     }
 
     static func team(_ name: String, in context: ObjectContext) throws -> Team {
-        try XCTUnwrap(context.fetch(FetchRequest<Team>(predicate: Predicate(format: "teamName == %@", name))).first)
+        try XCTUnwrap(context.fetch(FetchRequest<Team>(predicate: FetchPredicate(format: "teamName == %@", name))).first)
     }
 }
 
@@ -111,7 +109,7 @@ enum Movies {
     }
 
     static func controller(_ context: ObjectContext) -> FetchedResultsController<Movie> {
-        var request = FetchRequest<Movie>(sortDescriptors: [SortDescriptor(key: "lent", ascending: false), SortDescriptor(key: "title")])
+        var request = FetchRequest<Movie>(sortDescriptors: [FetchSortDescriptor(key: "lent", ascending: false), FetchSortDescriptor(key: "title")])
         request.fetchBatchSize = 20
         return FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "lent")
     }
@@ -120,7 +118,7 @@ enum Movies {
     static func title(forSectionName name: String) -> String { name == "1" ? "Shared" : "Not Shared" }
 
     static func movie(_ title: String, in context: ObjectContext) throws -> Movie {
-        try XCTUnwrap(context.fetch(FetchRequest<Movie>(predicate: Predicate(format: "title == %@", title))).first)
+        try XCTUnwrap(context.fetch(FetchRequest<Movie>(predicate: FetchPredicate(format: "title == %@", title))).first)
     }
 }
 
@@ -158,7 +156,7 @@ enum FailedBanks {
     }
 
     static func request(batchSize: Int = 20) -> FetchRequest<ManagedObject> {
-        var request = FetchRequest<ManagedObject>(entityName: "FailedBankInfo", sortDescriptors: [SortDescriptor(key: "details.closeDate", ascending: false)])
+        var request = FetchRequest<ManagedObject>(entityName: "FailedBankInfo", sortDescriptors: [FetchSortDescriptor(key: "details.closeDate", ascending: false)])
         request.fetchBatchSize = batchSize
         return request
     }
@@ -213,17 +211,17 @@ enum Todo {
 
     static func controller(_ context: ObjectContext) -> FetchedResultsController<ManagedObject> {
         FetchedResultsController(
-            fetchRequest: FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [SortDescriptor(key: "name")]),
-            sectionFetchRequest: FetchRequest<ManagedObject>(entityName: "List", sortDescriptors: [SortDescriptor(key: "title")]),
+            fetchRequest: FetchRequest<ManagedObject>(entityName: "Item", sortDescriptors: [FetchSortDescriptor(key: "name")]),
+            sectionFetchRequest: FetchRequest<ManagedObject>(entityName: "List", sortDescriptors: [FetchSortDescriptor(key: "title")]),
             sectionRelationshipKeyPath: "list", sectionNameKey: "title", managedObjectContext: context)
     }
 
     static func list(_ title: String, in context: ObjectContext) throws -> ManagedObject {
-        try XCTUnwrap(context.fetch(FetchRequest<ManagedObject>(entityName: "List", predicate: Predicate(format: "title == %@", title))).first)
+        try XCTUnwrap(context.fetch(FetchRequest<ManagedObject>(entityName: "List", predicate: FetchPredicate(format: "title == %@", title))).first)
     }
 
     static func item(_ name: String, in context: ObjectContext) throws -> ManagedObject {
-        try XCTUnwrap(context.fetch(FetchRequest<ManagedObject>(entityName: "Item", predicate: Predicate(format: "name == %@", name))).first)
+        try XCTUnwrap(context.fetch(FetchRequest<ManagedObject>(entityName: "Item", predicate: FetchPredicate(format: "name == %@", name))).first)
     }
 }
 

@@ -4,8 +4,6 @@ import Foundation
 @testable import GtkBinding
 import ObjectStore
 import XCTest
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 
 /// Random edits and saves on a real SQLite store: every items-changed emission fits the list
 /// it changes, and after every batch the GListModel shows exactly the controller's flattened
@@ -42,20 +40,20 @@ final class ListModelPropertyTests: XCTestCase {
         for _ in 0..<20 { players.append(try insertPlayer(context, clubs: clubs, &rng)) }
         try context.save()
 
-        let byScore = [SortDescriptor(key: "score", ascending: false), SortDescriptor(key: "name")]
-        var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: try Predicate(format: "score >= 1"),
-                                                  sortDescriptors: [SortDescriptor(key: "zone")] + byScore)
+        let byScore = [FetchSortDescriptor(key: "score", ascending: false), FetchSortDescriptor(key: "name")]
+        var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score >= 1"),
+                                                  sortDescriptors: [FetchSortDescriptor(key: "zone")] + byScore)
         limited.fetchLimit = 8
         limited.fetchOffset = 2
         let watched = [
             try Watched("sections by zone", League.byZone(context)),
             try Watched("no sections", FetchedResultsController(
-                fetchRequest: FetchRequest(entityName: "Player", predicate: try Predicate(format: "score >= 2"), sortDescriptors: byScore),
+                fetchRequest: FetchRequest(entityName: "Player", predicate: try FetchPredicate(format: "score >= 2"), sortDescriptors: byScore),
                 managedObjectContext: context)),
             try Watched("limit and offset", FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")),
             try Watched("sections from clubs", FetchedResultsController(
                 fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: byScore),
-                sectionFetchRequest: FetchRequest(entityName: "Club", sortDescriptors: [SortDescriptor(key: "rank"), SortDescriptor(key: "name")]),
+                sectionFetchRequest: FetchRequest(entityName: "Club", sortDescriptors: [FetchSortDescriptor(key: "rank"), FetchSortDescriptor(key: "name")]),
                 sectionRelationshipKeyPath: "club", sectionNameKey: "name", managedObjectContext: context)),
         ]
         var step = 0
@@ -116,7 +114,7 @@ final class ListModelPropertyTests: XCTestCase {
                     // A new request (a search, another order): one batch moving many rows.
                     let controller = watched[Int.random(in: 0...1, using: &rng)].rows.controller
                     var request = controller.fetchRequest
-                    request.predicate = try Predicate(format: "score >= %@", Int.random(in: 0...3, using: &rng))
+                    request.predicate = try FetchPredicate(format: "score >= %@", Int.random(in: 0...3, using: &rng))
                     request.sortDescriptors[request.sortDescriptors.count - 2].ascending.toggle()
                     try controller.setFetchRequest(request)
                     edits.append("new request for \(request)")

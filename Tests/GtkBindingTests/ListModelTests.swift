@@ -5,7 +5,6 @@ import Foundation
 @testable import GtkBinding
 import ObjectStore
 import XCTest
-import struct ObjectStore.SortDescriptor
 
 /// The list model's layout, its emissions for single changes, laziness and ownership.
 /// Needs GObject and GIO only (no display).
@@ -44,7 +43,7 @@ final class ListModelTests: XCTestCase {
 
     func testAControllerWithoutSectionsShowsNoHeader() throws {
         let controller = FetchedResultsController(
-            fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: [SortDescriptor(key: "name")]), managedObjectContext: context)
+            fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "name")]), managedObjectContext: context)
         let rows = try FetchedResultsListModel(controller: controller)
         XCTAssertFalse(rows.showsSectionHeaders)
         XCTAssertEqual(identities(rows), controller.snapshot[0].objectIDs.map { .object($0) })

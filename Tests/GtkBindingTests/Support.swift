@@ -43,7 +43,7 @@ enum League {
     static func byZone(_ context: ObjectContext) -> FetchedResultsController<ManagedObject> {
         FetchedResultsController(
             fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: [
-                SortDescriptor(key: "zone"), SortDescriptor(key: "score", ascending: false), SortDescriptor(key: "name"),
+                FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false), FetchSortDescriptor(key: "name"),
             ]),
             managedObjectContext: context, sectionNameKeyPath: "zone")
     }

@@ -3,8 +3,6 @@ import GtkBinding
 import Datasets
 import Foundation
 import ObjectStore
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 @testable import Viewer
 import XCTest
 
@@ -28,8 +26,8 @@ final class BusyStoreTests: ViewerTestCase {
         XCTAssertTrue(iterateMainLoop(until: { !window.session!.context.hasChanges }, timeout: 5), "saved once the lock is free")
         XCTAssertFalse(window.banner.isVisible, "the note goes once saved")
         let saved = try ObjectContext(store: PersistentStore(url: store, model: window.session!.dataset.model))
-            .fetch(FetchRequest<ManagedObject>(entityName: "Team", predicate: try Predicate(format: "teamName IN {'Ghana', 'Japan'}"),
-                                               sortDescriptors: [SortDescriptor(key: "teamName")]))
+            .fetch(FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName IN {'Ghana', 'Japan'}"),
+                                               sortDescriptors: [FetchSortDescriptor(key: "teamName")]))
         XCTAssertEqual(saved.map { $0.attributeValue(forKey: "wins") }, [.integer(1), .integer(7)])
     }
 }

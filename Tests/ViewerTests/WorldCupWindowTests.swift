@@ -42,7 +42,7 @@ final class WorldCupWindowTests: ViewerTestCase {
 
         // Saved: another context on the store reads the wins.
         let store = window.session!.context.store
-        let ghana = try ObjectContext(store: store).fetch(FetchRequest<ManagedObject>(entityName: "Team", predicate: try Predicate(format: "teamName == 'Ghana'")))
+        let ghana = try ObjectContext(store: store).fetch(FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName == 'Ghana'")))
         XCTAssertEqual(ghana.first?.attributeValue(forKey: "wins"), .integer(3))
     }
 
@@ -85,7 +85,7 @@ final class WorldCupWindowTests: ViewerTestCase {
         // context on the main queue, which runs only because it is wired into the GLib loop.
         let background = ObjectContext(store: store, queue: DispatchQueue(label: "import"))
         try background.performAndWait {
-            let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try Predicate(format: "teamName == 'Iran'"))
+            let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName == 'Iran'"))
             try background.fetch(request).first!.setValue(7, forKey: "wins")
             try background.save()
         }

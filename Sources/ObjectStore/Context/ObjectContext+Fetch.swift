@@ -90,7 +90,7 @@ extension ObjectContext {
     /// reads about log2(n) rows; faulting a batch around each probe reads 20 a probe, each
     /// batch in a transaction of its own.
     public func insertionIndex(of object: ManagedObject, in keys: [Int64], entityName: String,
-                               sortedBy sortDescriptors: [SortDescriptor]) throws -> Int? {
+                               sortedBy sortDescriptors: [FetchSortDescriptor]) throws -> Int? {
         // Attributes of the objects themselves: comparing them reads nothing more, so
         // nothing here needs a second (nested) read.
         guard sortDescriptors.allSatisfy({ !$0.key.contains(".") }) else { return nil }

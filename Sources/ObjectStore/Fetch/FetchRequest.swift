@@ -1,12 +1,12 @@
 /// A description of the objects to fetch: an entity, which of its objects (a
-/// ``Predicate``), in what order (``SortDescriptor``s), and how many.
+/// ``FetchPredicate``), in what order (``FetchSortDescriptor``s), and how many.
 ///
 /// A value type: copy it, change it, and fetch again.
 ///
 /// ```swift
 /// var request = FetchRequest<Team>(entityName: "Team")
-/// request.predicate = try Predicate(format: "qualifyingZone == %@", "Europe")
-/// request.sortDescriptors = [SortDescriptor(key: "wins", ascending: false)]
+/// request.predicate = try FetchPredicate(format: "qualifyingZone == %@", "Europe")
+/// request.sortDescriptors = [FetchSortDescriptor(key: "wins", ascending: false)]
 /// let teams = try context.fetch(request)
 /// ```
 ///
@@ -21,9 +21,9 @@ public struct FetchRequest<Result: ManagedObject>: Sendable, Hashable {
     /// The entity whose objects are fetched.
     public var entityName: String
     /// Which objects; all of them when nil.
-    public var predicate: Predicate?
+    public var predicate: FetchPredicate?
     /// The order; ties (and a request with none) are ordered by primary key.
-    public var sortDescriptors: [SortDescriptor]
+    public var sortDescriptors: [FetchSortDescriptor]
     /// At most this many objects; 0 for no limit.
     public var fetchLimit: Int = 0
     /// Skips this many objects first.
@@ -34,14 +34,14 @@ public struct FetchRequest<Result: ManagedObject>: Sendable, Hashable {
     /// Whether the context's unsaved inserts, updates and deletes count (the default).
     public var includesPendingChanges = true
 
-    public init(entityName: String, predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
+    public init(entityName: String, predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = []) {
         self.entityName = entityName
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
     }
 
     /// A request for the entity named after `Result` (``ManagedObject/entityName``).
-    public init(predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = []) {
+    public init(predicate: FetchPredicate? = nil, sortDescriptors: [FetchSortDescriptor] = []) {
         self.init(entityName: Result.entityName, predicate: predicate, sortDescriptors: sortDescriptors)
     }
 }

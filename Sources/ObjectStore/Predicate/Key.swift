@@ -11,7 +11,7 @@
 /// Key("items").count > 2                                       // items.@count > 2
 /// ```
 ///
-/// The result is the same ``Predicate`` the format string parses to. Combine predicates
+/// The result is the same ``FetchPredicate`` the format string parses to. Combine predicates
 /// with `&&`, `||` and `!`.
 ///
 /// ## Topics
@@ -22,14 +22,14 @@
 /// - ``count``
 public struct Key: Sendable {
     let components: [String]
-    let modifier: Predicate.Modifier
+    let modifier: FetchPredicate.Modifier
 
     /// A key path such as `"wins"` or `"details.closeDate"`.
     public init(_ path: String) {
         self.init(components: path.split(separator: ".", omittingEmptySubsequences: false).map(String.init), modifier: .direct)
     }
 
-    private init(components: [String], modifier: Predicate.Modifier) {
+    private init(components: [String], modifier: FetchPredicate.Modifier) {
         self.components = components
         self.modifier = modifier
     }
@@ -57,74 +57,74 @@ public struct Key: Sendable {
         Key(components: components + [countComponent], modifier: modifier)
     }
 
-    private func compare(_ op: Predicate.Operator, _ right: Predicate.Operand, options: StringComparisonOptions = []) -> Predicate {
-        Predicate(.comparison(Predicate.Comparison(modifier: modifier, left: .keyPath(components), op: op, right: right, options: options)))
+    private func compare(_ op: FetchPredicate.Operator, _ right: FetchPredicate.Operand, options: StringComparisonOptions = []) -> FetchPredicate {
+        FetchPredicate(.comparison(FetchPredicate.Comparison(modifier: modifier, left: .keyPath(components), op: op, right: right, options: options)))
     }
 
-    private func compare(_ op: Predicate.Operator, _ value: some PredicateValueConvertible, options: StringComparisonOptions = []) -> Predicate {
+    private func compare(_ op: FetchPredicate.Operator, _ value: some PredicateValueConvertible, options: StringComparisonOptions = []) -> FetchPredicate {
         compare(op, .value(value.predicateValue), options: options)
     }
 
     // MARK: Operators
 
-    public static func == (key: Key, value: some PredicateValueConvertible) -> Predicate { key.compare(.equal, value) }
-    public static func != (key: Key, value: some PredicateValueConvertible) -> Predicate { key.compare(.notEqual, value) }
-    public static func < (key: Key, value: some PredicateValueConvertible) -> Predicate { key.compare(.less, value) }
-    public static func <= (key: Key, value: some PredicateValueConvertible) -> Predicate { key.compare(.lessOrEqual, value) }
-    public static func > (key: Key, value: some PredicateValueConvertible) -> Predicate { key.compare(.greater, value) }
-    public static func >= (key: Key, value: some PredicateValueConvertible) -> Predicate { key.compare(.greaterOrEqual, value) }
+    public static func == (key: Key, value: some PredicateValueConvertible) -> FetchPredicate { key.compare(.equal, value) }
+    public static func != (key: Key, value: some PredicateValueConvertible) -> FetchPredicate { key.compare(.notEqual, value) }
+    public static func < (key: Key, value: some PredicateValueConvertible) -> FetchPredicate { key.compare(.less, value) }
+    public static func <= (key: Key, value: some PredicateValueConvertible) -> FetchPredicate { key.compare(.lessOrEqual, value) }
+    public static func > (key: Key, value: some PredicateValueConvertible) -> FetchPredicate { key.compare(.greater, value) }
+    public static func >= (key: Key, value: some PredicateValueConvertible) -> FetchPredicate { key.compare(.greaterOrEqual, value) }
 
     /// `key == nil`.
-    public static func == (key: Key, _: _OptionalNilComparisonType) -> Predicate { key.compare(.equal, .value(.null)) }
+    public static func == (key: Key, _: _OptionalNilComparisonType) -> FetchPredicate { key.compare(.equal, .value(.null)) }
     /// `key != nil`.
-    public static func != (key: Key, _: _OptionalNilComparisonType) -> Predicate { key.compare(.notEqual, .value(.null)) }
+    public static func != (key: Key, _: _OptionalNilComparisonType) -> FetchPredicate { key.compare(.notEqual, .value(.null)) }
 
-    public static func == (lhs: Key, rhs: Key) -> Predicate { lhs.compare(.equal, .keyPath(rhs.components)) }
-    public static func != (lhs: Key, rhs: Key) -> Predicate { lhs.compare(.notEqual, .keyPath(rhs.components)) }
-    public static func < (lhs: Key, rhs: Key) -> Predicate { lhs.compare(.less, .keyPath(rhs.components)) }
-    public static func <= (lhs: Key, rhs: Key) -> Predicate { lhs.compare(.lessOrEqual, .keyPath(rhs.components)) }
-    public static func > (lhs: Key, rhs: Key) -> Predicate { lhs.compare(.greater, .keyPath(rhs.components)) }
-    public static func >= (lhs: Key, rhs: Key) -> Predicate { lhs.compare(.greaterOrEqual, .keyPath(rhs.components)) }
+    public static func == (lhs: Key, rhs: Key) -> FetchPredicate { lhs.compare(.equal, .keyPath(rhs.components)) }
+    public static func != (lhs: Key, rhs: Key) -> FetchPredicate { lhs.compare(.notEqual, .keyPath(rhs.components)) }
+    public static func < (lhs: Key, rhs: Key) -> FetchPredicate { lhs.compare(.less, .keyPath(rhs.components)) }
+    public static func <= (lhs: Key, rhs: Key) -> FetchPredicate { lhs.compare(.lessOrEqual, .keyPath(rhs.components)) }
+    public static func > (lhs: Key, rhs: Key) -> FetchPredicate { lhs.compare(.greater, .keyPath(rhs.components)) }
+    public static func >= (lhs: Key, rhs: Key) -> FetchPredicate { lhs.compare(.greaterOrEqual, .keyPath(rhs.components)) }
 
     // MARK: Methods
 
     /// `key ==[options] value`, for case- or diacritic-insensitive equality.
-    public func equals(_ value: some PredicateValueConvertible, options: StringComparisonOptions = []) -> Predicate {
+    public func equals(_ value: some PredicateValueConvertible, options: StringComparisonOptions = []) -> FetchPredicate {
         compare(.equal, value, options: options)
     }
 
     /// `key BEGINSWITH[options] prefix`.
-    public func beginsWith(_ prefix: String, options: StringComparisonOptions = []) -> Predicate {
+    public func beginsWith(_ prefix: String, options: StringComparisonOptions = []) -> FetchPredicate {
         compare(.beginsWith, prefix, options: options)
     }
 
     /// `key ENDSWITH[options] suffix`.
-    public func endsWith(_ suffix: String, options: StringComparisonOptions = []) -> Predicate {
+    public func endsWith(_ suffix: String, options: StringComparisonOptions = []) -> FetchPredicate {
         compare(.endsWith, suffix, options: options)
     }
 
     /// `key CONTAINS[options] part`.
-    public func contains(_ part: String, options: StringComparisonOptions = []) -> Predicate {
+    public func contains(_ part: String, options: StringComparisonOptions = []) -> FetchPredicate {
         compare(.contains, part, options: options)
     }
 
     /// `key LIKE[options] pattern`: `*` matches any run of characters, `?` one character.
-    public func like(_ pattern: String, options: StringComparisonOptions = []) -> Predicate {
+    public func like(_ pattern: String, options: StringComparisonOptions = []) -> FetchPredicate {
         compare(.like, pattern, options: options)
     }
 
     /// `key MATCHES[options] regex`: the whole string matches the ICU regular expression.
-    public func matches(_ regularExpression: String, options: StringComparisonOptions = []) -> Predicate {
+    public func matches(_ regularExpression: String, options: StringComparisonOptions = []) -> FetchPredicate {
         compare(.matches, regularExpression, options: options)
     }
 
     /// `key IN[options] {values}`: the key equals one of the values.
-    public func `in`<S: Sequence>(_ values: S, options: StringComparisonOptions = []) -> Predicate where S.Element: PredicateValueConvertible {
+    public func `in`<S: Sequence>(_ values: S, options: StringComparisonOptions = []) -> FetchPredicate where S.Element: PredicateValueConvertible {
         compare(.in, .list(values.map(\.predicateValue)), options: options)
     }
 
     /// `key BETWEEN {low, high}`: `low <= key && key <= high`.
-    public func between(_ low: some PredicateValueConvertible, _ high: some PredicateValueConvertible, options: StringComparisonOptions = []) -> Predicate {
+    public func between(_ low: some PredicateValueConvertible, _ high: some PredicateValueConvertible, options: StringComparisonOptions = []) -> FetchPredicate {
         compare(.between, .list([low.predicateValue, high.predicateValue]), options: options)
     }
 }

@@ -1,6 +1,6 @@
 import GRDB
 
-extension Predicate {
+extension FetchPredicate {
     /// Whether `object` matches, computed in memory with the same rules as the SQL of
     /// ``sql(for:in:alias:)``: for every value, the two give the same answer.
     ///
@@ -14,7 +14,7 @@ extension Predicate {
 
 /// The in-memory evaluator of predicate trees.
 enum PredicateEvaluator {
-    static func evaluate(_ node: Predicate.Node, with object: any KeyValueReading) -> Bool {
+    static func evaluate(_ node: FetchPredicate.Node, with object: any KeyValueReading) -> Bool {
         switch node {
         case .constant(let value): return value
         case .not(let operand): return !evaluate(operand, with: object)
@@ -29,7 +29,7 @@ enum PredicateEvaluator {
         case list([DatabaseValue])
     }
 
-    private static func evaluate(_ comparison: Predicate.Comparison, with object: any KeyValueReading) -> Bool {
+    private static func evaluate(_ comparison: FetchPredicate.Comparison, with object: any KeyValueReading) -> Bool {
         let right: Right
         switch comparison.right {
         case .list(let values): right = .list(values.map(DatabaseValueOrdering.stored))
@@ -52,7 +52,7 @@ enum PredicateEvaluator {
         }
     }
 
-    private static func value(_ operand: Predicate.Operand, of object: any KeyValueReading) -> DatabaseValue {
+    private static func value(_ operand: FetchPredicate.Operand, of object: any KeyValueReading) -> DatabaseValue {
         switch operand {
         case .value(let value): return DatabaseValueOrdering.stored(value)
         case .keyPath(let components): return KeyPathReader.value(components, of: object)
@@ -60,7 +60,7 @@ enum PredicateEvaluator {
         }
     }
 
-    private static func test(_ op: Predicate.Operator, _ options: StringComparisonOptions, _ left: DatabaseValue, _ right: Right) -> Bool {
+    private static func test(_ op: FetchPredicate.Operator, _ options: StringComparisonOptions, _ left: DatabaseValue, _ right: Right) -> Bool {
         typealias Ordering = DatabaseValueOrdering
         switch (op, right) {
         case (.in, .list(let values)):

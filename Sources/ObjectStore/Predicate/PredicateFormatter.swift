@@ -4,7 +4,7 @@ import Foundation
 /// same tree: every value is written out (no arguments), strings are escaped, doubles keep
 /// all their digits, and key names that are reserved words get a `#`.
 enum PredicateFormatter {
-    static func format(_ node: Predicate.Node) -> String {
+    static func format(_ node: FetchPredicate.Node) -> String {
         switch node {
         case .constant(let value):
             return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
@@ -20,20 +20,20 @@ enum PredicateFormatter {
     }
 
     /// A compound operand in parentheses, so that the text reads as the tree is built.
-    private static func grouped(_ node: Predicate.Node) -> String {
+    private static func grouped(_ node: FetchPredicate.Node) -> String {
         switch node {
         case .and, .or: return "(" + format(node) + ")"
         default: return format(node)
         }
     }
 
-    static func format(_ comparison: Predicate.Comparison) -> String {
+    static func format(_ comparison: FetchPredicate.Comparison) -> String {
         let modifier = comparison.modifier == .direct ? "" : comparison.modifier.rawValue + " "
         return modifier + format(comparison.left) + " " + comparison.op.rawValue
             + comparison.options.formatSuffix + " " + format(comparison.right)
     }
 
-    static func format(_ operand: Predicate.Operand) -> String {
+    static func format(_ operand: FetchPredicate.Operand) -> String {
         switch operand {
         case .keyPath(let components): return format(keyPath: components)
         case .value(let value): return format(value)

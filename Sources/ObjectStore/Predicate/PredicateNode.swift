@@ -1,4 +1,4 @@
-extension Predicate {
+extension FetchPredicate {
     /// The syntax tree of a predicate. The parser and the Swift builder both make it; the
     /// formatter, the validator, the SQL compiler and the in-memory evaluator read it.
     ///

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Parses a format string and its arguments into a ``Predicate/Node``, by recursive
+/// Parses a format string and its arguments into a ``FetchPredicate/Node``, by recursive
 /// descent. Precedence, loosest first: `OR`, `AND`, `NOT`, then comparisons.
 struct PredicateParser {
     private let format: String
@@ -23,7 +23,7 @@ struct PredicateParser {
         "SIZE", "SUBQUERY", "FUNCTION",
     ]
 
-    mutating func parse() throws -> Predicate.Node {
+    mutating func parse() throws -> FetchPredicate.Node {
         let node = try parseOr()
         guard current.kind == .end else {
             throw syntaxError("unexpected \(describe(current)); expected AND, OR or the end of the predicate")
@@ -72,7 +72,7 @@ struct PredicateParser {
 
     // MARK: Logic
 
-    private mutating func parseOr() throws -> Predicate.Node {
+    private mutating func parseOr() throws -> FetchPredicate.Node {
         var nodes = [try parseAnd()]
         while isWord(current, "OR") || isSymbol(current, "||") {
             advance()
@@ -81,7 +81,7 @@ struct PredicateParser {
         return .disjunction(nodes)
     }
 
-    private mutating func parseAnd() throws -> Predicate.Node {
+    private mutating func parseAnd() throws -> FetchPredicate.Node {
         var nodes = [try parseNot()]
         while isWord(current, "AND") || isSymbol(current, "&&") {
             advance()
@@ -90,7 +90,7 @@ struct PredicateParser {
         return .conjunction(nodes)
     }
 
-    private mutating func parseNot() throws -> Predicate.Node {
+    private mutating func parseNot() throws -> FetchPredicate.Node {
         if isWord(current, "NOT") || isSymbol(current, "!") {
             advance()
             return .not(try parseNot())
@@ -98,7 +98,7 @@ struct PredicateParser {
         return try parsePrimary()
     }
 
-    private mutating func parsePrimary() throws -> Predicate.Node {
+    private mutating func parsePrimary() throws -> FetchPredicate.Node {
         if isSymbol(current, "(") {
             let open = current
             advance()
@@ -122,8 +122,8 @@ struct PredicateParser {
 
     // MARK: Comparisons
 
-    private mutating func parseComparison() throws -> Predicate.Comparison {
-        var modifier = Predicate.Modifier.direct
+    private mutating func parseComparison() throws -> FetchPredicate.Comparison {
+        var modifier = FetchPredicate.Modifier.direct
         if isWord(current, "ANY", "SOME") {
             modifier = .any
         } else if isWord(current, "ALL") {
@@ -147,13 +147,13 @@ struct PredicateParser {
             throw syntaxError("expected a comparison operator (==, !=, <, >, IN, BETWEEN, BEGINSWITH, CONTAINS, LIKE...) after '\(leftToken.text)', found \(describe(current))")
         }
         let options = try parseOptions()
-        let right: Predicate.Operand
+        let right: FetchPredicate.Operand
         switch op {
         case .in: right = .list(try parseList(after: operatorToken, count: nil))
         case .between: right = .list(try parseList(after: operatorToken, count: 2))
         default: right = try parseOperand()
         }
-        return Predicate.Comparison(modifier: modifier, left: left, op: op, right: right, options: options)
+        return FetchPredicate.Comparison(modifier: modifier, left: left, op: op, right: right, options: options)
     }
 
     /// Whether the next operand is a key path (for ANY/ALL/NONE).
@@ -165,8 +165,8 @@ struct PredicateParser {
         }
     }
 
-    private mutating func parseOperator() -> Predicate.Operator? {
-        let op: Predicate.Operator?
+    private mutating func parseOperator() -> FetchPredicate.Operator? {
+        let op: FetchPredicate.Operator?
         switch current.kind {
         case .symbol("=="), .symbol("="): op = .equal
         case .symbol("!="), .symbol("<>"): op = .notEqual
@@ -209,7 +209,7 @@ struct PredicateParser {
 
     // MARK: Operands
 
-    private mutating func parseOperand() throws -> Predicate.Operand {
+    private mutating func parseOperand() throws -> FetchPredicate.Operand {
         let token = current
         switch token.kind {
         case .word(let word) where !Self.reservedWords.contains(word.uppercased()):

@@ -1,6 +1,6 @@
 import GRDB
 
-extension Predicate {
+extension FetchPredicate {
     /// The predicate as an SQL condition on the rows of `FROM "Entity" alias`, for a
     /// `WHERE` clause. Values are always bound parameters. The condition uses the functions
     /// and collations of ``SQLFunctions``, which must be registered on the connection.
@@ -65,7 +65,7 @@ struct PredicateSQLCompiler {
 
     /// `nullMeansFalse`: whether the caller treats NULL as false (WHERE, AND/OR under a
     /// WHERE); when not, the result is always 0 or 1.
-    mutating func condition(_ node: Predicate.Node, entity: EntityDescription, alias: String, nullMeansFalse: Bool) throws -> SQLFragment {
+    mutating func condition(_ node: FetchPredicate.Node, entity: EntityDescription, alias: String, nullMeansFalse: Bool) throws -> SQLFragment {
         switch node {
         case .constant(let value):
             return SQLFragment(sql: value ? "1" : "0")
@@ -83,7 +83,7 @@ struct PredicateSQLCompiler {
     }
 
     /// A comparison, and whether it can be NULL.
-    private mutating func comparison(_ comparison: Predicate.Comparison, entity: EntityDescription, alias: String) throws -> (SQLFragment, nullable: Bool) {
+    private mutating func comparison(_ comparison: FetchPredicate.Comparison, entity: EntityDescription, alias: String) throws -> (SQLFragment, nullable: Bool) {
         switch comparison.modifier {
         case .direct:
             let left = try operand(comparison.left, entity: entity, alias: alias)
@@ -101,7 +101,7 @@ struct PredicateSQLCompiler {
     /// `EXISTS` a row at the end of the comparison's to-many key path whose value matches
     /// (or, `negated`, does not match). Each relationship of the path is one nested
     /// `EXISTS`; the right side is still read from the outer row.
-    private mutating func exists(_ comparison: Predicate.Comparison, negated: Bool, entity: EntityDescription, alias: String) throws -> SQLFragment {
+    private mutating func exists(_ comparison: FetchPredicate.Comparison, negated: Bool, entity: EntityDescription, alias: String) throws -> SQLFragment {
         guard case .keyPath(let components) = comparison.left else {
             throw PredicateError(.keyPath, "\(comparison.modifier.rawValue) needs a key path on its left side")
         }
@@ -125,7 +125,7 @@ struct PredicateSQLCompiler {
     }
 
     /// The operator applied to `left` (already compiled) and the comparison's right side.
-    private mutating func apply(_ comparison: Predicate.Comparison, left: SQLFragment, entity: EntityDescription, alias: String) throws -> (SQLFragment, nullable: Bool) {
+    private mutating func apply(_ comparison: FetchPredicate.Comparison, left: SQLFragment, entity: EntityDescription, alias: String) throws -> (SQLFragment, nullable: Bool) {
         let collate = SQLFunctions.collationName(for: comparison.options).map { " COLLATE \($0)" } ?? ""
         let collated = left + collate
         if case .list(let values) = comparison.right {
@@ -155,7 +155,7 @@ struct PredicateSQLCompiler {
     }
 
     /// `IN` and `BETWEEN`, whose right side is a list of constants.
-    private func inList(_ op: Predicate.Operator, collated: SQLFragment, left: SQLFragment, values: [Value]) -> (SQLFragment, nullable: Bool) {
+    private func inList(_ op: FetchPredicate.Operator, collated: SQLFragment, left: SQLFragment, values: [Value]) -> (SQLFragment, nullable: Bool) {
         let bound = values.map(DatabaseValueOrdering.stored)
         if op == .between {
             return (collated + SQLFragment(sql: " BETWEEN ? AND ?", arguments: bound), true)
@@ -173,7 +173,7 @@ struct PredicateSQLCompiler {
         }
     }
 
-    private mutating func operand(_ operand: Predicate.Operand, entity: EntityDescription, alias: String) throws -> SQLFragment {
+    private mutating func operand(_ operand: FetchPredicate.Operand, entity: EntityDescription, alias: String) throws -> SQLFragment {
         switch operand {
         case .value(let value):
             return SQLFragment(sql: "?", arguments: [DatabaseValueOrdering.stored(value)])

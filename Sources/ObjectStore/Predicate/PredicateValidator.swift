@@ -1,6 +1,6 @@
 import Foundation
 
-extension Predicate {
+extension FetchPredicate {
     /// Checks the predicate against the entity it filters: every key path must exist (and
     /// go only through relationships), a to-many relationship needs `ANY`, `ALL`, `NONE` or
     /// `@count`, the two sides of each comparison must have comparable types, the string
@@ -19,7 +19,7 @@ struct PredicateValidator {
     let entity: EntityDescription
     let model: Model
 
-    func check(_ node: Predicate.Node) throws {
+    func check(_ node: FetchPredicate.Node) throws {
         switch node {
         case .constant: return
         case .not(let operand): try check(operand)
@@ -53,7 +53,7 @@ struct PredicateValidator {
         }
     }
 
-    private func check(_ comparison: Predicate.Comparison) throws {
+    private func check(_ comparison: FetchPredicate.Comparison) throws {
         let left = try side(comparison.left, modifier: comparison.modifier)
         let right = try side(comparison.right, modifier: .direct)
         if case .list = left {
@@ -91,7 +91,7 @@ struct PredicateValidator {
         }
     }
 
-    private func side(_ operand: Predicate.Operand, modifier: Predicate.Modifier) throws -> Side {
+    private func side(_ operand: FetchPredicate.Operand, modifier: FetchPredicate.Modifier) throws -> Side {
         switch operand {
         case .value(let value): return .constant(value)
         case .list(let values): return .list(values)
@@ -108,8 +108,8 @@ struct PredicateValidator {
     }
 
     /// A relationship is compared only with nil: `owner == nil`, `owner != nil`.
-    private func checkRelationship(_ comparison: Predicate.Comparison) throws {
-        let nilSide: Predicate.Operand = .value(.null)
+    private func checkRelationship(_ comparison: FetchPredicate.Comparison) throws {
+        let nilSide: FetchPredicate.Operand = .value(.null)
         guard [.equal, .notEqual].contains(comparison.op), comparison.left == nilSide || comparison.right == nilSide else {
             let path = [comparison.left, comparison.right].compactMap { operand -> String? in
                 if case .keyPath(let components) = operand { return PredicateFormatter.format(keyPath: components) }

@@ -91,7 +91,7 @@ struct ResolvedKeyPath {
 
     /// Checks that the path suits ANY, ALL or NONE: through a to-many relationship, to an
     /// attribute of the related objects.
-    func checkAggregate(_ modifier: Predicate.Modifier) throws {
+    func checkAggregate(_ modifier: FetchPredicate.Modifier) throws {
         guard case .attribute = terminal else {
             throw PredicateError(.keyPath, "\(modifier.rawValue) \(text): compare an attribute of the related objects, as in \(modifier.rawValue) \(text).name == 'x' (@count and relationships cannot end such a key path)")
         }

@@ -290,7 +290,7 @@ final class ConflictTests: XCTestCase {
         try s.otherTeam("Ghana").wins = 5
         try s.other.save()
         let token = try s.store.currentHistoryToken()
-        let fetched = try s.context.fetch(FetchRequest<Team>(predicate: Predicate(format: "wins >= 40")))
+        let fetched = try s.context.fetch(FetchRequest<Team>(predicate: FetchPredicate(format: "wins >= 40")))
         XCTAssertEqual(fetched.map(\.objectID), [ghana.objectID], "the fetch sees the edit")
         XCTAssertEqual(try s.row("Ghana")?["wins"], 5, "and leaves the store as it was")
         XCTAssertEqual(try s.store.currentHistoryToken(), token)

@@ -31,7 +31,7 @@ final class ContextTests: XCTestCase {
         XCTAssertTrue(try context.object(with: teams[0].objectID) === fault)
         XCTAssertEqual((fault as! Team).teamName, "Algeria")
         XCTAssertFalse(fault.isFault)
-        let fetched = try context.fetch(FetchRequest<Team>(predicate: Predicate(format: "teamName == %@", "Algeria")))
+        let fetched = try context.fetch(FetchRequest<Team>(predicate: FetchPredicate(format: "teamName == %@", "Algeria")))
         XCTAssertTrue(fetched[0] === fault)
         XCTAssertThrowsError(try context.existingObject(with: ObjectID(string: "Team/999")!))
         XCTAssertThrowsError(try context.object(with: ObjectID(string: "Player/1")!))

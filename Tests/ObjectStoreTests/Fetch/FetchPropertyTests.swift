@@ -1,8 +1,6 @@
 import Foundation
 import ObjectStore
 import TestSupport
-import struct ObjectStore.Predicate
-import struct ObjectStore.SortDescriptor
 import XCTest
 
 /// Invariant 1 through the real context: after random unsaved and saved edits, what SQLite
@@ -47,7 +45,7 @@ final class FetchPropertyTests: XCTestCase {
         }
     }
 
-    private func randomPredicate(_ rng: inout SeededGenerator, depth: Int = 0) throws -> Predicate {
+    private func randomPredicate(_ rng: inout SeededGenerator, depth: Int = 0) throws -> FetchPredicate {
         if depth < 2 && Int.random(in: 0..<3, using: &rng) == 0 {
             let lhs = try randomPredicate(&rng, depth: depth + 1), rhs = try randomPredicate(&rng, depth: depth + 1)
             switch Int.random(in: 0..<3, using: &rng) {
@@ -63,29 +61,29 @@ final class FetchPropertyTests: XCTestCase {
             let op = ["==", "!=", "<", ">=", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE"].randomElement(using: &rng)!
             let value = Self.strings.randomElement(using: &rng)! ?? "a"
             let pattern = op == "LIKE" ? String(value.prefix(2)) + "*" : value
-            return try Predicate(format: "%K \(op)\(options) %@", key, pattern)
+            return try FetchPredicate(format: "%K \(op)\(options) %@", key, pattern)
         case 2:
             let key = ["score", "count", "owner.rank"].randomElement(using: &rng)!
             let op = ["==", "!=", "<", "<=", ">", ">="].randomElement(using: &rng)!
-            return try Predicate(format: "%K \(op) %@", key, Double(Int.random(in: -4...4, using: &rng)) / 2)
+            return try FetchPredicate(format: "%K \(op) %@", key, Double(Int.random(in: -4...4, using: &rng)) / 2)
         case 3:
-            return try Predicate(format: "%K == nil", ["name", "score", "when", "owner", "owner.name"].randomElement(using: &rng)!)
+            return try FetchPredicate(format: "%K == nil", ["name", "score", "when", "owner", "owner.name"].randomElement(using: &rng)!)
         case 4:
-            return try Predicate(format: "flag == %@", Bool.random(using: &rng))
+            return try FetchPredicate(format: "flag == %@", Bool.random(using: &rng))
         case 5:
-            return try Predicate(format: "when < %@", Date(timeIntervalSince1970: Double(Int.random(in: 0...4, using: &rng)) * 86400))
+            return try FetchPredicate(format: "when < %@", Date(timeIntervalSince1970: Double(Int.random(in: 0...4, using: &rng)) * 86400))
         default:
             let values = (0..<3).map { _ in Self.strings.randomElement(using: &rng)! ?? "" }
-            return try Predicate(format: "name IN\(options) %@", values)
+            return try FetchPredicate(format: "name IN\(options) %@", values)
         }
     }
 
-    private func randomSorts(_ rng: inout SeededGenerator) -> [SortDescriptor] {
+    private func randomSorts(_ rng: inout SeededGenerator) -> [FetchSortDescriptor] {
         let keys = ["name", "score", "count", "flag", "when", "owner.name", "owner.rank"].shuffled(using: &rng)
         return keys.prefix(Int.random(in: 0...3, using: &rng)).map { key in
             let options: StringComparisonOptions = [[], [.caseInsensitive], [.diacriticInsensitive], [.caseInsensitive, .diacriticInsensitive]]
                 .randomElement(using: &rng)!
-            return SortDescriptor(key: key, ascending: Bool.random(using: &rng), options: key.hasSuffix("name") ? options : [])
+            return FetchSortDescriptor(key: key, ascending: Bool.random(using: &rng), options: key.hasSuffix("name") ? options : [])
         }
     }
 

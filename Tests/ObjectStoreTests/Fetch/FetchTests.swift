@@ -5,7 +5,7 @@ import XCTest
 
 final class FetchTests: XCTestCase {
     private let worldCupOrder = [
-        SortDescriptor(key: "qualifyingZone"), SortDescriptor(key: "wins", ascending: false), SortDescriptor(key: "teamName"),
+        FetchSortDescriptor(key: "qualifyingZone"), FetchSortDescriptor(key: "wins", ascending: false), FetchSortDescriptor(key: "teamName"),
     ]
 
     func testFetchSortsAndFilters() throws {
@@ -13,7 +13,7 @@ final class FetchTests: XCTestCase {
         let teams = try Fixtures.insertTeams(into: context)
         teams.first { $0.teamName == "Ghana" }!.wins = 2
         try context.save()
-        let request = FetchRequest<Team>(predicate: try Predicate(format: "qualifyingZone == %@", "Africa"), sortDescriptors: worldCupOrder)
+        let request = FetchRequest<Team>(predicate: try FetchPredicate(format: "qualifyingZone == %@", "Africa"), sortDescriptors: worldCupOrder)
         XCTAssertEqual(try context.fetch(request).map(\.teamName), ["Ghana", "Algeria", "Cameroon", "Nigeria"])
         XCTAssertEqual(try context.count(for: request), 4)
     }
@@ -21,7 +21,7 @@ final class FetchTests: XCTestCase {
     func testPendingChangesCountLikeSavedOnes() throws {
         let context = ObjectContext(store: try Fixtures.store(Fixtures.worldCupModel(), self))
         let teams = try Fixtures.insertTeams(into: context)
-        let request = FetchRequest<Team>(predicate: try Predicate(format: "qualifyingZone == 'Africa'"), sortDescriptors: worldCupOrder)
+        let request = FetchRequest<Team>(predicate: try FetchPredicate(format: "qualifyingZone == 'Africa'"), sortDescriptors: worldCupOrder)
         let nigeria = teams.first { $0.teamName == "Nigeria" }!
         nigeria.wins = 3
         try context.delete(teams.first { $0.teamName == "Algeria" }!)
@@ -52,12 +52,12 @@ final class FetchTests: XCTestCase {
             bank.details = details
         }
         try context.save()
-        let request = FetchRequest<FailedBankInfo>(sortDescriptors: [SortDescriptor(key: "details.closeDate", ascending: false)])
+        let request = FetchRequest<FailedBankInfo>(sortDescriptors: [FetchSortDescriptor(key: "details.closeDate", ascending: false)])
         XCTAssertEqual(try context.fetch(request).map(\.name), ["New Bank", "Mid Bank", "Old Bank"])
         // An unsaved change to the related object reorders the banks.
         try context.fetch(request).last!.details!.closeDate = Date(timeIntervalSince1970: 1000 * 86400)
         XCTAssertEqual(try context.fetch(request).map(\.name), ["Old Bank", "New Bank", "Mid Bank"])
-        let recent = FetchRequest<FailedBankInfo>(predicate: try Predicate(format: "details.closeDate > %@", Date(timeIntervalSince1970: 600 * 86400)))
+        let recent = FetchRequest<FailedBankInfo>(predicate: try FetchPredicate(format: "details.closeDate > %@", Date(timeIntervalSince1970: 600 * 86400)))
         XCTAssertEqual(Set(try context.fetch(recent).map(\.name)), ["Old Bank", "New Bank"])
     }
 
@@ -72,7 +72,7 @@ final class FetchTests: XCTestCase {
         try context.save()
 
         let reader = ObjectContext(store: store)
-        var request = FetchRequest<FailedBankInfo>(sortDescriptors: [SortDescriptor(key: "name")])
+        var request = FetchRequest<FailedBankInfo>(sortDescriptors: [FetchSortDescriptor(key: "name")])
         request.fetchBatchSize = 20
         statements.withLock { $0.removeAll() }
         func selects() -> [String] { statements.withLock { $0 }.filter { $0.contains("FROM \"FailedBankInfo\"") } }
@@ -92,10 +92,10 @@ final class FetchTests: XCTestCase {
     func testBadRequestsAreErrorsNotCrashes() throws {
         let context = ObjectContext(store: try Fixtures.store(Fixtures.worldCupModel(), self))
         try Fixtures.insertTeams(into: context)
-        XCTAssertThrowsError(try context.fetch(FetchRequest<Team>(predicate: Predicate(format: "losses > 2")))) { error in
+        XCTAssertThrowsError(try context.fetch(FetchRequest<Team>(predicate: FetchPredicate(format: "losses > 2")))) { error in
             XCTAssertTrue("\(error)".contains("losses"), "\(error)")
         }
-        XCTAssertThrowsError(try context.fetch(FetchRequest<Team>(sortDescriptors: [SortDescriptor(key: "rank")])))
+        XCTAssertThrowsError(try context.fetch(FetchRequest<Team>(sortDescriptors: [FetchSortDescriptor(key: "rank")])))
         XCTAssertThrowsError(try context.fetch(FetchRequest<ManagedObject>(entityName: "Player"))) { error in
             XCTAssertTrue("\(error)".contains("no such entity"), "\(error)")
         }

@@ -1,6 +1,5 @@
 import Foundation
 @testable import ObjectStore
-import struct ObjectStore.Predicate
 import struct ObjectStore.PredicateError
 import XCTest
 
@@ -10,7 +9,7 @@ final class PredicateErrorTests: XCTestCase {
         _ format: String, _ arguments: [Any?] = [], kind: PredicateError.Kind, offset: Int,
         mentions words: [String], file: StaticString = #filePath, line: UInt = #line
     ) {
-        XCTAssertThrowsError(try ObjectStore.Predicate(format: format, argumentArray: arguments), file: file, line: line) { error in
+        XCTAssertThrowsError(try FetchPredicate(format: format, argumentArray: arguments), file: file, line: line) { error in
             guard let error = error as? PredicateError else {
                 return XCTFail("not a PredicateError: \(error)", file: file, line: line)
             }
@@ -74,7 +73,7 @@ final class PredicateErrorTests: XCTestCase {
         _ format: String, _ arguments: Any?..., kind: PredicateError.Kind, mentions words: [String],
         file: StaticString = #filePath, line: UInt = #line
     ) throws {
-        let predicate = try ObjectStore.Predicate(format: format, argumentArray: arguments)
+        let predicate = try FetchPredicate(format: format, argumentArray: arguments)
         let model = PredicateTestModel.model
         for check in [
             { try predicate.validate(for: PredicateTestModel.item, in: model) },
@@ -123,7 +122,7 @@ final class PredicateErrorTests: XCTestCase {
             "name IN[c] {'a', nil}", "parts.@count > 1", "owner.items.@count == 0", "ALL parts.weight > 1",
         ] {
             let arguments: [Any?] = format.contains("%@") ? [format.hasPrefix("blob") ? Data([1]) : Date()] : []
-            XCTAssertNoThrow(try ObjectStore.Predicate(format: format, argumentArray: arguments).validate(for: PredicateTestModel.item, in: model), format)
+            XCTAssertNoThrow(try FetchPredicate(format: format, argumentArray: arguments).validate(for: PredicateTestModel.item, in: model), format)
         }
     }
 }

@@ -3,19 +3,19 @@ import Foundation
 import XCTest
 
 final class PredicateParserTests: XCTestCase {
-    private func parse(_ format: String, _ arguments: Any?...) throws -> ObjectStore.Predicate {
-        try Predicate(format: format, argumentArray: arguments)
+    private func parse(_ format: String, _ arguments: Any?...) throws -> FetchPredicate {
+        try FetchPredicate(format: format, argumentArray: arguments)
     }
 
     private func comparison(
-        _ left: ObjectStore.Predicate.Operand, _ op: ObjectStore.Predicate.Operator, _ right: ObjectStore.Predicate.Operand,
-        options: StringComparisonOptions = [], modifier: ObjectStore.Predicate.Modifier = .direct
-    ) -> ObjectStore.Predicate.Node {
-        .comparison(ObjectStore.Predicate.Comparison(modifier: modifier, left: left, op: op, right: right, options: options))
+        _ left: FetchPredicate.Operand, _ op: FetchPredicate.Operator, _ right: FetchPredicate.Operand,
+        options: StringComparisonOptions = [], modifier: FetchPredicate.Modifier = .direct
+    ) -> FetchPredicate.Node {
+        .comparison(FetchPredicate.Comparison(modifier: modifier, left: left, op: op, right: right, options: options))
     }
 
     func testComparisonOperatorsAndTheirSpellings() throws {
-        let spellings: [(String, ObjectStore.Predicate.Operator)] = [
+        let spellings: [(String, FetchPredicate.Operator)] = [
             ("==", .equal), ("=", .equal), ("!=", .notEqual), ("<>", .notEqual),
             ("<", .less), ("<=", .lessOrEqual), ("=<", .lessOrEqual),
             (">", .greater), (">=", .greaterOrEqual), ("=>", .greaterOrEqual),
@@ -127,8 +127,8 @@ final class PredicateParserTests: XCTestCase {
             ("price == %@ AND price == %@", [0.1, 5e-324]),
         ]
         for (format, arguments) in formats {
-            let predicate = try ObjectStore.Predicate(format: format, argumentArray: arguments)
-            let reparsed = try ObjectStore.Predicate(format: predicate.description)
+            let predicate = try FetchPredicate(format: format, argumentArray: arguments)
+            let reparsed = try FetchPredicate(format: predicate.description)
             XCTAssertEqual(reparsed, predicate, "\(format) printed as \(predicate.description)")
             XCTAssertEqual(reparsed.description, predicate.description)
         }
@@ -137,7 +137,7 @@ final class PredicateParserTests: XCTestCase {
     func testBuilderMakesTheParsedPredicate() throws {
         let start = Date(timeIntervalSince1970: 1_000_000)
         let end = Date(timeIntervalSince1970: 2_000_000)
-        let pairs: [(ObjectStore.Predicate, ObjectStore.Predicate)] = [
+        let pairs: [(FetchPredicate, FetchPredicate)] = [
             (Key("wins") > 3, try parse("wins > 3")),
             (Key("wins") >= Int64(3), try parse("wins >= 3")),
             (Key("price") < 2.5, try parse("price < 2.5")),
@@ -165,9 +165,9 @@ final class PredicateParserTests: XCTestCase {
             (Key("items").count > 2, try parse("items.@count > 2")),
             (Key("a") == 1 || Key("b") == 2 && Key("c") == 3, try parse("a == 1 OR b == 2 AND c == 3")),
             (!(Key("a") == 1) && (Key("b") == 2 && Key("c") == 3), try parse("NOT a == 1 AND b == 2 AND c == 3")),
-            (ObjectStore.Predicate.and([Key("a") == 1, Key("b") == 2]), try parse("a == 1 AND b == 2")),
-            (ObjectStore.Predicate.or([]), try parse("FALSEPREDICATE")),
-            (ObjectStore.Predicate.true && ObjectStore.Predicate.false, try parse("TRUEPREDICATE AND FALSEPREDICATE")),
+            (FetchPredicate.and([Key("a") == 1, Key("b") == 2]), try parse("a == 1 AND b == 2")),
+            (FetchPredicate.or([]), try parse("FALSEPREDICATE")),
+            (FetchPredicate.true && FetchPredicate.false, try parse("TRUEPREDICATE AND FALSEPREDICATE")),
         ]
         for (built, parsed) in pairs {
             XCTAssertEqual(built, parsed, "\(built) vs \(parsed)")

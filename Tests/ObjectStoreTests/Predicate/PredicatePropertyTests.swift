@@ -29,7 +29,7 @@ final class PredicatePropertyTests: XCTestCase {
                 let context = "seed \(seed) (PREDICATE_SEED=\(seed)), dataset \(dataset), predicate \(index): \(predicate)\nsorted by \(sort)"
                 do {
                     try predicate.validate(for: PredicateTestModel.item, in: PredicateTestModel.model)
-                    XCTAssertEqual(try ObjectStore.Predicate(format: predicate.description), predicate, "round trip, \(context)")
+                    XCTAssertEqual(try FetchPredicate(format: predicate.description), predicate, "round trip, \(context)")
                     let fromSQL = try database.read { db in try sqlKeys(db, predicate, sortedBy: sort) }
                     let fromMemory = memoryKeys(data.items, predicate, sortedBy: sort)
                     if fromSQL != fromMemory {
@@ -62,7 +62,7 @@ final class PredicatePropertyTests: XCTestCase {
             TestObject(entity: "Item", key: 2, values: ["title": .string("cafe\u{301}")]),
         ]
         try database.write { db in for item in items { try insert(item, into: db) } }
-        let predicate = try ObjectStore.Predicate(format: "title == %@", "caf\u{E9}")
+        let predicate = try FetchPredicate(format: "title == %@", "caf\u{E9}")
         let swiftEquality = items.filter {
             if case .string(let title) = $0.attributeValue(forKey: "title") { return title == "caf\u{E9}" }
             return false
@@ -216,11 +216,11 @@ struct RandomPredicateGenerator {
         Path(components: ["parts", "item", "title"], type: .string),
     ]
 
-    mutating func predicate(random: inout SeededGenerator) -> ObjectStore.Predicate {
-        ObjectStore.Predicate(node(depth: 0, random: &random))
+    mutating func predicate(random: inout SeededGenerator) -> FetchPredicate {
+        FetchPredicate(node(depth: 0, random: &random))
     }
 
-    private func node(depth: Int, random: inout SeededGenerator) -> ObjectStore.Predicate.Node {
+    private func node(depth: Int, random: inout SeededGenerator) -> FetchPredicate.Node {
         let roll = Int.random(in: 0..<100, using: &random)
         if depth < 3 && roll < 30 {
             let children = (0..<Int.random(in: 2...3, using: &random)).map { _ in node(depth: depth + 1, random: &random) }
@@ -231,13 +231,13 @@ struct RandomPredicateGenerator {
         return .comparison(comparison(random: &random))
     }
 
-    private func comparison(random: inout SeededGenerator) -> ObjectStore.Predicate.Comparison {
+    private func comparison(random: inout SeededGenerator) -> FetchPredicate.Comparison {
         let roll = Int.random(in: 0..<100, using: &random)
         if roll < 6 {
             let path = relationshipPaths.randomElement(using: &random)!
             return .init(left: .keyPath(path.components), op: Bool.random(using: &random) ? .equal : .notEqual, right: .value(.null))
         }
-        var modifier = ObjectStore.Predicate.Modifier.direct
+        var modifier = FetchPredicate.Modifier.direct
         let path: Path
         if roll < 30 {
             path = aggregatePaths.randomElement(using: &random)!
@@ -246,14 +246,14 @@ struct RandomPredicateGenerator {
             path = scalarPaths.randomElement(using: &random)!
         }
         let type = path.type!
-        var ops: [ObjectStore.Predicate.Operator] = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .in]
+        var ops: [FetchPredicate.Operator] = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .in]
         if type == .string { ops += [.beginsWith, .endsWith, .contains, .like, .matches, .beginsWith, .contains, .like] }
         let op = ops.randomElement(using: &random)!
         let options: StringComparisonOptions = type == .string
             ? [[], [], .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]].randomElement(using: &random)!
             : []
-        var left = ObjectStore.Predicate.Operand.keyPath(path.components)
-        var right: ObjectStore.Predicate.Operand
+        var left = FetchPredicate.Operand.keyPath(path.components)
+        var right: FetchPredicate.Operand
         switch op {
         case .between:
             right = .list([ValuePools.value(of: type, random: &random, nilChance: 0.05), ValuePools.value(of: type, random: &random, nilChance: 0.05)])
@@ -289,13 +289,13 @@ struct RandomPredicateGenerator {
         }
     }
 
-    func sortDescriptors(random: inout SeededGenerator) -> [ObjectStore.SortDescriptor] {
+    func sortDescriptors(random: inout SeededGenerator) -> [FetchSortDescriptor] {
         (0..<Int.random(in: 0...3, using: &random)).map { _ in
             let path = scalarPaths.randomElement(using: &random)!
             let options: StringComparisonOptions = path.type == .string
                 ? [[], .caseInsensitive, .diacriticInsensitive, [.caseInsensitive, .diacriticInsensitive]].randomElement(using: &random)!
                 : []
-            return ObjectStore.SortDescriptor(key: path.components.joined(separator: "."), ascending: Bool.random(using: &random), options: options)
+            return FetchSortDescriptor(key: path.components.joined(separator: "."), ascending: Bool.random(using: &random), options: options)
         }
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 @testable import ObjectStore
-import struct ObjectStore.Predicate
 import XCTest
 
 final class PredicateSQLTests: XCTestCase {
@@ -9,7 +8,7 @@ final class PredicateSQLTests: XCTestCase {
 
     private func compile(_ format: String, _ arguments: Any?...) throws -> (sql: String, arguments: StatementArguments) {
         let database = try DatabaseQueue()
-        let predicate = try Predicate(format: format, argumentArray: arguments)
+        let predicate = try FetchPredicate(format: format, argumentArray: arguments)
         return try database.read { db in try predicate.sql(for: PredicateTestModel.item, in: model, alias: "t0").build(db) }
     }
 
@@ -66,7 +65,7 @@ final class PredicateSQLTests: XCTestCase {
     }
 
     func testSortDescriptorTerms() throws {
-        func term(_ descriptor: ObjectStore.SortDescriptor) throws -> String {
+        func term(_ descriptor: FetchSortDescriptor) throws -> String {
             try descriptor.sqlOrderingTerm(for: PredicateTestModel.item, in: model, alias: "t0")
         }
         XCTAssertEqual(try term(.init(key: "count")), #"t0."count" ASC"#)

@@ -114,7 +114,7 @@ func insert(_ object: TestObject, into db: Database, model: Model = PredicateTes
 }
 
 /// The keys of the items SQLite selects with `predicate`, in the order of `sort` then key.
-func sqlKeys(_ db: Database, _ predicate: ObjectStore.Predicate, sortedBy sort: [ObjectStore.SortDescriptor] = [], entity: EntityDescription = PredicateTestModel.item) throws -> [Int64] {
+func sqlKeys(_ db: Database, _ predicate: FetchPredicate, sortedBy sort: [FetchSortDescriptor] = [], entity: EntityDescription = PredicateTestModel.item) throws -> [Int64] {
     let model = PredicateTestModel.model
     let terms = try sort.map { try $0.sqlOrderingTerm(for: entity, in: model, alias: "t0") } + ["t0.Z_PK"]
     let sql = SQL(sql: "SELECT t0.Z_PK FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE ")
@@ -124,7 +124,7 @@ func sqlKeys(_ db: Database, _ predicate: ObjectStore.Predicate, sortedBy sort: 
 }
 
 /// The keys of `objects` that match `predicate` in memory, in the order of `sort` then key.
-func memoryKeys(_ objects: [TestObject], _ predicate: ObjectStore.Predicate, sortedBy sort: [ObjectStore.SortDescriptor] = []) -> [Int64] {
+func memoryKeys(_ objects: [TestObject], _ predicate: FetchPredicate, sortedBy sort: [FetchSortDescriptor] = []) -> [Int64] {
     objects.filter { predicate.evaluate(with: $0) }
         .sorted { a, b in
             let order = sort.compare(a, b)

@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import ObjectStore
-import struct ObjectStore.Predicate
 import XCTest
 
 /// Another connection writing the store at the same time (another process, the `sqlite3`
@@ -36,7 +35,7 @@ final class ConcurrentWriterTests: XCTestCase {
     }
 
     private func team(_ name: String, in context: ObjectContext) throws -> Team {
-        try XCTUnwrap(context.fetch(FetchRequest<Team>(predicate: Predicate(format: "teamName == %@", name))).first)
+        try XCTUnwrap(context.fetch(FetchRequest<Team>(predicate: FetchPredicate(format: "teamName == %@", name))).first)
     }
 
     func testASaveWaitsForAnotherWritersTransactionToEnd() throws {

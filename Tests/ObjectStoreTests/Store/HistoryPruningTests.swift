@@ -112,7 +112,7 @@ final class HistoryPruningTests: XCTestCase {
         let writer = try PersistentStore(url: XCTUnwrap(store.url), model: Fixtures.worldCupModel())
         writer.historyLimit = 4
         let other = ObjectContext(store: writer)
-        let teams = try other.fetch(FetchRequest<Team>(sortDescriptors: [SortDescriptor(key: "teamName")]))
+        let teams = try other.fetch(FetchRequest<Team>(sortDescriptors: [FetchSortDescriptor(key: "teamName")]))
         for team in teams.prefix(6) { try other.delete(team) }
         for team in teams.dropFirst(6) { team.wins = team.teamName.count }
         for name in ["Atlantis", "Lemuria", "Mu"] {

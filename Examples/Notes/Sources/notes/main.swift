@@ -60,7 +60,7 @@ final class NotesWindow {
 
     init(application: UnsafeMutablePointer<GtkApplication>) throws {
         controller = FetchedResultsController(
-            fetchRequest: FetchRequest<Note>(sortDescriptors: [SortDescriptor(key: "folder.name"), SortDescriptor(key: "title")]),
+            fetchRequest: FetchRequest<Note>(sortDescriptors: [FetchSortDescriptor(key: "folder.name"), FetchSortDescriptor(key: "title")]),
             managedObjectContext: context, sectionNameKeyPath: "folder.name")
         rows = try FetchedResultsListModel(controller: controller)  // fetches, and follows every change
         selection = FetchedResultsSelection(rows: rows)

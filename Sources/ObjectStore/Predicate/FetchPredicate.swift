@@ -1,9 +1,11 @@
 /// A logical condition on the objects of an entity, written as an NSPredicate format
 /// string or built in Swift, that the store runs as SQL and the object graph evaluates in
-/// memory, with the same answer for every value.
+/// memory, with the same answer for every value: Core Data's `NSPredicate`, for fetch
+/// requests. (Not `Predicate`: Foundation has a type of that name, and a file importing both
+/// would have to pick one.)
 ///
 /// ```swift
-/// let strong = try Predicate(format: "wins > %d AND zone IN %@", 3, ["Africa", "Europe"])
+/// let strong = try FetchPredicate(format: "wins > %d AND zone IN %@", 3, ["Africa", "Europe"])
 /// let same = Key("wins") > 3 && Key("zone").in(["Africa", "Europe"])
 /// ```
 ///
@@ -43,7 +45,7 @@
 /// - ``sql(for:in:alias:)``
 /// - ``predicateFormat``
 /// - ``PredicateError``
-public struct Predicate: Sendable, Hashable, CustomStringConvertible {
+public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     let node: Node
 
     init(_ node: Node) {
@@ -63,9 +65,9 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `TRUEPREDICATE`: every object matches.
-    public static let `true` = Predicate(.constant(true))
+    public static let `true` = FetchPredicate(.constant(true))
     /// `FALSEPREDICATE`: no object matches.
-    public static let `false` = Predicate(.constant(false))
+    public static let `false` = FetchPredicate(.constant(false))
 
     /// The format string of the predicate, with every value written out: parsing it gives
     /// back an equal predicate.
@@ -76,27 +78,27 @@ public struct Predicate: Sendable, Hashable, CustomStringConvertible {
     public var description: String { predicateFormat }
 
     /// Both predicates must hold.
-    public static func && (lhs: Predicate, rhs: Predicate) -> Predicate {
-        Predicate(.conjunction([lhs.node, rhs.node]))
+    public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
+        FetchPredicate(.conjunction([lhs.node, rhs.node]))
     }
 
     /// One of the predicates must hold.
-    public static func || (lhs: Predicate, rhs: Predicate) -> Predicate {
-        Predicate(.disjunction([lhs.node, rhs.node]))
+    public static func || (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
+        FetchPredicate(.disjunction([lhs.node, rhs.node]))
     }
 
     /// The predicate must not hold.
-    public static prefix func ! (predicate: Predicate) -> Predicate {
-        Predicate(.not(predicate.node))
+    public static prefix func ! (predicate: FetchPredicate) -> FetchPredicate {
+        FetchPredicate(.not(predicate.node))
     }
 
     /// All the predicates must hold (``true`` for none).
-    public static func and(_ predicates: [Predicate]) -> Predicate {
-        predicates.isEmpty ? .true : Predicate(.conjunction(predicates.map(\.node)))
+    public static func and(_ predicates: [FetchPredicate]) -> FetchPredicate {
+        predicates.isEmpty ? .true : FetchPredicate(.conjunction(predicates.map(\.node)))
     }
 
     /// One of the predicates must hold (``false`` for none).
-    public static func or(_ predicates: [Predicate]) -> Predicate {
-        predicates.isEmpty ? .false : Predicate(.disjunction(predicates.map(\.node)))
+    public static func or(_ predicates: [FetchPredicate]) -> FetchPredicate {
+        predicates.isEmpty ? .false : FetchPredicate(.disjunction(predicates.map(\.node)))
     }
 }

@@ -1,17 +1,18 @@
 import Foundation
 
-/// One key of the order of a fetch: a key path, a direction, and how strings compare.
+/// One key of the order of a fetch: a key path, a direction, and how strings compare. Core
+/// Data's `NSSortDescriptor`, for fetch requests (not `SortDescriptor`, which Foundation has).
 ///
 /// The store sorts in SQL with ``sqlOrderingTerm(for:in:alias:)`` and the object graph in
 /// memory with ``compare(_:_:)``; both give SQLite's order for every value: nil first when
 /// ascending (last when descending), then numbers, strings (by UTF-8 bytes, or folded with
 /// ``options``), then binary data. Sort by several descriptors with
-/// `[SortDescriptor].compare(_:_:)`.
+/// `[FetchSortDescriptor].compare(_:_:)`.
 ///
 /// ```swift
-/// SortDescriptor(key: "wins", ascending: false)
-/// SortDescriptor(key: "details.closeDate")                    // across a to-one relationship
-/// SortDescriptor(key: "name", options: [.caseInsensitive])
+/// FetchSortDescriptor(key: "wins", ascending: false)
+/// FetchSortDescriptor(key: "details.closeDate")                    // across a to-one relationship
+/// FetchSortDescriptor(key: "name", options: [.caseInsensitive])
 /// ```
 ///
 /// ## Topics
@@ -19,7 +20,7 @@ import Foundation
 /// - ``validate(for:in:)``
 /// - ``sqlOrderingTerm(for:in:alias:)``
 /// - ``compare(_:_:)``
-public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
+public struct FetchSortDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// The key path to sort by: an attribute, possibly across to-one relationships
     /// (`details.closeDate`), or the size of a to-many relationship (`items.@count`).
     public var key: String
@@ -84,7 +85,7 @@ public struct SortDescriptor: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension Sequence where Element == SortDescriptor {
+extension Sequence where Element == FetchSortDescriptor {
     /// The order of two objects by these descriptors: the first one that tells them apart
     /// decides; `.orderedSame` when none does.
     public func compare(_ a: any KeyValueReading, _ b: any KeyValueReading) -> ComparisonResult {

@@ -1,4 +1,4 @@
-extension Predicate {
+extension FetchPredicate {
     /// Every key path the predicate reads (`details.closeDate`, `items.name`), so that a
     /// controller knows which changes to related objects can change its results.
     public var keyPaths: Set<String> {
