@@ -53,14 +53,14 @@ public struct FetchSortDescriptor: Sendable, Hashable, CustomStringConvertible {
             let path = try ResolvedKeyPath.resolve(components, from: entity, in: model)
             try path.checkScalar()
             guard let type = path.valueType else {
-                throw PredicateError(.keyPath, "'\(key)' is a relationship; sort by one of its attributes, as in \(key).name")
+                throw FetchPredicateError(.keyPath, "'\(key)' is a relationship; sort by one of its attributes, as in \(key).name")
             }
             if !options.isEmpty && type != .string {
-                throw PredicateError(.typeMismatch, "the options \(options.formatSuffix) compare strings, and '\(key)' is \(type == .integer ? "an" : "a") \(type); remove the options")
+                throw FetchPredicateError(.typeMismatch, "the options \(options.formatSuffix) compare strings, and '\(key)' is \(type == .integer ? "an" : "a") \(type); remove the options")
             }
             return path
-        } catch let error as PredicateError {
-            throw PredicateError(error.kind, "sort descriptor \(self): \(error.message)")
+        } catch let error as FetchPredicateError {
+            throw FetchPredicateError(error.kind, "sort descriptor \(self): \(error.message)")
         }
     }
 

@@ -103,7 +103,7 @@ extension ObjectContext {
         let path = try resolvedKeyPath(keyPath, of: entity)
         try path.checkScalar()
         guard path.valueType != nil else {
-            throw PredicateError(.keyPath, "'\(keyPath)' is a relationship; use one of its attributes, as in \(keyPath).name")
+            throw FetchPredicateError(.keyPath, "'\(keyPath)' is a relationship; use one of its attributes, as in \(keyPath).name")
         }
         var compiler = PredicateSQLCompiler(model: model, alias: alias)
         return compiler.scalar(path, alias: alias)

@@ -44,7 +44,7 @@
 /// - ``validate(for:in:)``
 /// - ``sql(for:in:alias:)``
 /// - ``predicateFormat``
-/// - ``PredicateError``
+/// - ``FetchPredicateError``
 public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     let node: Node
 
@@ -53,7 +53,7 @@ public struct FetchPredicate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses an NSPredicate format string, replacing `%@`, `%K`, `%d` and `%f` with the
-    /// arguments in order. Throws a ``PredicateError`` that points at the problem.
+    /// arguments in order. Throws a ``FetchPredicateError`` that points at the problem.
     public init(format: String, _ arguments: Any?...) throws {
         try self.init(format: format, argumentArray: arguments)
     }

@@ -54,8 +54,8 @@ struct PredicateLexer {
         position + ahead < scalars.count ? scalars[position + ahead] : nil
     }
 
-    private func error(_ message: String, at offset: Int) -> PredicateError {
-        PredicateError(.syntax, message, format: format, offset: offset)
+    private func error(_ message: String, at offset: Int) -> FetchPredicateError {
+        FetchPredicateError(.syntax, message, format: format, offset: offset)
     }
 
     private func text(from start: Int) -> String {

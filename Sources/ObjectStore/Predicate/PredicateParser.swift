@@ -29,7 +29,7 @@ struct PredicateParser {
             throw syntaxError("unexpected \(describe(current)); expected AND, OR or the end of the predicate")
         }
         guard argumentIndex == arguments.count else {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .argument,
                 "too many arguments: the format uses \(argumentIndex), but \(arguments.count) were given; remove the extra arguments or add %@ for them",
                 format: format, offset: current.offset)
@@ -59,8 +59,8 @@ struct PredicateParser {
         token.kind == .end ? "end of format" : "'\(token.text)'"
     }
 
-    private func syntaxError(_ message: String, at token: PredicateToken? = nil) -> PredicateError {
-        PredicateError(.syntax, message, format: format, offset: (token ?? current).offset)
+    private func syntaxError(_ message: String, at token: PredicateToken? = nil) -> FetchPredicateError {
+        FetchPredicateError(.syntax, message, format: format, offset: (token ?? current).offset)
     }
 
     private mutating func expectSymbol(_ symbol: String, _ purpose: String) throws {
@@ -223,7 +223,7 @@ struct PredicateParser {
             advance()
             let argument = try nextArgument(for: token)
             if Self.elements(of: argument) != nil {
-                throw PredicateError(.argument, "argument \(argumentIndex) is a collection, which fits only after IN or BETWEEN; pass a single value", format: format, offset: token.offset)
+                throw FetchPredicateError(.argument, "argument \(argumentIndex) is a collection, which fits only after IN or BETWEEN; pass a single value", format: format, offset: token.offset)
             }
             return .value(try value(fromArgument: argument, token: token))
         case .symbol("{"):
@@ -266,7 +266,7 @@ struct PredicateParser {
             case "f": return try double(fromArgument: argument, token: token)
             case "@":
                 if Self.elements(of: argument) != nil {
-                    throw PredicateError(.argument, "argument \(argumentIndex) is a collection; a list holds single values", format: format, offset: token.offset)
+                    throw FetchPredicateError(.argument, "argument \(argumentIndex) is a collection; a list holds single values", format: format, offset: token.offset)
                 }
                 return try value(fromArgument: argument, token: token)
             default:
@@ -352,11 +352,11 @@ struct PredicateParser {
             advance()
             let argument = try nextArgument(for: start)
             guard let elements = Self.elements(of: argument) else {
-                throw PredicateError(.argument, "argument \(argumentIndex) for \(op.text) must be an array, as in \(usage); got \(Self.typeName(argument))", format: format, offset: start.offset)
+                throw FetchPredicateError(.argument, "argument \(argumentIndex) for \(op.text) must be an array, as in \(usage); got \(Self.typeName(argument))", format: format, offset: start.offset)
             }
             values = try elements.map { element in
                 if Self.elements(of: element) != nil {
-                    throw PredicateError(.argument, "argument \(argumentIndex) holds a nested collection; pass an array of single values", format: format, offset: start.offset)
+                    throw FetchPredicateError(.argument, "argument \(argumentIndex) holds a nested collection; pass an array of single values", format: format, offset: start.offset)
                 }
                 return try value(fromArgument: element, token: start)
             }
@@ -364,7 +364,7 @@ struct PredicateParser {
             throw syntaxError("\(op.text) needs a list, as in \(usage); found \(describe(current))")
         }
         if let count, values.count != count {
-            throw PredicateError(.syntax, "\(op.text) needs exactly \(count) values, as in \(usage); got \(values.count)", format: format, offset: start.offset)
+            throw FetchPredicateError(.syntax, "\(op.text) needs exactly \(count) values, as in \(usage); got \(values.count)", format: format, offset: start.offset)
         }
         return values
     }
@@ -373,7 +373,7 @@ struct PredicateParser {
 
     private mutating func nextArgument(for token: PredicateToken) throws -> Any? {
         guard argumentIndex < arguments.count else {
-            throw PredicateError(
+            throw FetchPredicateError(
                 .argument,
                 "missing argument for \(token.text): the format needs at least \(argumentIndex + 1) arguments, but \(arguments.count == 1 ? "only 1 was" : "\(arguments.count) were") given; pass one for each %@, %K, %d and %f",
                 format: format, offset: token.offset)
@@ -382,8 +382,8 @@ struct PredicateParser {
         return arguments[argumentIndex]
     }
 
-    private func argumentError(_ message: String, _ token: PredicateToken) -> PredicateError {
-        PredicateError(.argument, "argument \(argumentIndex) for \(token.text) \(message)", format: format, offset: token.offset)
+    private func argumentError(_ message: String, _ token: PredicateToken) -> FetchPredicateError {
+        FetchPredicateError(.argument, "argument \(argumentIndex) for \(token.text) \(message)", format: format, offset: token.offset)
     }
 
     private func value(fromArgument argument: Any?, token: PredicateToken) throws -> Value {

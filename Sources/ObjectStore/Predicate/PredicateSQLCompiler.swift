@@ -11,7 +11,7 @@ extension FetchPredicate {
     /// as a prefix. The condition may be NULL where the predicate is false, which `WHERE`
     /// treats alike; wrap it as `(condition) IS 1` to use it as a 0/1 value.
     ///
-    /// Throws a ``PredicateError`` when ``validate(for:in:)`` does.
+    /// Throws a ``FetchPredicateError`` when ``validate(for:in:)`` does.
     public func sql(for entity: EntityDescription, in model: Model, alias: String) throws -> SQL {
         try validate(for: entity, in: model)
         var compiler = PredicateSQLCompiler(model: model, alias: alias)
@@ -103,11 +103,11 @@ struct PredicateSQLCompiler {
     /// `EXISTS`; the right side is still read from the outer row.
     private mutating func exists(_ comparison: FetchPredicate.Comparison, negated: Bool, entity: EntityDescription, alias: String) throws -> SQLFragment {
         guard case .keyPath(let components) = comparison.left else {
-            throw PredicateError(.keyPath, "\(comparison.modifier.rawValue) needs a key path on its left side")
+            throw FetchPredicateError(.keyPath, "\(comparison.modifier.rawValue) needs a key path on its left side")
         }
         let path = try ResolvedKeyPath.resolve(components, from: entity, in: model)
         guard case .attribute(let attribute) = path.terminal else {
-            throw PredicateError(.keyPath, "\(comparison.modifier.rawValue) \(path.text) must end on an attribute")
+            throw FetchPredicateError(.keyPath, "\(comparison.modifier.rawValue) \(path.text) must end on an attribute")
         }
         var opening = ""
         var closing = ""
@@ -150,7 +150,7 @@ struct PredicateSQLCompiler {
             }
             return (function + "(" + left + ", " + right + ", \(comparison.options.rawValue))", false)
         case .between, .in:
-            throw PredicateError(.syntax, "\(comparison.op.rawValue) needs a list of values on its right side")
+            throw FetchPredicateError(.syntax, "\(comparison.op.rawValue) needs a list of values on its right side")
         }
     }
 
@@ -181,7 +181,7 @@ struct PredicateSQLCompiler {
             let path = try ResolvedKeyPath.resolve(components, from: entity, in: model)
             return SQLFragment(sql: scalar(path, alias: alias))
         case .list:
-            throw PredicateError(.syntax, "a list fits only after IN or BETWEEN")
+            throw FetchPredicateError(.syntax, "a list fits only after IN or BETWEEN")
         }
     }
 

@@ -7,7 +7,7 @@ extension FetchPredicate {
     /// operators and options need strings, and `MATCHES` patterns must compile.
     ///
     /// Numbers compare across integer and double attributes, and a bool attribute accepts
-    /// 0 and 1; a date attribute only compares with dates. Throws a ``PredicateError``
+    /// 0 and 1; a date attribute only compares with dates. Throws a ``FetchPredicateError``
     /// that quotes the comparison at fault and says what to do.
     public func validate(for entity: EntityDescription, in model: Model) throws {
         try PredicateValidator(entity: entity, model: model).check(node)
@@ -27,8 +27,8 @@ struct PredicateValidator {
         case .comparison(let comparison):
             do {
                 try check(comparison)
-            } catch let error as PredicateError {
-                throw PredicateError(error.kind, "in '\(PredicateFormatter.format(comparison))': \(error.message)")
+            } catch let error as FetchPredicateError {
+                throw FetchPredicateError(error.kind, "in '\(PredicateFormatter.format(comparison))': \(error.message)")
             }
         }
     }
@@ -57,14 +57,14 @@ struct PredicateValidator {
         let left = try side(comparison.left, modifier: comparison.modifier)
         let right = try side(comparison.right, modifier: .direct)
         if case .list = left {
-            throw PredicateError(.syntax, "a list fits only on the right of IN or BETWEEN")
+            throw FetchPredicateError(.syntax, "a list fits only on the right of IN or BETWEEN")
         }
         let op = comparison.op
         if case .relationship = left { try checkRelationship(comparison) }
         if case .relationship = right { try checkRelationship(comparison) }
         if !comparison.options.isEmpty {
             for side in [left, right] where !isString(side) {
-                throw PredicateError(.typeMismatch, "the options \(comparison.options.formatSuffix) compare strings, but \(side.text) is not one; remove the options")
+                throw FetchPredicateError(.typeMismatch, "the options \(comparison.options.formatSuffix) compare strings, but \(side.text) is not one; remove the options")
             }
         }
         switch (op, right) {
@@ -73,17 +73,17 @@ struct PredicateValidator {
                 try checkComparable(left, .constant(value))
             }
         case (.in, _), (.between, _):
-            throw PredicateError(.syntax, "\(op.rawValue) needs a list on its right side, as in \(op == .in ? "IN {'a', 'b'}" : "BETWEEN {1, 5}")")
+            throw FetchPredicateError(.syntax, "\(op.rawValue) needs a list on its right side, as in \(op == .in ? "IN {'a', 'b'}" : "BETWEEN {1, 5}")")
         case (_, .list):
-            throw PredicateError(.syntax, "a list fits only on the right of IN or BETWEEN")
+            throw FetchPredicateError(.syntax, "a list fits only on the right of IN or BETWEEN")
         default:
             if op.isStringOperator {
                 for side in [left, right] where !isString(side) {
-                    throw PredicateError(.typeMismatch, "\(op.rawValue) compares strings, but \(side.text) is not one; compare it with ==, <, > or IN instead")
+                    throw FetchPredicateError(.typeMismatch, "\(op.rawValue) compares strings, but \(side.text) is not one; compare it with ==, <, > or IN instead")
                 }
                 if op == .matches, case .constant(.string(let pattern)) = right,
                    StringComparison.regularExpression(pattern, options: comparison.options) == nil {
-                    throw PredicateError(.invalidRegularExpression, "\(PredicateFormatter.format(.string(pattern))) is not a valid regular expression (ICU syntax, as NSRegularExpression reads it); fix the pattern, or use LIKE for * and ? wildcards")
+                    throw FetchPredicateError(.invalidRegularExpression, "\(PredicateFormatter.format(.string(pattern))) is not a valid regular expression (ICU syntax, as NSRegularExpression reads it); fix the pattern, or use LIKE for * and ? wildcards")
                 }
             } else {
                 try checkComparable(left, right)
@@ -115,7 +115,7 @@ struct PredicateValidator {
                 if case .keyPath(let components) = operand { return PredicateFormatter.format(keyPath: components) }
                 return nil
             }.first ?? ""
-            throw PredicateError(.typeMismatch, "'\(path)' is a relationship: compare it with nil (\(path) == nil, \(path) != nil), or compare one of its attributes, as in \(path).name == 'x'")
+            throw FetchPredicateError(.typeMismatch, "'\(path)' is a relationship: compare it with nil (\(path) == nil, \(path) != nil), or compare one of its attributes, as in \(path).name == 'x'")
         }
     }
 
@@ -150,7 +150,7 @@ struct PredicateValidator {
         if case .attribute(let type, _) = attribute {
             advice = "; compare it with \(example(type))"
         }
-        throw PredicateError(.typeMismatch, "\(attribute.text) cannot be compared with \(other.text)\(advice)")
+        throw FetchPredicateError(.typeMismatch, "\(attribute.text) cannot be compared with \(other.text)\(advice)")
     }
 
     private enum Kind { case number, date, string, binary }

@@ -47,16 +47,16 @@ struct ResolvedKeyPath {
         for (index, component) in components.enumerated() {
             let isLast = index == components.count - 1
             if component == countComponent {
-                throw PredicateError(.keyPath, "\(place)@count must come last, right after a to-many relationship, as in items.@count")
+                throw FetchPredicateError(.keyPath, "\(place)@count must come last, right after a to-many relationship, as in items.@count")
             }
             if let attribute = entity.attribute(named: component) {
                 guard isLast else {
-                    throw PredicateError(.keyPath, "\(place)'\(component)' is an attribute of \(entity.name), not a relationship, so it cannot be followed by '.\(components[index + 1])'")
+                    throw FetchPredicateError(.keyPath, "\(place)'\(component)' is an attribute of \(entity.name), not a relationship, so it cannot be followed by '.\(components[index + 1])'")
                 }
                 return ResolvedKeyPath(components: components, hops: hops, terminal: .attribute(attribute))
             }
             guard let relationship = entity.relationship(named: component) else {
-                throw PredicateError(.keyPath, "\(place)\(entity.name) has no attribute or relationship named '\(component)'; its keys are \(entity.propertyNames.joined(separator: ", "))")
+                throw FetchPredicateError(.keyPath, "\(place)\(entity.name) has no attribute or relationship named '\(component)'; its keys are \(entity.propertyNames.joined(separator: ", "))")
             }
             let destination = model.entity(named: relationship.destinationEntity)!  // the model is validated
             let hop = Hop(
@@ -68,7 +68,7 @@ struct ResolvedKeyPath {
             }
             if components[index + 1] == countComponent && index + 1 == components.count - 1 {
                 guard relationship.isToMany else {
-                    throw PredicateError(.keyPath, "\(place)@count counts a to-many relationship, and '\(component)' of \(entity.name) is to-one; compare it with nil instead")
+                    throw FetchPredicateError(.keyPath, "\(place)@count counts a to-many relationship, and '\(component)' of \(entity.name) is to-one; compare it with nil instead")
                 }
                 return ResolvedKeyPath(components: components, hops: hops, terminal: .count(hop))
             }
@@ -86,17 +86,17 @@ struct ResolvedKeyPath {
         // Each step consumes one component, so a step's index is its component's index.
         guard let index = steps.firstIndex(where: { $0.relationship.isToMany }) else { return }
         let prefix = PredicateFormatter.format(keyPath: Array(components[...index]))
-        throw PredicateError(.keyPath, "'\(prefix)' is a to-many relationship of \(steps[index].source.name); compare its objects with ANY, ALL or NONE (as in ANY \(prefix).name == …) or count them with \(prefix).@count")
+        throw FetchPredicateError(.keyPath, "'\(prefix)' is a to-many relationship of \(steps[index].source.name); compare its objects with ANY, ALL or NONE (as in ANY \(prefix).name == …) or count them with \(prefix).@count")
     }
 
     /// Checks that the path suits ANY, ALL or NONE: through a to-many relationship, to an
     /// attribute of the related objects.
     func checkAggregate(_ modifier: FetchPredicate.Modifier) throws {
         guard case .attribute = terminal else {
-            throw PredicateError(.keyPath, "\(modifier.rawValue) \(text): compare an attribute of the related objects, as in \(modifier.rawValue) \(text).name == 'x' (@count and relationships cannot end such a key path)")
+            throw FetchPredicateError(.keyPath, "\(modifier.rawValue) \(text): compare an attribute of the related objects, as in \(modifier.rawValue) \(text).name == 'x' (@count and relationships cannot end such a key path)")
         }
         guard hops.contains(where: { $0.relationship.isToMany }) else {
-            throw PredicateError(.keyPath, "\(modifier.rawValue) needs a key path through a to-many relationship, and '\(text)' has none; remove \(modifier.rawValue)")
+            throw FetchPredicateError(.keyPath, "\(modifier.rawValue) needs a key path through a to-many relationship, and '\(text)' has none; remove \(modifier.rawValue)")
         }
     }
 }

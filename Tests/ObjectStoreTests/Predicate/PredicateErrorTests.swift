@@ -1,17 +1,16 @@
 import Foundation
 @testable import ObjectStore
-import struct ObjectStore.PredicateError
 import XCTest
 
 final class PredicateErrorTests: XCTestCase {
     /// The error of parsing `format`, checked for kind, offset and a caret under it.
     private func parseError(
-        _ format: String, _ arguments: [Any?] = [], kind: PredicateError.Kind, offset: Int,
+        _ format: String, _ arguments: [Any?] = [], kind: FetchPredicateError.Kind, offset: Int,
         mentions words: [String], file: StaticString = #filePath, line: UInt = #line
     ) {
         XCTAssertThrowsError(try FetchPredicate(format: format, argumentArray: arguments), file: file, line: line) { error in
-            guard let error = error as? PredicateError else {
-                return XCTFail("not a PredicateError: \(error)", file: file, line: line)
+            guard let error = error as? FetchPredicateError else {
+                return XCTFail("not a FetchPredicateError: \(error)", file: file, line: line)
             }
             XCTAssertEqual(error.kind, kind, "\(error)", file: file, line: line)
             XCTAssertEqual(error.offset, offset, "\(error)", file: file, line: line)
@@ -70,7 +69,7 @@ final class PredicateErrorTests: XCTestCase {
     }
 
     private func validationError(
-        _ format: String, _ arguments: Any?..., kind: PredicateError.Kind, mentions words: [String],
+        _ format: String, _ arguments: Any?..., kind: FetchPredicateError.Kind, mentions words: [String],
         file: StaticString = #filePath, line: UInt = #line
     ) throws {
         let predicate = try FetchPredicate(format: format, argumentArray: arguments)
@@ -80,8 +79,8 @@ final class PredicateErrorTests: XCTestCase {
             { _ = try predicate.sql(for: PredicateTestModel.item, in: model, alias: "t0") },
         ] {
             XCTAssertThrowsError(try check(), file: file, line: line) { error in
-                guard let error = error as? PredicateError else {
-                    return XCTFail("not a PredicateError: \(error)", file: file, line: line)
+                guard let error = error as? FetchPredicateError else {
+                    return XCTFail("not a FetchPredicateError: \(error)", file: file, line: line)
                 }
                 XCTAssertEqual(error.kind, kind, "\(error)", file: file, line: line)
                 for word in words {

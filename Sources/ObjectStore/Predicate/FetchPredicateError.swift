@@ -13,7 +13,7 @@
 /// - ``Kind``
 /// - ``kind``
 /// - ``offset``
-public struct PredicateError: Error, CustomStringConvertible, Sendable {
+public struct FetchPredicateError: Error, CustomStringConvertible, Sendable {
     /// The family of problem, for code that reacts to some of them.
     public enum Kind: Sendable, Hashable {
         /// The format string is not a predicate: an unexpected token, a missing operator,
