@@ -22,7 +22,12 @@ extension FetchedResultsController {
 
         if sectionFetchRequest != nil || fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 || changes.invalidatedAllObjects
             || changed.count > Self.placementLimit(objectCount: numberOfObjects) {
-            guard let fresh = try? fetchLayout(for: fetchRequest, useCache: false) else { return }
+            let fresh: [Section]
+            do {
+                fresh = try fetchLayout(for: fetchRequest, useCache: false)
+            } catch {
+                return fail(error)
+            }
             // Only the changed objects can have moved: the others keep their order.
             report(from: layout, to: fresh, updated: updated, changedKeys: changes.invalidatedAllObjects ? nil : Set(changed.keys))
             return

@@ -34,6 +34,7 @@ import ObjectStore
 /// ### Changes
 /// - ``delegate``
 /// - ``changeReporting``
+/// - ``changeBatches``
 /// - ``setFetchRequest(_:)``
 /// ### Cache
 /// - ``deleteCache(withName:)``
@@ -51,14 +52,42 @@ public final class FetchedResultsController<Result: ManagedObject> {
     public let sectionRelationshipKeyPath: String?
     /// With sections from their own entity: the section object's attribute that names it.
     public let sectionNameKey: String?
-    /// How changes are reported to the delegate.
-    public var changeReporting: ChangeReporting = .changes
-
-    /// Told of every change. Without a delegate, the controller does not track changes
-    /// (and costs nothing while the context changes); set one before or after performFetch.
-    public weak var delegate: (any FetchedResultsControllerDelegate<Result>)? {
-        didSet { updateObservation() }
+    /// How changes are reported to the delegate: chosen from what the delegate conforms to
+    /// unless set (see ``ChangeReporting``). Setting a mode the delegate does not implement
+    /// (``ChangeReporting/snapshot`` for a delegate that is no ``FetchedResultsSnapshotDelegate``)
+    /// is reported by ``FetchedResultsDiagnostics``.
+    public var changeReporting: ChangeReporting {
+        get { explicitReporting ?? automaticReporting }
+        set {
+            explicitReporting = newValue
+            checkWiring()
+        }
     }
+    private var explicitReporting: ChangeReporting?
+
+    /// Told of every change. Without a delegate (or a subscriber to ``changeBatches``), the
+    /// controller does not track changes (and costs nothing while the context changes); set
+    /// one before or after performFetch.
+    public weak var delegate: (any FetchedResultsControllerDelegate<Result>)? {
+        didSet {
+            checkWiring()
+            updateObservation()
+        }
+    }
+
+    /// Every change batch from now on, as an asynchronous sequence, whatever the delegate's
+    /// reporting mode; ends when the task iterating it is cancelled. Batches are delivered on
+    /// the context's queue and buffered until read.
+    ///
+    /// ```swift
+    /// for await batch in controller.changeBatches { rows = try batch.applied(to: rows) }
+    /// ```
+    public var changeBatches: AsyncStream<ChangeBatch> {
+        let stream = subscribers.subscribe()
+        updateObservation()
+        return stream
+    }
+    private let subscribers = BatchSubscribers()
 
     /// One section: its name and the row keys of its objects, in order.
     struct Section: Equatable {
@@ -294,7 +323,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
     // MARK: Change tracking
 
     private func updateObservation() {
-        if delegate != nil && hasFetched {
+        if (delegate != nil || subscribers.hasSubscribers) && hasFetched {
             if observation == nil {
                 observation = managedObjectContext.addObserver { [weak self] event in self?.contextDidChange(event) }
             }
@@ -326,30 +355,74 @@ public final class FetchedResultsController<Result: ManagedObject> {
         deliver(batch, from: old)
     }
 
-    /// Tells the delegate about `batch`, which turned the sections `old` into the current ones.
+    /// Tells the delegate (and the ``changeBatches`` subscribers) about `batch`, which turned
+    /// the sections `old` into the current ones.
     func deliver(_ batch: ChangeBatch, from old: [Section]) {
-        guard !batch.isEmpty, let delegate else { return }
+        guard !batch.isEmpty else { return }
+        subscribers.yield(batch)
+        guard let delegate else { return }
         switch changeReporting {
+        case .changes where batch.sectionChanges.isEmpty && batch.objectChanges.isEmpty:
+            // Renames only: nothing for the classic callbacks to say.
+            delegate.controller(self, didChangeContentWith: batch)
         case .changes:
             delegate.controllerWillChangeContent(self)
-            for change in batch.sectionChanges { delegate.controller(self, didChange: change) }
+            for change in batch.sectionChanges {
+                delegate.controller(self, didChange: change)
+                // Core Data's: a deleted section as it was, the others as they are now.
+                let index = change.type == .insert || change.type == .update ? change.newIndex ?? change.index : change.index
+                let info = change.type == .delete ? SectionInfo(controller: self, index: change.index, frozen: old[change.index])
+                    : SectionInfo(controller: self, index: change.newIndex ?? change.index, frozen: layout[change.newIndex ?? change.index])
+                delegate.controller(self, didChange: info, atSectionIndex: index, for: change.type)
+            }
             for change in batch.objectChanges {
                 guard let object = try? managedObjectContext.object(with: change.objectID) as? Result else { continue }
                 delegate.controller(self, didChange: object, at: change.indexPath, for: change.type, newIndexPath: change.newIndexPath)
+                delegate.controller(self, didChange: object as Any, at: change.indexPath, for: change.type, newIndexPath: change.newIndexPath)
             }
             delegate.controllerDidChangeContent(self)
             delegate.controller(self, didChangeContentWith: batch)
         case .batches:
             delegate.controller(self, didChangeContentWith: batch)
         case .snapshot:
+            guard let delegate = delegate as? any FetchedResultsSnapshotDelegate<Result> else { return }
             let reloaded = Set(batch.objectChanges.filter { $0.type == .update || $0.type == .move }.map(\.objectID))
             delegate.controller(self, didChangeContentWith: FetchedSnapshot(sections: snapshot, reloadedObjectIDs: reloaded))
         case .difference:
+            guard let delegate = delegate as? any FetchedResultsDifferenceDelegate<Result> else { return }
             // Offsets in the list of all objects, sections one after another.
             let before = old.flatMap(\.keys).map { ObjectID(entityName: entityName, rowKey: $0) }
             let after = layout.flatMap(\.keys).map { ObjectID(entityName: entityName, rowKey: $0) }
             delegate.controller(self, didChangeContentWith: after.difference(from: before).inferringMoves())
         }
+    }
+
+    /// The reporting mode a delegate that sets none gets, from what it conforms to.
+    private var automaticReporting: ChangeReporting {
+        let snapshots = delegate is any FetchedResultsSnapshotDelegate<Result>
+        let differences = delegate is any FetchedResultsDifferenceDelegate<Result>
+        if snapshots && !differences { return .snapshot }
+        if differences && !snapshots { return .difference }
+        return .changes
+    }
+
+    /// Warns when the reporting mode set calls a method the delegate does not have.
+    private func checkWiring() {
+        guard let delegate, let explicitReporting else { return }
+        let name = String(describing: type(of: delegate))
+        switch explicitReporting {
+        case .snapshot where !(delegate is any FetchedResultsSnapshotDelegate<Result>):
+            FetchedResultsDiagnostics.warn("changeReporting is .snapshot, but \(name) is no FetchedResultsSnapshotDelegate: it would never be told of a change; conform it to FetchedResultsSnapshotDelegate")
+        case .difference where !(delegate is any FetchedResultsDifferenceDelegate<Result>):
+            FetchedResultsDiagnostics.warn("changeReporting is .difference, but \(name) is no FetchedResultsDifferenceDelegate: it would never be told of a change; conform it to FetchedResultsDifferenceDelegate")
+        default:
+            break
+        }
+    }
+
+    /// Tells the delegate that a change could not be followed.
+    func fail(_ error: any Error) {
+        delegate?.controller(self, didFailWith: error)
     }
 
     /// Objects the delegate knows by temporary IDs were saved: the same rows take their

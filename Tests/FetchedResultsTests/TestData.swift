@@ -258,7 +258,7 @@ final class SQLLog: @unchecked Sendable {
 }
 
 /// Records everything a controller tells its delegate, with index paths.
-final class ChangeLog<Result: ManagedObject>: FetchedResultsControllerDelegate {
+final class ChangeLog<Result: ManagedObject>: FetchedResultsSnapshotDelegate, FetchedResultsDifferenceDelegate {
     var calls: [String] = []
     var batches: [ChangeBatch] = []
     var snapshots: [FetchedSnapshot] = []
