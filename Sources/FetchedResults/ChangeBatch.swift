@@ -111,106 +111,21 @@ public struct ChangeBatch: Sendable, Hashable {
 
     public var isEmpty: Bool { sectionChanges.isEmpty && objectChanges.isEmpty && renamedObjectIDs.isEmpty }
 
-    /// Why a batch cannot be applied to some sections.
-    public struct InvalidBatch: Error, CustomStringConvertible {
-        public var description: String
-    }
-
     /// Applies the batch to `old` by the rules above; throws ``InvalidBatch`` when the batch
     /// breaks a rule or does not fit `old`.
     public func applied(to old: [SectionSnapshot]) throws -> [SectionSnapshot] {
-        func fail(_ message: String) -> InvalidBatch { InvalidBatch(description: message) }
-        var seen = Set<ObjectID>()
-        for change in objectChanges where !seen.insert(change.objectID).inserted {
-            throw fail("\(change.objectID) appears in two changes")
-        }
-        func check(_ path: IndexPath?, in sections: [SectionSnapshot], is id: ObjectID, _ what: String) throws {
-            guard let path, sections.indices.contains(path.section),
-                  sections[path.section].objectIDs.indices.contains(path.item),
-                  sections[path.section].objectIDs[path.item] == id else {
-                throw fail("\(what) of \(id) at \(path.map { "\($0)" } ?? "nil") does not match")
+        // Every object a change names where it was must be there.
+        for change in objectChanges where change.type != .insert {
+            guard let path = change.indexPath, old.indices.contains(path.section),
+                  old[path.section].objectIDs.indices.contains(path.item),
+                  old[path.section].objectIDs[path.item] == change.objectID else {
+                let what = change.type == .update ? "update (old)" : "\(change.type) source"
+                throw InvalidBatch("\(what) of \(change.objectID) at \(change.indexPath.map { "\($0)" } ?? "nil") does not match")
             }
         }
-        // 1. Remove deleted and moved objects, in old coordinates.
-        var sections = old
-        var removals: [IndexPath] = []
-        for change in objectChanges {
-            switch change.type {
-            case .delete, .move:
-                try check(change.indexPath, in: old, is: change.objectID, "\(change.type) source")
-                removals.append(change.indexPath!)
-            case .update:
-                try check(change.indexPath, in: old, is: change.objectID, "update (old)")
-            case .insert:
-                break
-            }
-        }
-        for path in removals.sorted(by: >) { sections[path.section].objectIDs.remove(at: path.item) }
-        // 2. Remove deleted and moved sections, in old coordinates.
-        var moved: [Int: SectionSnapshot] = [:]
-        var removedSections: [Int] = []
-        for change in sectionChanges where change.type == .delete || change.type == .move {
-            guard old.indices.contains(change.index), !removedSections.contains(change.index) else {
-                throw fail("section \(change.type) at \(change.index) does not fit \(old.count) sections")
-            }
-            removedSections.append(change.index)
-            if change.type == .delete {
-                guard sections[change.index].objectIDs.isEmpty else {
-                    throw fail("deleted section \(change.index) still has \(sections[change.index].objectIDs)")
-                }
-            } else {
-                guard let newIndex = change.newIndex else { throw fail("section move without a new index") }
-                guard moved[newIndex] == nil else { throw fail("two sections moved to index \(newIndex)") }
-                moved[newIndex] = sections[change.index]
-                moved[newIndex]!.name = change.name
-            }
-        }
-        for index in removedSections.sorted(by: >) { sections.remove(at: index) }
-        // 3. Place inserted and moved sections, in new coordinates.
-        var placements: [(Int, SectionSnapshot)] = moved.map { ($0.key, $0.value) }
-        for change in sectionChanges where change.type == .insert {
-            placements.append((change.index, SectionSnapshot(name: change.name, objectIDs: [], sectionObjectID: change.sectionObjectID)))
-        }
-        if Set(placements.map(\.0)).count != placements.count {
-            throw fail("two sections placed at one index")
-        }
-        for (index, section) in placements.sorted(by: { $0.0 < $1.0 }) {
-            guard index <= sections.count else { throw fail("section placed at \(index) past the end (\(sections.count))") }
-            sections.insert(section, at: index)
-        }
-        // 4. Place inserted and moved objects, in new coordinates.
-        let insertions = objectChanges.filter { $0.type == .insert || $0.type == .move }
-        if Set(insertions.compactMap(\.newIndexPath)).count != insertions.count {
-            throw fail("two objects placed at one index path")
-        }
-        let remaining = Set(sections.flatMap(\.objectIDs))
-        for change in insertions where change.type == .insert && remaining.contains(change.objectID) {
-            throw fail("\(change.objectID) is inserted but already there")
-        }
-        for change in insertions.sorted(by: { ($0.newIndexPath ?? []) < ($1.newIndexPath ?? []) }) {
-            guard let path = change.newIndexPath, sections.indices.contains(path.section),
-                  path.item <= sections[path.section].objectIDs.count else {
-                throw fail("\(change.type) of \(change.objectID) to \(change.newIndexPath.map { "\($0)" } ?? "nil") does not fit")
-            }
-            sections[path.section].objectIDs.insert(change.objectID, at: path.item)
-        }
-        for change in objectChanges where change.type == .update {
-            try check(change.newIndexPath, in: sections, is: change.objectID, "update (new)")
-        }
-        for change in sectionChanges where change.type == .update {
-            guard let newIndex = change.newIndex, sections.indices.contains(newIndex) else {
-                throw fail("section update at \(change.newIndex.map(String.init) ?? "nil") does not fit")
-            }
-            sections[newIndex].name = change.name
-        }
-        // 5. Rename objects saved for the first time, in place.
-        if !renamedObjectIDs.isEmpty {
-            for s in sections.indices {
-                sections[s].objectIDs = sections[s].objectIDs.map { renamedObjectIDs[$0] ?? $0 }
-                if let id = sections[s].sectionObjectID, let renamed = renamedObjectIDs[id] { sections[s].sectionObjectID = renamed }
-            }
-        }
-        return sections
+        var steps = SnapshotSteps(sections: old)
+        try walk(&steps)
+        return steps.sections
     }
 
     /// The batch that turns `old` into `new`, sections matched by name and objects by ID.
@@ -297,4 +212,68 @@ func longestIncreasingSubsequence(_ values: [Int]) -> [Int] {
         i = previous[i]
     }
     return result.reversed()
+}
+
+/// ``ChangeBatch/applied(to:)``'s steps: section snapshots, each step checked against them.
+private struct SnapshotSteps: ChangeBatchSteps {
+    var sections: [SectionSnapshot]
+
+    private func fail(_ message: String) -> ChangeBatch.InvalidBatch { ChangeBatch.InvalidBatch(message) }
+
+    mutating func removeObjects(at items: [Int], fromSection section: Int) throws {
+        for item in items.reversed() { sections[section].objectIDs.remove(at: item) }
+    }
+
+    mutating func removeSection(for change: SectionChange) throws -> SectionSnapshot {
+        guard sections.indices.contains(change.index) else {
+            throw fail("section \(change.type) at \(change.index) does not fit \(sections.count) sections")
+        }
+        if change.type == .delete && !sections[change.index].objectIDs.isEmpty {
+            throw fail("deleted section \(change.index) still has \(sections[change.index].objectIDs)")
+        }
+        return sections.remove(at: change.index)
+    }
+
+    mutating func insertSection(_ moved: SectionSnapshot?, at index: Int, for change: SectionChange) throws {
+        guard index <= sections.count else { throw fail("section placed at \(index) past the end (\(sections.count))") }
+        var section = moved ?? SectionSnapshot(name: change.name, objectIDs: [], sectionObjectID: change.sectionObjectID)
+        section.name = change.name
+        sections.insert(section, at: index)
+    }
+
+    mutating func insertObjects(_ arrivals: [ObjectChange], intoSection section: Int) throws {
+        let present = Set(sections.flatMap(\.objectIDs))
+        for change in arrivals {
+            if change.type == .insert && present.contains(change.objectID) {
+                throw fail("\(change.objectID) is inserted but already there")
+            }
+            guard let path = change.newIndexPath, sections.indices.contains(path.section), path.item <= sections[path.section].objectIDs.count else {
+                throw fail("\(change.type) of \(change.objectID) to \(change.newIndexPath.map { "\($0)" } ?? "nil") does not fit")
+            }
+            sections[path.section].objectIDs.insert(change.objectID, at: path.item)
+        }
+    }
+
+    mutating func update(objects: [ObjectChange], sections renamed: [SectionChange]) throws {
+        for change in objects {
+            guard let path = change.newIndexPath, sections.indices.contains(path.section),
+                  sections[path.section].objectIDs.indices.contains(path.item),
+                  sections[path.section].objectIDs[path.item] == change.objectID else {
+                throw fail("update (new) of \(change.objectID) at \(change.newIndexPath.map { "\($0)" } ?? "nil") does not match")
+            }
+        }
+        for change in renamed {
+            guard let newIndex = change.newIndex, sections.indices.contains(newIndex) else {
+                throw fail("section update at \(change.newIndex.map(String.init) ?? "nil") does not fit")
+            }
+            sections[newIndex].name = change.name
+        }
+    }
+
+    mutating func rename(_ renamed: [ObjectID: ObjectID]) throws {
+        for s in sections.indices {
+            sections[s].objectIDs = sections[s].objectIDs.map { renamed[$0] ?? $0 }
+            if let id = sections[s].sectionObjectID, let permanent = renamed[id] { sections[s].sectionObjectID = permanent }
+        }
+    }
 }

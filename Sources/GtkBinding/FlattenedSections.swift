@@ -26,15 +26,15 @@ final class FlattenedSections {
 
     /// Whether each section starts with a header item.
     let showsHeaders: Bool
-    private(set) var sections: [Section]
+    fileprivate(set) var sections: [Section]
     /// Indexes into the keys of `section` that the list does not show, ascending.
-    private var hidden: (section: Int, indexes: ArraySlice<Int>)?
+    fileprivate var hidden: (section: Int, indexes: ArraySlice<Int>)?
     /// The number of items: objects, plus headers when shown.
-    private(set) var count: Int
+    fileprivate(set) var count: Int
     /// How many items GTK asked for so far; items are made only for positions asked for.
     private(set) var itemsMade = 0
 
-    private var headerCount: Int { showsHeaders ? 1 : 0 }
+    fileprivate var headerCount: Int { showsHeaders ? 1 : 0 }
 
     init(sections: [Section], showsHeaders: Bool) {
         self.sections = sections
@@ -90,90 +90,96 @@ final class FlattenedSections {
 
     // MARK: Applying changes
 
-    /// Walks from the old sections to the new ones by the phases of
-    /// `ChangeBatch.applied(to:)`, calling `emit(position, removed, added)` once each step is
-    /// taken (adjacent steps are announced together).
+    /// Walks from the old sections to the new ones by the steps of `ChangeBatch.walk`, calling
+    /// `emit(position, removed, added)` once each step is taken (adjacent steps are announced
+    /// together). The controller made the batch: it fits.
     func apply(_ batch: ChangeBatch, emit: @escaping (Int, Int, Int) -> Void) {
-        var emissions = Emissions(emit: emit)
-        // 1. Deleted objects and move sources leave, in old coordinates, last first.
-        let removals = batch.objectChanges.filter { $0.type == .delete || $0.type == .move }.compactMap(\.indexPath)
-        for (section, paths) in Dictionary(grouping: removals, by: \.section).sorted(by: { $0.key > $1.key }) {
-            let indexes = paths.map(\.item).sorted()
+        var steps = Steps(list: self, emissions: Emissions(emit: emit))
+        do {
+            try batch.walk(&steps)
+        } catch {
+            preconditionFailure("the controller delivered a batch that breaks the rules: \(error)")
+        }
+        steps.emissions.flush()
+    }
+
+    /// The steps of a batch on the list: each changes the list (hiding rows of the section
+    /// being changed until they are announced) and records its emission.
+    private struct Steps: ChangeBatchSteps {
+        unowned let list: FlattenedSections
+        var emissions: Emissions
+
+        mutating func removeObjects(at indexes: [Int], fromSection section: Int) {
             for k in indexes.indices.reversed() {
-                emissions.record(position(of: IndexPath(item: indexes[k], section: section)), removed: 1, added: 0)
-                hidden = (section, indexes[k...])
-                count -= 1
+                emissions.record(list.position(of: IndexPath(item: indexes[k], section: section)), removed: 1, added: 0)
+                list.hidden = (section, indexes[k...])
+                list.count -= 1
             }
-            sections[section].keys = sections[section].keys.removing(sortedIndexes: indexes)
-            hidden = nil
+            list.sections[section].keys = list.sections[section].keys.removing(sortedIndexes: indexes)
+            list.hidden = nil
         }
-        // 2. Deleted sections (empty by now) and move sources leave, in old coordinates, last first.
-        var moved: [Int: Section] = [:]
-        let leaving = batch.sectionChanges.filter { $0.type == .delete || $0.type == .move }
-        for change in leaving.sorted(by: { $0.index > $1.index }) {
-            let section = sections[change.index]
-            if change.type == .move, let newIndex = change.newIndex {
-                moved[newIndex] = Section(name: change.name, keys: section.keys)
-            }
-            emissions.record(start(ofSection: change.index), removed: section.keys.count + headerCount, added: 0)
-            sections.remove(at: change.index)
-            count -= section.keys.count + headerCount
+
+        mutating func removeSection(for change: SectionChange) -> Section {
+            let section = list.sections[change.index]
+            emissions.record(list.start(ofSection: change.index), removed: section.keys.count + list.headerCount, added: 0)
+            list.sections.remove(at: change.index)
+            list.count -= section.keys.count + list.headerCount
+            return section
         }
-        // 3. Inserted and moved sections arrive, in new coordinates, first first.
-        var arriving = Array(moved)
-        for change in batch.sectionChanges where change.type == .insert {
-            arriving.append((key: change.index, value: Section(name: change.name, keys: [])))
+
+        mutating func insertSection(_ moved: Section?, at index: Int, for change: SectionChange) {
+            let section = Section(name: change.name, keys: moved?.keys ?? [])
+            emissions.record(list.start(ofSection: index), removed: 0, added: section.keys.count + list.headerCount)
+            list.sections.insert(section, at: index)
+            list.count += section.keys.count + list.headerCount
         }
-        for (index, section) in arriving.sorted(by: { $0.key < $1.key }) {
-            emissions.record(start(ofSection: index), removed: 0, added: section.keys.count + headerCount)
-            sections.insert(section, at: index)
-            count += section.keys.count + headerCount
-        }
-        // 4. Inserted objects and move destinations arrive, in new coordinates, first first:
-        // each section gets its new keys at once, hidden until announced.
-        let insertions = batch.objectChanges.filter { $0.type == .insert || $0.type == .move }
-        for (section, changes) in Dictionary(grouping: insertions, by: { $0.newIndexPath!.section }).sorted(by: { $0.key < $1.key }) {
-            let arrivals = changes.map { (index: $0.newIndexPath!.item, key: $0.objectID.rowKey) }.sorted { $0.index < $1.index }
+
+        /// Each section gets its new keys at once, hidden until announced.
+        mutating func insertObjects(_ arrivals: [ObjectChange], intoSection section: Int) {
+            let arrivals = arrivals.map { (index: $0.newIndexPath!.item, key: $0.objectID.rowKey) }
             let indexes = arrivals.map(\.index)
-            hidden = (section, indexes[...])
-            sections[section].keys = sections[section].keys.inserting(arrivals)
+            list.hidden = (section, indexes[...])
+            list.sections[section].keys = list.sections[section].keys.inserting(arrivals)
             for k in indexes.indices {
-                emissions.record(position(of: IndexPath(item: indexes[k], section: section)), removed: 0, added: 1)
-                hidden = (section, indexes[(k + 1)...])
-                count += 1
+                emissions.record(list.position(of: IndexPath(item: indexes[k], section: section)), removed: 0, added: 1)
+                list.hidden = (section, indexes[(k + 1)...])
+                list.count += 1
             }
-            hidden = nil
+            list.hidden = nil
         }
-        // 5. Updated objects and renamed sections are replaced by themselves, so that GTK
-        // binds their rows again.
-        var replacements: [(position: Int, renamedSection: (index: Int, name: String)?)] = batch.objectChanges
-            .filter { $0.type == .update }.compactMap { $0.newIndexPath.map { (position(of: $0), nil) } }
-        for change in batch.sectionChanges where change.type == .update {
-            guard let index = change.newIndex else { continue }
-            if showsHeaders {
-                replacements.append((start(ofSection: index), (index, change.name)))
-            } else {
-                sections[index].name = change.name
+
+        /// Updated objects and renamed sections are replaced by themselves, so that GTK binds
+        /// their rows again.
+        mutating func update(objects: [ObjectChange], sections renamed: [SectionChange]) {
+            var replacements: [(position: Int, renamedSection: (index: Int, name: String)?)] =
+                objects.compactMap { $0.newIndexPath.map { (list.position(of: $0), nil) } }
+            for change in renamed {
+                guard let index = change.newIndex else { continue }
+                if list.showsHeaders {
+                    replacements.append((list.start(ofSection: index), (index, change.name)))
+                } else {
+                    list.sections[index].name = change.name
+                }
+            }
+            for replacement in replacements.sorted(by: { $0.position < $1.position }) {
+                emissions.record(replacement.position, removed: 1, added: 1)
+                if let (index, name) = replacement.renamedSection { list.sections[index].name = name }
             }
         }
-        for replacement in replacements.sorted(by: { $0.position < $1.position }) {
-            emissions.record(replacement.position, removed: 1, added: 1)
-            if let (index, name) = replacement.renamedSection { sections[index].name = name }
-        }
-        // 6. Objects saved for the first time take their permanent keys, and their rows are
-        // replaced by themselves, so that GTK drops the items that carry the temporary key.
-        // (Temporary keys are negative and unique across entities.)
-        let permanentKeys = Dictionary(batch.renamedObjectIDs.map { ($0.key.rowKey, $0.value.rowKey) }) { first, _ in first }
-        if !permanentKeys.isEmpty {
-            for s in sections.indices {
-                for i in sections[s].keys.indices where sections[s].keys[i] < 0 {
-                    guard let key = permanentKeys[sections[s].keys[i]] else { continue }
-                    emissions.record(position(of: IndexPath(item: i, section: s)), removed: 1, added: 1)
-                    sections[s].keys[i] = key
+
+        /// Objects saved for the first time take their permanent keys, and their rows are
+        /// replaced by themselves, so that GTK drops the items that carry the temporary key.
+        /// (Temporary keys are negative and unique across entities.)
+        mutating func rename(_ renamed: [ObjectID: ObjectID]) {
+            let permanentKeys = Dictionary(renamed.map { ($0.key.rowKey, $0.value.rowKey) }) { first, _ in first }
+            for s in list.sections.indices {
+                for i in list.sections[s].keys.indices where list.sections[s].keys[i] < 0 {
+                    guard let key = permanentKeys[list.sections[s].keys[i]] else { continue }
+                    emissions.record(list.position(of: IndexPath(item: i, section: s)), removed: 1, added: 1)
+                    list.sections[s].keys[i] = key
                 }
             }
         }
-        emissions.flush()
     }
 }
 
