@@ -32,7 +32,7 @@ struct View: ParsableCommand {
         defer { display?.stop() }
         let application = ViewerApplication(options: ViewerOptions(
             datasetName: options.dataset, storeURL: options.store.map { URL(fileURLWithPath: $0) },
-            screenshotURL: screenshotURL, dumpURL: dump.map { URL(fileURLWithPath: $0) }))
+            screenshotURL: screenshotURL, dumpURL: dump.map { URL(fileURLWithPath: $0) }, busyTimeout: options.busyTimeout))
         let status = try application.run()
         guard status == 0 else { throw ExitCode(status) }
         if let screenshotURL { print("Screenshot: \(screenshotURL.path)") }
