@@ -24,8 +24,10 @@ struct DatasetOptions: ParsableArguments {
     }
 }
 
-/// Writes one JSON value as a line on standard output.
+/// Writes one JSON value as a line on standard output, at once: a program reading a pipe
+/// sees each line as it is written, not when a buffer fills or the command ends.
 func printJSON(_ value: Any) {
     let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("null".utf8)
     print(String(decoding: data, as: UTF8.self))
+    fflush(nil)  // every output stream: standard output is the one written
 }

@@ -26,7 +26,7 @@ struct Watch: ParsableCommand {
         controller.delegate = printer
         try controller.performFetch()
         let following = try context.followStore()
-        printLine(["sections": BatchJSON.sections(controller.snapshot)])
+        printJSON(["sections": BatchJSON.sections(controller.snapshot)])
         let signals = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
@@ -42,13 +42,7 @@ struct Watch: ParsableCommand {
         init(context: ObjectContext) { self.context = context }
 
         func controller(_ controller: FetchedResultsController<ManagedObject>, didChangeContentWith batch: ChangeBatch) {
-            printLine(BatchJSON.line(batch, sections: controller.snapshot))
+            printJSON(BatchJSON.line(batch, sections: controller.snapshot))
         }
     }
-}
-
-/// One JSON line on standard output, flushed at once: a pipe reader sees it as it happens.
-private func printLine(_ value: Any) {
-    printJSON(value)
-    fflush(nil)  // every output stream: standard output is the one written
 }

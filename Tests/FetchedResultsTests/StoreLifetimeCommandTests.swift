@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 
 /// What happens to a store across processes: opened by several at once, killed while it is
@@ -141,5 +142,32 @@ final class StoreLifetimeCommandTests: XCTestCase {
         XCTAssertFalse(message.contains("discarded"), message)
         XCTAssertEqual(lines.count, 1, "the second save printed its batch")
         XCTAssertEqual(try sqlite3(store, "SELECT wins FROM Team WHERE teamName IN ('Ghana', 'Japan') ORDER BY teamName"), "3\n7")
+    }
+
+    func testApplyWritesEachBatchLineAsItSavesEvenIntoAPipe() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
+        XCTAssertEqual(try dumpedTeams(store), 32)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["apply", "--dataset", "worldcup", "--store", store.path]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // A driving program: one save, then it waits for the batch before writing more.
+        try input.fileHandleForWriting.write(contentsOf: Data("{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":3}}\n{\"op\":\"save\"}\n".utf8))
+        let line = DispatchSemaphore(value: 0)
+        let received = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            received.withLock { $0 += text }
+            if text.contains("\n") { line.signal() }
+        }
+        XCTAssertEqual(line.wait(timeout: .now() + 10), .success, "the batch line came while the input was still open")
+        output.fileHandleForReading.readabilityHandler = nil
+        XCTAssertTrue(received.withLock { $0 }.contains("\"changes\""), received.withLock { $0 })
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
     }
 }
