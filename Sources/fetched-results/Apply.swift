@@ -36,10 +36,11 @@ struct Apply: ParsableCommand {
         var sectionsAtSave = controller.snapshot
         var lineNumber = 0
         var failures = 0
-        while let line = readLine() {
+        for input in InputLines() {
             lineNumber += 1
-            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
             do {
+                let line = try input.get()
+                if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
                 let operation = try Operation(line: line, model: dataset.model)
                 if case .save = operation {
                     do {

@@ -170,4 +170,29 @@ final class StoreLifetimeCommandTests: XCTestCase {
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
     }
+
+    func testInputThatIsNotUTF8IsRefusedWithItsLineAndByteAndNothingOfItIsSaved() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
+        XCTAssertEqual(try dumpedTeams(store), 32)
+        var input = Data("{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"teamName\":\"Gh".utf8)
+        input.append(contentsOf: [0xFF, 0xFE])   // not UTF-8: readLine made these U+FFFD and saved them
+        input.append(Data("ana\"}}\n{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":4}}\n{\"op\":\"save\"}\n".utf8))
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["apply", "--dataset", "worldcup", "--store", store.path]
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        try stdin.fileHandleForWriting.write(contentsOf: input)
+        try stdin.fileHandleForWriting.close()
+        _ = stdout.fileHandleForReading.readDataToEndOfFile()
+        let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 1)
+        XCTAssertTrue(errors.contains("line 1: not UTF-8 text at byte 83 of the line"), errors)
+        XCTAssertEqual(try sqlite3(store, "SELECT teamName || ' ' || wins FROM Team WHERE teamName LIKE 'Gh%'"), "Ghana 4",
+                       "the bad line changed nothing; the lines after it were applied")
+    }
 }

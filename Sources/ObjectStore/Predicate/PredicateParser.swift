@@ -8,6 +8,13 @@ struct PredicateParser {
     private var index = 0
     private let arguments: [Any?]
     private var argumentIndex = 0
+    /// How deep the parentheses and `NOT`s are nested here.
+    private var depth = 0
+
+    /// The deepest nesting of parentheses and `NOT`s a format may have: far more than a
+    /// person writes, few enough that parsing, SQL (SQLite allows 1,000 levels) and the
+    /// evaluator never run out of stack.
+    static let maximumDepth = 100
 
     init(format: String, arguments: [Any?]) throws {
         self.format = format
@@ -92,15 +99,27 @@ struct PredicateParser {
 
     private mutating func parseNot() throws -> FetchPredicate.Node {
         if isWord(current, "NOT") || isSymbol(current, "!") {
+            try enterNesting()
+            defer { depth -= 1 }
             advance()
             return .not(try parseNot())
         }
         return try parsePrimary()
     }
 
+    /// One level deeper; refused past ``maximumDepth``, at the token that goes too deep.
+    private mutating func enterNesting() throws {
+        depth += 1
+        if depth > Self.maximumDepth {
+            throw syntaxError("nested more than \(Self.maximumDepth) levels deep (parentheses and NOTs); write the predicate with fewer levels, e.g. combine conditions with AND and OR")
+        }
+    }
+
     private mutating func parsePrimary() throws -> FetchPredicate.Node {
         if isSymbol(current, "(") {
             let open = current
+            try enterNesting()
+            defer { depth -= 1 }
             advance()
             let node = try parseOr()
             guard isSymbol(current, ")") else {

@@ -124,4 +124,22 @@ final class PredicateErrorTests: XCTestCase {
             XCTAssertNoThrow(try FetchPredicate(format: format, argumentArray: arguments).validate(for: PredicateTestModel.item, in: model), format)
         }
     }
+
+    func testNestingTooDeepIsRefusedAtItsPositionInsteadOfCrashing() throws {
+        let depth = PredicateParser.maximumDepth
+        // As deep as allowed: parses.
+        XCTAssertNoThrow(try FetchPredicate(format: String(repeating: "(", count: depth) + "wins > 1" + String(repeating: ")", count: depth)))
+        XCTAssertNoThrow(try FetchPredicate(format: String(repeating: "NOT ", count: depth) + "wins > 1"))
+        // Deeper, by far (a stack overflow before): a clear error at the character that goes too deep.
+        for (format, offset) in [(String(repeating: "(", count: 20_000) + "wins > 1" + String(repeating: ")", count: 20_000), depth),
+                                 (String(repeating: "NOT ", count: 10_000) + "wins > 1", depth * 4),
+                                 (String(repeating: "!(", count: 5_000) + "wins > 1" + String(repeating: ")", count: 5_000), depth)] {
+            XCTAssertThrowsError(try FetchPredicate(format: format)) { error in
+                let error = error as? FetchPredicateError
+                XCTAssertEqual(error?.kind, .syntax)
+                XCTAssertEqual(error?.offset, offset)
+                XCTAssertTrue(error?.message.contains("nested more than \(depth) levels") == true, "\(String(describing: error))")
+            }
+        }
+    }
 }
