@@ -90,7 +90,15 @@ enum Operation {
     case save
 
     init(line: String, model: Model) throws {
-        guard let json = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(line.utf8))
+        } catch {
+            // Foundation says what it could not read ("Number 1e400 is not representable").
+            let reason = ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String).map { " (\($0))" } ?? ""
+            throw DatasetError("not valid JSON\(reason); write one operation per line, e.g. {\"op\":\"save\"}")
+        }
+        guard let json = parsed as? [String: Any] else {
             throw DatasetError("not a JSON object; write one operation per line, e.g. {\"op\":\"save\"}")
         }
         guard let op = json["op"] as? String else { throw DatasetError("missing \"op\" (insert, update, delete or save)") }
@@ -137,7 +145,9 @@ enum Operation {
         for (key, json) in values {
             if let attribute = entity.attribute(named: key) {
                 guard let value = Value.fromJSON(json, as: attribute.type) else {
-                    throw DatasetError("\(entity.name).\(key): \(json) is not \(attribute.type == .integer ? "an" : "a") \(attribute.type)")
+                    let problem = Value.rangeProblem(of: json, as: attribute.type)
+                        ?? "\(Value.jsonText(json)) is not \(attribute.type == .integer ? "an" : "a") \(attribute.type)"
+                    throw DatasetError("\(entity.name).\(key): \(problem)")
                 }
                 converted[key] = value
             } else if let relationship = entity.relationship(named: key), !relationship.isToMany {

@@ -62,11 +62,33 @@ final class CommandTests: XCTestCase {
         XCTAssertFalse((second[1]["id"] as? String)?.contains("/t") == true, "saved objects are reported with their permanent IDs")
         let third = lines[2]["changes"] as! [[String: Any]]
         XCTAssertEqual(third.map { $0["type"] as? String }, ["delete", "delete"])
-        XCTAssertTrue(result.errors.contains("line 4: Team.wins: many is not an integer"), result.errors)
-        XCTAssertTrue(result.errors.contains("line 6: not a JSON object"), result.errors)
+        XCTAssertTrue(result.errors.contains("line 4: Team.wins: \"many\" is not an integer"), result.errors)
+        XCTAssertTrue(result.errors.contains("line 6: not valid JSON ("), result.errors)
         // What was saved stays: Ghana kept its two wins.
         let dump = try run(["dump", "--dataset", "worldcup", "--store", store])
         XCTAssertTrue(dump.output.contains(#""teamName":"Ghana","wins":2"#), dump.output)
+    }
+
+    func testValuesOutOfRangeOrOfTheWrongTypeAreRefusedSayingWhyAndNothingWraps() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite").path
+        let update = { (value: String) in "{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":\(value)}}" }
+        let input = [update("18446744073709551615"), update("1e400"), update("\"3\""), update("true"), update("2"), "{\"op\":\"save\"}"]
+            .joined(separator: "\n") + "\n"
+        let result = try run(["apply", "--dataset", "worldcup", "--store", store], input: input)
+        XCTAssertEqual(result.status, 1)
+        for expected in ["line 1: Team.wins: 18446744073709551615 is outside the integer range (-9223372036854775808 to 9223372036854775807)",
+                         "line 2: not valid JSON (Number 1e400 is not representable",
+                         "line 3: Team.wins: \"3\" is not an integer",
+                         "line 4: Team.wins: true is not an integer"] {
+            XCTAssertTrue(result.errors.contains(expected), "\(expected)\n\(result.errors)")
+        }
+        let dump = try run(["dump", "--dataset", "worldcup", "--store", store])
+        XCTAssertTrue(dump.output.contains(#""teamName":"Ghana","wins":2"#), "only the good line was saved: \(dump.output)")
+
+        let banks = try temporaryFolder(self).appendingPathComponent("banks.sqlite").path
+        let date = "{\"op\":\"update\",\"entity\":\"FailedBankDetails\",\"where\":\"zip > 0\",\"set\":{\"closeDate\":1e300}}\n"
+        let dated = try run(["apply", "--dataset", "failedbanks", "--store", banks], input: date)
+        XCTAssertTrue(dated.errors.contains("line 1: FailedBankDetails.closeDate: 1e+300 seconds since 1970 is outside the date range (the years 1 to 9999"), dated.errors)
     }
 
     func testWatchPrintsAValidBatchForEveryCommitOfOtherProcesses() throws {

@@ -66,6 +66,7 @@ struct RecordConverter {
             }
             guard let value = Self.value(of: field, as: type) else {
                 var problem = "\(Self.display(field)) is not \(Self.expected(type, csv: field.isText))"
+                if case .json(let json) = field, let outOfRange = Value.rangeProblem(of: json, as: type) { problem = outOfRange }
                 if case .toOne(let relationship, let keyAttribute) = target {
                     problem += " (the \(keyAttribute.name) of a \(relationship.destinationEntity))"
                 }
@@ -148,8 +149,7 @@ struct RecordConverter {
         case .json(let json as String):
             return "'\(json)'"
         case .json(let json):
-            let data = (try? JSONSerialization.data(withJSONObject: [json], options: [.fragmentsAllowed])) ?? Data()
-            return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+            return Value.jsonText(json)
         }
     }
 

@@ -123,15 +123,22 @@ extension Value {
             return nil
         case .integer:
             guard let number = json as? NSNumber, !isJSONBoolean(number) else { return nil }
-            if String(cString: number.objCType) == "d" {
+            switch String(cString: number.objCType) {
+            case "d", "f":
+                // Past ±2^63 a double is no Int64, whatever `exactly` makes of the edge.
+                guard Swift.abs(number.doubleValue) < 9_223_372_036_854_775_808.0 else { return nil }
                 return Int64(exactly: number.doubleValue).map(Value.integer)
+            case "Q":
+                return Int64(exactly: number.uint64Value).map(Value.integer)   // past Int64.max: refused, not wrapped
+            default:
+                return .integer(number.int64Value)
             }
-            return .integer(number.int64Value)
         case .double:
             guard let number = json as? NSNumber, !isJSONBoolean(number) else { return nil }
             return .double(number.doubleValue)
         case .date:
             if let number = json as? NSNumber, !isJSONBoolean(number) {
+                guard dateSecondsRange.contains(number.doubleValue) else { return nil }
                 return .date(Date(timeIntervalSince1970: number.doubleValue))
             }
             guard let text = json as? String else { return nil }
@@ -139,6 +146,29 @@ extension Value {
         case .binary:
             return (json as? String).flatMap { Data(base64Encoded: $0) }.map(Value.binary)
         }
+    }
+
+    /// The dates a value may hold, as seconds since 1970: the years 1 to 9999.
+    public static let dateSecondsRange: ClosedRange<Double> = -62_135_596_800 ... 253_402_300_799
+
+    /// Why `json`, a number, is no value of `type` because it is out of range, with the
+    /// range; nil when that is not why (see ``fromJSON(_:as:)``).
+    public static func rangeProblem(of json: Any, as type: AttributeType) -> String? {
+        guard let number = json as? NSNumber, !isJSONBoolean(number), fromJSON(json, as: type) == nil else { return nil }
+        switch type {
+        case .integer where number.doubleValue.rounded() == number.doubleValue:
+            return "\(number.stringValue) is outside the integer range (\(Int64.min) to \(Int64.max))"
+        case .date:
+            return "\(number.stringValue) seconds since 1970 is outside the date range (the years 1 to 9999: \(Int64(dateSecondsRange.lowerBound)) to \(Int64(dateSecondsRange.upperBound)) seconds)"
+        default:
+            return nil
+        }
+    }
+
+    /// A JSON value as JSON writes it (`"3"`, `true`, `12`), to show in a message.
+    public static func jsonText(_ json: Any) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [json], options: [.fragmentsAllowed, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 
     /// Parses `2024-05-01`, `2024-05-01T12:00:00Z` or `2024-05-01T12:00:00.250Z` (UTC).

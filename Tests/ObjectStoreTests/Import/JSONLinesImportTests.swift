@@ -79,4 +79,21 @@ final class JSONLinesImportTests: XCTestCase {
         XCTAssertTrue(key.message.hasPrefix("Sample has no attribute or to-one relationship 'colour'; Sample takes name, count, score, flag, day, data, note"), key.message)
         XCTAssertEqual(try ImportFixtures.rows(store, "Sample", ["name"]), [[.string("a")]])
     }
+
+    func testNumbersOutsideTheRangesAreRefusedWithTheRangeNotWrapped() throws {
+        let cases: [(String, String)] = [
+            ("\"count\": 18446744073709551615", "count: 18446744073709551615 is outside the integer range (-9223372036854775808 to 9223372036854775807)"),
+            ("\"count\": -9223372036854775809", "count: -9223372036854775809 is outside the integer range"),
+            ("\"day\": 1e300", "day: 1e+300 seconds since 1970 is outside the date range (the years 1 to 9999"),
+        ]
+        for (field, message) in cases {
+            let (store, result) = try importSamples("{\"name\": \"a\", \(field)}\n")
+            guard case .failure(let error) = result else { XCTFail("imported \(field): \(result)"); continue }
+            XCTAssertTrue(error.description.contains("samples.jsonl:1: \(message)"), error.description)
+            XCTAssertEqual(try ObjectContext(store: store).count(for: FetchRequest<ManagedObject>(entityName: "Sample")), 0, "nothing wrapped around was saved")
+        }
+        // The largest integer still fits.
+        let (_, largest) = try importSamples("{\"name\": \"a\", \"count\": 9223372036854775807}\n")
+        guard case .success = largest else { return XCTFail("\(largest)") }
+    }
 }
