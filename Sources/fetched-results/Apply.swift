@@ -15,6 +15,8 @@ struct Apply: ParsableCommand {
               {"op":"update","entity":E,"where":PREDICATE,"set":{...}}
               {"op":"delete","entity":E,"where":PREDICATE}
               {"op":"save"}
+              {"op":"refresh"}   discards unsaved edits and loads what the store holds now
+                                 (after a save refused for a conflict, apply the edits again)
             To-one relationships take an object ID ("List/2") or null. After each save:
               {"changes":[...],"sections":[{"name":N,"count":C},...]}
             Objects are named by their saved IDs; one shown before its first save (after a
@@ -26,9 +28,18 @@ struct Apply: ParsableCommand {
 
     @OptionGroup var options: DatasetOptions
 
+    enum Policy: String, ExpressibleByArgument, CaseIterable {
+        case error, storeWins = "store-wins", editWins = "edit-wins"
+        var mergePolicy: MergePolicy { self == .error ? .error : self == .storeWins ? .storeWins : .editWins }
+    }
+
+    @Option(help: "What a save does with a field another process changed meanwhile: error (refuse), store-wins (keep theirs), edit-wins (overwrite).")
+    var mergePolicy: Policy = .error
+
     func run() throws {
         let (dataset, store) = try options.open()
         let context = ObjectContext(store: store)
+        context.mergePolicy = mergePolicy.mergePolicy
         let controller = try dataset.makeController(context: context)
         let recorder = Recorder()
         controller.delegate = recorder
@@ -48,6 +59,10 @@ struct Apply: ParsableCommand {
                     } catch let error as StoreError where error.kind == .busy {
                         // The edits stay in the context: the next save writes them.
                         throw DatasetError("not saved: \(error.message.replacingOccurrences(of: "save again", with: "the next save writes them"))")
+                    } catch let conflict as MergeConflictError {
+                        context.rollback()
+                        recorder.batches = []
+                        throw DatasetError("\(conflict.summary). The changes since the last save were discarded: send {\"op\":\"refresh\"} to load what the store holds now and apply them again, or run apply with --merge-policy edit-wins (overwrite) or store-wins (keep theirs)")
                     } catch {
                         context.rollback()
                         recorder.batches = []
@@ -88,6 +103,7 @@ enum Operation {
     case update(entity: EntityDescription, predicate: FetchPredicate, values: [String: Any?])
     case delete(entity: EntityDescription, predicate: FetchPredicate)
     case save
+    case refresh
 
     init(line: String, model: Model) throws {
         let parsed: Any
@@ -101,18 +117,21 @@ enum Operation {
         guard let json = parsed as? [String: Any] else {
             throw DatasetError("not a JSON object; write one operation per line, e.g. {\"op\":\"save\"}")
         }
-        guard let op = json["op"] as? String else { throw DatasetError("missing \"op\" (insert, update, delete or save)") }
+        guard let op = json["op"] as? String else { throw DatasetError("missing \"op\" (insert, update, delete, save or refresh)") }
         func known(_ keys: Set<String>) throws {
             if let unknown = json.keys.sorted().first(where: { !keys.contains($0) }) {
                 throw DatasetError("\"\(op)\" takes \(keys.sorted().joined(separator: ", ")), not \"\(unknown)\"")
             }
         }
-        if op == "save" {
+        if op == "save" || op == "refresh" {
             try known(["op"])
-            self = .save
+            self = op == "save" ? .save : .refresh
             return
         }
-        guard let entityName = json["entity"] as? String else { throw DatasetError("missing \"entity\"") }
+        guard ["insert", "update", "delete"].contains(op) else {
+            throw DatasetError("unknown op \"\(op)\"; use insert, update, delete, save or refresh")
+        }
+        guard let entityName = json["entity"] as? String else { throw DatasetError("missing \"entity\" (the entity of the objects to \(op))") }
         let entity = try model.existingEntity(named: entityName)
         func predicate() throws -> FetchPredicate {
             guard let format = json["where"] as? String else { throw DatasetError("missing \"where\" (a predicate such as \"teamName == 'Brazil'\")") }
@@ -135,7 +154,7 @@ enum Operation {
             try known(["op", "entity", "where"])
             self = .delete(entity: entity, predicate: try predicate())
         default:
-            throw DatasetError("unknown op \"\(op)\"; use insert, update, delete or save")
+            throw DatasetError("unknown op \"\(op)\"; use insert, update, delete, save or refresh")
         }
     }
 
@@ -167,6 +186,11 @@ enum Operation {
         switch self {
         case .save:
             break
+        case .refresh:
+            // What the store holds now, unsaved edits discarded (they would keep the values
+            // their edits began from, and conflict again).
+            context.rollback()
+            context.refreshAllObjects()
         case .insert(let entity, let values):
             let resolved = try Self.resolve(values, in: context)
             let object = try context.insert(entityName: entity.name)

@@ -195,4 +195,55 @@ final class StoreLifetimeCommandTests: XCTestCase {
         XCTAssertEqual(try sqlite3(store, "SELECT teamName || ' ' || wins FROM Team WHERE teamName LIKE 'Gh%'"), "Ghana 4",
                        "the bad line changed nothing; the lines after it were applied")
     }
+
+    func testAfterAConflictARefreshLetsTheSameEditBeSaved() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
+        XCTAssertEqual(try dumpedTeams(store), 32)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["apply", "--dataset", "worldcup", "--store", store.path]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let lines = Mutex(""), problems = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            lines.withLock { $0 += text }
+        }
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            problems.withLock { $0 += text }
+        }
+        func send(_ line: String) throws { try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8)) }
+        func waitFor(_ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(10)
+            while !condition() { if Date() > deadline { return false }; usleep(20_000) }
+            return true
+        }
+        let ghana = "{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":3}}"
+        try send(ghana)                      // loads Ghana (0 wins) and edits it
+        try send("{\"op\":\"bogus\"}")
+        XCTAssertTrue(waitFor { problems.withLock { $0 }.contains("line 2") }, problems.withLock { $0 })
+        try sqlite3(store, "UPDATE Team SET wins = 7 WHERE teamName = 'Ghana'")   // another writer
+        try send("{\"op\":\"save\"}")
+        XCTAssertTrue(waitFor { problems.withLock { $0 }.contains("line 3") }, problems.withLock { $0 })
+        // Again: a second try without a refresh is refused the same way; after one, it saves.
+        try send(ghana)
+        try send("{\"op\":\"refresh\"}")
+        try send(ghana)
+        try send("{\"op\":\"save\"}")
+        XCTAssertTrue(waitFor { lines.withLock { $0 }.contains("\n") }, "the save after the refresh printed its batch; errors: \(problems.withLock { $0 })")
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        let said = problems.withLock { $0 }
+        XCTAssertTrue(said.contains("line 2: unknown op \"bogus\"; use insert, update, delete, save or refresh"), said)
+        XCTAssertTrue(said.contains("line 3: cannot save: Team/"), said)
+        XCTAssertTrue(said.contains("send {\"op\":\"refresh\"} to load what the store holds now"), said)
+        XCTAssertFalse(said.contains(".editWins"), "the advice names only what apply offers: \(said)")
+        XCTAssertFalse(said.contains("line 7"), "the save after the refresh succeeded: \(said)")
+        XCTAssertEqual(try sqlite3(store, "SELECT wins FROM Team WHERE teamName = 'Ghana'"), "3")
+    }
 }

@@ -113,6 +113,14 @@ public struct MergeConflictError: Error, Sendable, Hashable, CustomStringConvert
         self.conflicts = conflicts
     }
 
+    /// What happened, naming the objects and fields (without the advice of ``description``,
+    /// for an interface that offers its own ways out).
+    public var summary: String {
+        conflicts.count == 1 ? "cannot save: \(conflicts[0])"
+            : "cannot save, \(conflicts.count) objects were changed elsewhere while they were being edited:\n"
+                + conflicts.map { "- \($0)" }.joined(separator: "\n")
+    }
+
     /// What happened, naming the objects and fields, and what to do.
     public var description: String {
         var advice: [String] = []
@@ -122,9 +130,6 @@ public struct MergeConflictError: Error, Sendable, Hashable, CustomStringConvert
         if conflicts.contains(where: \.isDeleted) {
             advice.append("An edit cannot bring back a deleted row: roll back or refresh to let the object go, or insert it again as a new object")
         }
-        let what = conflicts.count == 1 ? "cannot save: \(conflicts[0])"
-            : "cannot save, \(conflicts.count) objects were changed elsewhere while they were being edited:\n"
-                + conflicts.map { "- \($0)" }.joined(separator: "\n")
-        return what + ". " + advice.joined(separator: ". ")
+        return summary + ". " + advice.joined(separator: ". ")
     }
 }

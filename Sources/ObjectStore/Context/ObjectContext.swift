@@ -31,6 +31,7 @@ import GRDB
 /// - ``mergePolicy``
 /// - ``rollback()``
 /// - ``refresh(_:mergeChanges:)``
+/// - ``refreshAllObjects()``
 /// ### Observing
 /// - ``addObserver(_:)``
 /// - ``mergeChanges(fromContextDidSave:)``
@@ -454,6 +455,13 @@ public final class ObjectContext: @unchecked Sendable {
             object.changeBases = [:]
             if !object.isDeleted { changedObjects.remove(object) }
         }
+    }
+
+    /// Reloads the saved values of every registered object on next access, keeping unsaved
+    /// changes on top (Core Data's `refreshAllObjects()`): after a refused save, or to see
+    /// what other writers saved. Inserted objects are left as they are.
+    public func refreshAllObjects() {
+        for object in registry.values where !object.isInserted { refresh(object, mergeChanges: true) }
     }
 
     // MARK: Merging
