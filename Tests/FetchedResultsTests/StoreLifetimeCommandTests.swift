@@ -14,18 +14,25 @@ final class StoreLifetimeCommandTests: XCTestCase {
     }
 
     private func start(_ arguments: [String], input: String? = nil) throws -> (Process, Pipe, Pipe) {
+        let (process, stdin, stdout, stderr) = try startKeepingInputOpen(arguments)
+        if let input { try stdin.write(contentsOf: Data(input.utf8)) }
+        try stdin.close()
+        return (process, stdout, stderr)
+    }
+
+    /// The command started with its standard input left open, for a test that writes it as
+    /// a driving program would; terminated at the end of the test if still running.
+    private func startKeepingInputOpen(_ arguments: [String]) throws -> (Process, input: FileHandle, output: Pipe, errors: Pipe) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        let stdout = Pipe(), stderr = Pipe()
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = stderr
-        let stdin = Pipe()
-        process.standardInput = stdin
         try process.run()
-        if let input { try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        return (process, stdout, stderr)
+        addTeardownBlock { if process.isRunning { process.terminate() } }
+        return (process, stdin.fileHandleForWriting, stdout, stderr)
     }
 
     /// Runs the command to its end: its status, standard output and standard error.
@@ -119,20 +126,13 @@ final class StoreLifetimeCommandTests: XCTestCase {
     func testASaveThatFindsTheStoreLockedKeepsTheEditsForTheNextSave() throws {
         let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
         XCTAssertEqual(try dumpedTeams(store), 32)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["apply", "--dataset", "worldcup", "--store", store.path, "--busy-timeout", "0.1"]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        let (process, input, output, errors) = try startKeepingInputOpen(["apply", "--dataset", "worldcup", "--store", store.path, "--busy-timeout", "0.1"])
         Thread.sleep(forTimeInterval: 1)  // opened, waiting for its input
         let holder = try sqlite3HoldingWriteLock(of: store, running: "UPDATE Team SET wins = 7 WHERE teamName = 'Japan'", for: 1.5)
-        try input.fileHandleForWriting.write(contentsOf: Data("{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":3}}\n{\"op\":\"save\"}\n".utf8))
+        try input.write(contentsOf: Data("{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":3}}\n{\"op\":\"save\"}\n".utf8))
         holder.waitUntilExit()
-        try input.fileHandleForWriting.write(contentsOf: Data("{\"op\":\"save\"}\n".utf8))
-        try input.fileHandleForWriting.close()
+        try input.write(contentsOf: Data("{\"op\":\"save\"}\n".utf8))
+        try input.close()
         let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -147,16 +147,9 @@ final class StoreLifetimeCommandTests: XCTestCase {
     func testApplyWritesEachBatchLineAsItSavesEvenIntoAPipe() throws {
         let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
         XCTAssertEqual(try dumpedTeams(store), 32)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["apply", "--dataset", "worldcup", "--store", store.path]
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let (process, input, output, _) = try startKeepingInputOpen(["apply", "--dataset", "worldcup", "--store", store.path])
         // A driving program: one save, then it waits for the batch before writing more.
-        try input.fileHandleForWriting.write(contentsOf: Data("{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":3}}\n{\"op\":\"save\"}\n".utf8))
+        try input.write(contentsOf: Data("{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":3}}\n{\"op\":\"save\"}\n".utf8))
         let line = DispatchSemaphore(value: 0)
         let received = Mutex("")
         output.fileHandleForReading.readabilityHandler = { handle in
@@ -167,7 +160,7 @@ final class StoreLifetimeCommandTests: XCTestCase {
         XCTAssertEqual(line.wait(timeout: .now() + 10), .success, "the batch line came while the input was still open")
         output.fileHandleForReading.readabilityHandler = nil
         XCTAssertTrue(received.withLock { $0 }.contains("\"changes\""), received.withLock { $0 })
-        try input.fileHandleForWriting.close()
+        try input.close()
         process.waitUntilExit()
     }
 
@@ -177,16 +170,9 @@ final class StoreLifetimeCommandTests: XCTestCase {
         var input = Data("{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"teamName\":\"Gh".utf8)
         input.append(contentsOf: [0xFF, 0xFE])   // not UTF-8: readLine made these U+FFFD and saved them
         input.append(Data("ana\"}}\n{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":4}}\n{\"op\":\"save\"}\n".utf8))
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["apply", "--dataset", "worldcup", "--store", store.path]
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        try stdin.fileHandleForWriting.write(contentsOf: input)
-        try stdin.fileHandleForWriting.close()
+        let (process, stdin, stdout, stderr) = try startKeepingInputOpen(["apply", "--dataset", "worldcup", "--store", store.path])
+        try stdin.write(contentsOf: input)
+        try stdin.close()
         _ = stdout.fileHandleForReading.readDataToEndOfFile()
         let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -199,15 +185,7 @@ final class StoreLifetimeCommandTests: XCTestCase {
     func testAfterAConflictARefreshLetsTheSameEditBeSaved() throws {
         let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
         XCTAssertEqual(try dumpedTeams(store), 32)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["apply", "--dataset", "worldcup", "--store", store.path]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let (process, input, output, errors) = try startKeepingInputOpen(["apply", "--dataset", "worldcup", "--store", store.path])
         let lines = Mutex(""), problems = Mutex("")
         output.fileHandleForReading.readabilityHandler = { handle in
             let text = String(decoding: handle.availableData, as: UTF8.self)
@@ -217,7 +195,7 @@ final class StoreLifetimeCommandTests: XCTestCase {
             let text = String(decoding: handle.availableData, as: UTF8.self)
             problems.withLock { $0 += text }
         }
-        func send(_ line: String) throws { try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8)) }
+        func send(_ line: String) throws { try input.write(contentsOf: Data((line + "\n").utf8)) }
         func waitFor(_ condition: () -> Bool) -> Bool {
             let deadline = Date().addingTimeInterval(10)
             while !condition() { if Date() > deadline { return false }; usleep(20_000) }
@@ -236,7 +214,7 @@ final class StoreLifetimeCommandTests: XCTestCase {
         try send(ghana)
         try send("{\"op\":\"save\"}")
         XCTAssertTrue(waitFor { lines.withLock { $0 }.contains("\n") }, "the save after the refresh printed its batch; errors: \(problems.withLock { $0 })")
-        try input.fileHandleForWriting.close()
+        try input.close()
         process.waitUntilExit()
         let said = problems.withLock { $0 }
         XCTAssertTrue(said.contains("line 2: unknown op \"bogus\"; use insert, update, delete, save or refresh"), said)
