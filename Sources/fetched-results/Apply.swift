@@ -194,7 +194,12 @@ enum Operation {
         case .insert(let entity, let values):
             let resolved = try Self.resolve(values, in: context)
             let object = try context.insert(entityName: entity.name)
-            try Self.set(resolved, on: object)
+            do {
+                try Self.set(resolved, on: object)
+            } catch {
+                try? context.delete(object)   // a refused line changes nothing
+                throw error
+            }
         case .update(let entity, let predicate, let values):
             let resolved = try Self.resolve(values, in: context)
             for object in try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name, predicate: predicate)) {
@@ -210,8 +215,17 @@ enum Operation {
     /// Object IDs replaced by the objects, all checked before any value is set.
     private static func resolve(_ values: [String: Any?], in context: ObjectContext) throws -> [(String, Any?)] {
         try values.sorted { $0.key < $1.key }.map { key, value in
-            if let id = value as? ObjectID { return (key, try context.existingObject(with: id)) }
-            return (key, value)
+            guard let id = value as? ObjectID else { return (key, value) }
+            let object: ManagedObject
+            do {
+                object = try context.existingObject(with: id)
+            } catch {
+                throw DatasetError("\(key): no object \(id) in the store; name one that exists (dump lists them)")
+            }
+            if object.isDeleted {
+                throw DatasetError("\(key): \(id) was deleted earlier in this input; name an object that is not deleted")
+            }
+            return (key, object)
         }
     }
 

@@ -91,6 +91,27 @@ final class CommandTests: XCTestCase {
         XCTAssertTrue(dated.errors.contains("line 1: FailedBankDetails.closeDate: 1e+300 seconds since 1970 is outside the date range (the years 1 to 9999"), dated.errors)
     }
 
+    func testARefusedLineChangesNothingAndTheSaveAfterItKeepsTheGoodLines() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("todo.sqlite").path
+        let input = """
+            {"op":"delete","entity":"List","where":"title == 'Someday'"}
+            {"op":"insert","entity":"Item","values":{"name":"Plan","list":"List/3"}}
+            {"op":"insert","entity":"Item","values":{"name":"Ghost","list":"List/99"}}
+            {"op":"insert","entity":"Item","values":{"name":"Call","list":"List/2"}}
+            {"op":"save"}
+
+            """
+        let result = try run(["apply", "--dataset", "todo", "--store", store], input: input)
+        XCTAssertEqual(result.status, 1, "two bad lines")
+        XCTAssertTrue(result.errors.contains("line 2: list: List/3 was deleted earlier in this input; name an object that is not deleted"), result.errors)
+        XCTAssertTrue(result.errors.contains("line 3: list: no object List/99 in the store"), result.errors)
+        XCTAssertFalse(result.errors.contains("line 5"), "the save wrote the good lines: \(result.errors)")
+        let dump = try run(["dump", "--dataset", "todo", "--store", store]).output
+        XCTAssertFalse(dump.contains("Someday"), dump)
+        XCTAssertTrue(dump.contains("\"Call\""), dump)
+        XCTAssertFalse(dump.contains("\"Plan\"") || dump.contains("\"Ghost\""), dump)
+    }
+
     func testWatchPrintsAValidBatchForEveryCommitOfOtherProcesses() throws {
         let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite").path
         XCTAssertEqual(try run(["dump", "--dataset", "worldcup", "--store", store]).status, 0, "seeds the store")
