@@ -76,10 +76,17 @@ struct Apply: ParsableCommand {
                 } else {
                     try operation.apply(to: context)
                 }
+            } catch let note as Operation.NothingMatched {
+                FileHandle.standardError.write(Data("line \(lineNumber): \(note)\n".utf8))
             } catch {
                 failures += 1
                 FileHandle.standardError.write(Data("line \(lineNumber): \(error)\n".utf8))
             }
+        }
+        if context.hasChanges {
+            let count = context.insertedObjects.count + context.updatedObjects.count + context.deletedObjects.count
+            FileHandle.standardError.write(Data("the input ended with \(count) unsaved change\(count == 1 ? "" : "s") (after line \(lineNumber)), not saved; end the input with {\"op\":\"save\"}\n".utf8))
+            failures += 1
         }
         if failures > 0 { throw ExitCode(1) }
     }
@@ -202,17 +209,25 @@ enum Operation {
             }
         case .update(let entity, let predicate, let values):
             let resolved = try Self.resolve(values, in: context)
-            for object in try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name, predicate: predicate)) {
-                try Self.set(resolved, on: object)
-            }
+            let objects = try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name, predicate: predicate))
+            guard !objects.isEmpty else { throw NothingMatched(entity: entity.name, predicate: predicate) }
+            for object in objects { try Self.set(resolved, on: object) }
         case .delete(let entity, let predicate):
-            for object in try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name, predicate: predicate)) {
-                try context.delete(object)
-            }
+            let objects = try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name, predicate: predicate))
+            guard !objects.isEmpty else { throw NothingMatched(entity: entity.name, predicate: predicate) }
+            for object in objects { try context.delete(object) }
         }
     }
 
     /// Object IDs replaced by the objects, all checked before any value is set.
+    /// An update or delete whose `where` matched no object: nothing changed, which a person
+    /// should hear of (a misspelt name), without it counting as a bad line.
+    struct NothingMatched: Error, CustomStringConvertible {
+        let entity: String
+        let predicate: FetchPredicate
+        var description: String { "note: no \(entity) matches \(predicate.predicateFormat); nothing changed" }
+    }
+
     private static func resolve(_ values: [String: Any?], in context: ObjectContext) throws -> [(String, Any?)] {
         try values.sorted { $0.key < $1.key }.map { key, value in
             guard let id = value as? ObjectID else { return (key, value) }

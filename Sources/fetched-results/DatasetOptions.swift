@@ -20,7 +20,27 @@ struct DatasetOptions: ParsableArguments {
             throw ValidationError("--busy-timeout: \(busyTimeout) is not a number of seconds of 0 or more")
         }
         let dataset = try Dataset.load(named: self.dataset)
-        return (dataset, try dataset.openStore(at: store.map { URL(fileURLWithPath: $0) }, busyTimeout: busyTimeout))
+        return (dataset, try dataset.openStore(at: try storeURL(), busyTimeout: busyTimeout))
+    }
+
+    /// `--store` as a file URL, refused with what to do when it cannot be a store file.
+    private func storeURL() throws -> URL? {
+        guard let store else { return nil }
+        guard !store.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ValidationError("--store: the path is empty; give the store file's path, e.g. --store cup.sqlite")
+        }
+        let url = URL(fileURLWithPath: store)
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue {
+            throw ValidationError("--store \(store) is a folder; give a file in it, e.g. --store \(url.appendingPathComponent("\(dataset).sqlite").path)")
+        }
+        // A parent that is a file, not a folder: say which.
+        var parent = url.deletingLastPathComponent()
+        while parent.path != "/" && !FileManager.default.fileExists(atPath: parent.path) { parent.deleteLastPathComponent() }
+        if FileManager.default.fileExists(atPath: parent.path, isDirectory: &isFolder), !isFolder.boolValue {
+            throw ValidationError("--store \(store): \(parent.path) is a file, not a folder; put the store in a folder")
+        }
+        return url
     }
 }
 

@@ -112,6 +112,29 @@ final class CommandTests: XCTestCase {
         XCTAssertFalse(dump.contains("\"Plan\"") || dump.contains("\"Ghost\""), dump)
     }
 
+    func testABadStorePathOrAnUnfinishedInputIsSaidPlainly() throws {
+        let folder = try temporaryFolder(self)
+        let file = folder.appendingPathComponent("plain.txt")
+        try Data("x".utf8).write(to: file)
+        for (store, message) in [(folder.path, "is a folder; give a file in it, e.g. --store \(folder.path)/worldcup.sqlite"),
+                                 ("", "--store: the path is empty"),
+                                 (file.appendingPathComponent("cup.sqlite").path, "\(file.path) is a file, not a folder")] {
+            let result = try run(["dump", "--dataset", "worldcup", "--store", store])
+            XCTAssertNotEqual(result.status, 0)
+            XCTAssertTrue(result.errors.contains(message), "\(store): \(result.errors)")
+            XCTAssertFalse(result.errors.contains("disk I/O error") || result.errors.contains("NSCocoaErrorDomain"), result.errors)
+        }
+        let store = folder.appendingPathComponent("cup.sqlite").path
+        let result = try run(["apply", "--dataset", "worldcup", "--store", store], input: """
+            {"op":"update","entity":"Team","where":"teamName == 'Atlantis'","set":{"wins":1}}
+            {"op":"update","entity":"Team","where":"teamName == 'Ghana'","set":{"wins":1}}
+
+            """)
+        XCTAssertEqual(result.status, 1, "the unsaved change is a problem")
+        XCTAssertTrue(result.errors.contains("line 1: note: no Team matches teamName == \"Atlantis\"; nothing changed"), result.errors)
+        XCTAssertTrue(result.errors.contains("the input ended with 1 unsaved change (after line 2), not saved; end the input with {\"op\":\"save\"}"), result.errors)
+    }
+
     func testWatchPrintsAValidBatchForEveryCommitOfOtherProcesses() throws {
         let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite").path
         XCTAssertEqual(try run(["dump", "--dataset", "worldcup", "--store", store]).status, 0, "seeds the store")
