@@ -138,7 +138,9 @@ public final class ObjectImporter: @unchecked Sendable {
         var committed: ImportJournal.Entry
         var expectation: ImportJournal.Expectation
         var resumedAtLine: Int?
-        if let previous, !restart {
+        // A finished import of nothing (an empty file, a header alone) protects no record from
+        // a second import: start over, as for a new file.
+        if let previous, !restart, !(previous.finished && previous.records == 0) {
             try checkResumable(previous, input: reader.input)
             committed = previous
             expectation = .entry(previous)
@@ -169,17 +171,19 @@ public final class ObjectImporter: @unchecked Sendable {
         }
     }
 
-    /// Refuses to resume from `entry` unless the file's first bytes are the ones imported;
-    /// otherwise leaves `input` where the import stopped.
+    /// Refuses to resume from `entry` unless the file's first bytes are the ones imported, or
+    /// when they are all it holds and the import finished; otherwise leaves `input` where the
+    /// import stopped. A finished import of a file that has grown since (records appended, or
+    /// an empty file filled) goes on with the new records.
     private func checkResumable(_ entry: ImportJournal.Entry, input: ByteInput) throws {
-        if entry.finished {
-            throw ImportError(.alreadyImported, file: file,
-                              "already imported into \(entityName) completely (\(entry.records) records); importing it again would add every record a second time. To do that anyway, start over with restart (--restart)")
-        }
         let expected = ByteInput.Position(offset: entry.byteOffset, line: entry.line, checksum: entry.checksum)
         guard try input.skip(to: entry.byteOffset), input.position == expected else {
             throw ImportError(.fileChanged, file: file,
-                              "its first \(entry.line) lines changed since an import of them into \(entityName) stopped (\(entry.records) records were imported), so it cannot resume after them. To import the whole file again, start over with restart (--restart); the rows already imported stay, delete them first if the file replaces them")
+                              "its first \(entry.line) lines changed since an import of them into \(entityName) \(entry.finished ? "finished" : "stopped") (\(entry.records) records were imported), so it cannot resume after them. To import the whole file again, start over with restart (--restart); the rows already imported stay, delete them first if the file replaces them")
+        }
+        if entry.finished, try input.peek() == nil {
+            throw ImportError(.alreadyImported, file: file,
+                              "already imported into \(entityName) completely (\(entry.records) records); importing it again would add every record a second time. To do that anyway, start over with restart (--restart)")
         }
     }
 

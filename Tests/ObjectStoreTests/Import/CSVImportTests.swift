@@ -181,4 +181,21 @@ final class CSVImportTests: XCTestCase {
             XCTAssertEqual(try ImportFixtures.rows(store, "Sample", ["name"]), [])
         }
     }
+
+    func testAFileFilledOrGrownAfterItsImportFinishedImportsTheNewRecords() throws {
+        let folder = try temporaryFolder(self)
+        let store = try ImportFixtures.store(ImportFixtures.samplesModel(), in: folder)
+        let file = folder.appendingPathComponent("samples.csv")
+        func importFile() throws -> ImportResult { try ObjectImporter(store: store, entityName: "Sample", file: file).run() }
+        try Data().write(to: file)
+        XCTAssertEqual(try importFile().outcome, .finished, "an empty file imports nothing")
+        try Data("name,count\na,1\n".utf8).write(to: file)
+        XCTAssertEqual(try importFile().recordsImported, 1, "filled later, it imports (it was finished forever)")
+        try Data("name,count\na,1\nb,2\n".utf8).write(to: file)
+        XCTAssertEqual(try importFile().recordsImported, 1, "grown, only the new record")
+        XCTAssertThrowsError(try importFile(), "unchanged: already imported") { error in
+            XCTAssertEqual((error as? ImportError)?.kind, .alreadyImported)
+        }
+        XCTAssertEqual(try ImportFixtures.rows(store, "Sample", ["name"]), [[.string("a")], [.string("b")]])
+    }
 }
