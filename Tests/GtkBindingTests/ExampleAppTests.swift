@@ -12,7 +12,7 @@ final class ExampleAppTests: XCTestCase {
         guard let path = ProcessInfo.processInfo.environment["NOTES_EXAMPLE"] else {
             throw XCTSkip("set NOTES_EXAMPLE to the built Examples/Notes binary (scripts/test does)")
         }
-        guard ProcessInfo.processInfo.environment["DISPLAY"] != nil else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        guard environmentNamesADisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: path), "\(path) was not built")
         let folder = try temporaryFolder(self)
         let process = Process()

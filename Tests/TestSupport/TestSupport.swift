@@ -84,3 +84,11 @@ public func sqlite3HoldingWriteLock(of store: URL, running sql: String, for seco
     Thread.sleep(forTimeInterval: 0.3)
     return holder
 }
+
+/// Whether the environment names a display (X11 or Wayland). GUI tests check this before
+/// asking GTK: `gtk_init_check` asked a second time after it found no display crashes the
+/// test process, and tests of several classes would ask.
+public var environmentNamesADisplay: Bool {
+    let environment = ProcessInfo.processInfo.environment
+    return !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+}

@@ -7,7 +7,7 @@ import XCTest
 final class ViewCommandTests: XCTestCase {
     private var executable: URL { builtExecutable("fetched-results", besides: ViewCommandTests.self) }
 
-    private var hasDisplay: Bool { !(ProcessInfo.processInfo.environment["DISPLAY"] ?? "").isEmpty }
+    private var hasDisplay: Bool { environmentNamesADisplay }
 
     private func launch(_ arguments: [String], environment changes: [String: String?] = [:]) throws -> (Process, Pipe, Pipe) {
         let process = Process()
