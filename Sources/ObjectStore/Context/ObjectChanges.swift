@@ -1,3 +1,4 @@
+import Synchronization
 /// A set of changes to objects, by ID: what a context posts when it processes pending
 /// changes, saves, rolls back, or merges another context's save.
 public struct ObjectChanges: Sendable, Hashable, CustomStringConvertible {
@@ -41,15 +42,21 @@ public enum ContextEvent: Sendable, Hashable {
 }
 
 /// Keeps an observation alive; the observer is removed when this is released or cancelled.
-public final class ObservationToken: @unchecked Sendable {
-    private var onCancel: (() -> Void)?
+///
+/// Cancelling runs its action once, whichever thread cancels or releases the token (the
+/// action is taken under a lock, and run outside it).
+public final class ObservationToken: Sendable {
+    private let onCancel: Mutex<(() -> Void)?>
 
-    init(onCancel: @escaping () -> Void) { self.onCancel = onCancel }
+    init(onCancel: sending @escaping () -> Void) { self.onCancel = Mutex(onCancel) }
 
     /// Stops the observation.
     public func cancel() {
-        onCancel?()
-        onCancel = nil
+        let action = onCancel.withLock { action in
+            defer { action = nil }
+            return action
+        }
+        action?()
     }
 
     deinit { cancel() }

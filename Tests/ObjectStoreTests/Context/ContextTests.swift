@@ -355,4 +355,13 @@ final class ContextTests: XCTestCase {
         XCTAssertNil(teams[1].managedObjectContext)
         XCTAssertEqual(try main.count(for: FetchRequest<Team>()), Fixtures.worldCupTeams.count - 1)
     }
+
+    func testAnObservationCancelledFromManyThreadsAtOnceStopsOnce() throws {
+        let context = ObjectContext(store: try Fixtures.store(Fixtures.worldCupModel(), self))
+        var events = 0
+        let token = context.addObserver { _ in events += 1 }
+        DispatchQueue.concurrentPerform(iterations: 64) { _ in token.cancel() }
+        try Fixtures.insertTeams(into: context)
+        XCTAssertEqual(events, 0, "cancelled: no event reaches the handler")
+    }
 }
