@@ -25,6 +25,14 @@ final class CommandTests: XCTestCase {
         return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
     }
 
+    func testVersionIsTheReleaseMesonInstalls() throws {
+        let result = try run(["--version"])
+        XCTAssertEqual(result.status, 0, result.errors)
+        let meson = try String(contentsOf: URL(fileURLWithPath: #filePath).appendingPathComponent("../../../meson.build").standardized, encoding: .utf8)
+        let release = try XCTUnwrap(meson.range(of: #"version: '([0-9.]+)'"#, options: .regularExpression).map { String(meson[$0]) })
+        XCTAssertEqual("version: '\(result.output.trimmingCharacters(in: .whitespacesAndNewlines))'", release)
+    }
+
     func testDumpPrintsSectionsAsJSON() throws {
         let result = try run(["dump", "--dataset", "movies"])
         XCTAssertEqual(result.status, 0, result.errors)
