@@ -218,6 +218,8 @@ func longestIncreasingSubsequence(_ values: [Int]) -> [Int] {
 private struct SnapshotSteps: ChangeBatchSteps {
     var sections: [SectionSnapshot]
 
+    init(sections: [SectionSnapshot]) { self.sections = sections }
+
     private func fail(_ message: String) -> ChangeBatch.InvalidBatch { ChangeBatch.InvalidBatch(message) }
 
     mutating func removeObjects(at items: [Int], fromSection section: Int) throws {
@@ -241,10 +243,13 @@ private struct SnapshotSteps: ChangeBatchSteps {
         sections.insert(section, at: index)
     }
 
+    /// The objects left once removals and section moves are done, read at the first arrival.
+    private var remaining: Set<ObjectID>?
+
     mutating func insertObjects(_ arrivals: [ObjectChange], intoSection section: Int) throws {
-        let present = Set(sections.flatMap(\.objectIDs))
+        if remaining == nil { remaining = Set(sections.flatMap(\.objectIDs)) }
         for change in arrivals {
-            if change.type == .insert && present.contains(change.objectID) {
+            if change.type == .insert && remaining!.contains(change.objectID) {
                 throw fail("\(change.objectID) is inserted but already there")
             }
             guard let path = change.newIndexPath, sections.indices.contains(path.section), path.item <= sections[path.section].objectIDs.count else {

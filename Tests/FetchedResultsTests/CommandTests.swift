@@ -6,19 +6,9 @@ final class CommandTests: XCTestCase {
     private var executable: URL { builtExecutable("fetched-results", besides: CommandTests.self) }
 
     private func run(_ arguments: [String], input: String = "") throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_DATA_HOME"] = try temporaryFolder(self).path
-        process.environment = environment
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        stdin.fileHandleForWriting.write(Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
+        let (process, stdin, stdout, stderr) = try startProcess(executable, arguments, environment: ["XDG_DATA_HOME": try temporaryFolder(self).path])
+        stdin.write(Data(input.utf8))
+        try stdin.close()
         let output = stdout.fileHandleForReading.readDataToEndOfFile()
         let errors = stderr.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

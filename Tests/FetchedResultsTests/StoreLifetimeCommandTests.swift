@@ -23,16 +23,9 @@ final class StoreLifetimeCommandTests: XCTestCase {
     /// The command started with its standard input left open, for a test that writes it as
     /// a driving program would; terminated at the end of the test if still running.
     private func startKeepingInputOpen(_ arguments: [String]) throws -> (Process, input: FileHandle, output: Pipe, errors: Pipe) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        addTeardownBlock { if process.isRunning { process.terminate() } }
-        return (process, stdin.fileHandleForWriting, stdout, stderr)
+        let started = try startProcess(executable, arguments)
+        addTeardownBlock { if started.process.isRunning { started.process.terminate() } }
+        return started
     }
 
     /// Runs the command to its end: its status, standard output and standard error.

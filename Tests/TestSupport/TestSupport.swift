@@ -92,3 +92,21 @@ public var environmentNamesADisplay: Bool {
     let environment = ProcessInfo.processInfo.environment
     return !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
 }
+
+/// Starts `executable` with `arguments` and `environment` (nil values unset), its standard
+/// input, output and error on pipes; the caller writes the input and closes it.
+public func startProcess(_ executable: URL, _ arguments: [String], environment: [String: String?] = [:]) throws
+    -> (process: Process, input: FileHandle, output: Pipe, errors: Pipe) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    var merged = ProcessInfo.processInfo.environment
+    for (key, value) in environment { merged[key] = value }
+    process.environment = merged
+    let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+    process.standardInput = stdin
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try process.run()
+    return (process, stdin.fileHandleForWriting, stdout, stderr)
+}

@@ -61,10 +61,10 @@ public final class PersistentStore: Sendable {
         self.url = url
         self.model = model
         self.busyTimeout = busyTimeout
-        try Self.checkExistingFile(at: path, model: model, busyTimeout: busyTimeout)
+        let checked = try Self.checkExistingFile(at: path, model: model, busyTimeout: busyTimeout)
         do {
             let pool = try DatabasePool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout, sqlLog: sqlLog))
-            let current = try pool.read { db in try Self.readPlan(db, path: path, model: model) }
+            let current = try checked ?? pool.read { db in try Self.readPlan(db, path: path, model: model) }
             if current.needsMigration(to: model) {
                 try pool.writeWithoutTransaction { db in
                     try db.inTransaction(.immediate) {
@@ -144,9 +144,11 @@ public final class PersistentStore: Sendable {
 
     /// Reads an existing file without writing to it, and refuses it when it is not a
     /// database, is damaged, or was made for a model that cannot be migrated in place.
-    private static func checkExistingFile(at path: String, model: Model, busyTimeout: TimeInterval) throws {
+    /// Returns what the file holds (a new store for a missing or empty file); nil when only
+    /// the writable open can tell.
+    private static func checkExistingFile(at path: String, model: Model, busyTimeout: TimeInterval) throws -> MigrationPlan? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let size = attributes[.size] as? Int, size > 0 else { return }
+              let size = attributes[.size] as? Int, size > 0 else { return MigrationPlan(storedModel: nil, appliedMigrations: []) }
         // The file is read through SQLite only: closing a descriptor of our own on it would
         // drop every POSIX lock this process holds on it, those of a store already open on it
         // included, and another process could then delete the WAL under that store.
@@ -155,12 +157,12 @@ public final class PersistentStore: Sendable {
         configuration.busyMode = .timeout(busyTimeout)
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
-            try queue.read { db in
+            return try queue.read { db in
                 let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
                 guard check == ["ok"] else {
                     throw StoreError(.corrupt, path: path, "the database is damaged (\(check.prefix(3).joined(separator: "; "))); restore it from a backup (this file was left as it is)")
                 }
-                _ = try readPlan(db, path: path, model: model)
+                return try readPlan(db, path: path, model: model)
             }
         } catch let error as StoreError {
             throw error
@@ -171,8 +173,8 @@ public final class PersistentStore: Sendable {
         } catch let error as DatabaseError where error.resultCode == .SQLITE_READONLY {
             // A WAL left by a process killed mid-write: only a writable connection may
             // recover it. The file is a WAL database, so opening it writable changes no
-            // foreign file's header; the opening reads what it holds again.
-            return
+            // foreign file's header; the opening reads what it holds.
+            return nil
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
             throw StoreError(.busy, path: path, "cannot read the store: another connection kept it locked for more than \(seconds(busyTimeout)); try again when it has finished")
         } catch {
