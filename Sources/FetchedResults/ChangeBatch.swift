@@ -128,90 +128,26 @@ public struct ChangeBatch: Sendable, Hashable {
         return steps.sections
     }
 
-    /// The batch that turns `old` into `new`, sections matched by name and objects by ID.
-    /// Objects in `updated` that keep their place are reported as updates.
+    /// The batch that turns `old` into `new`, sections matched by their object, else their
+    /// name, and objects by ID. Objects in `updated` that keep their place are reported as
+    /// updates. The classification is the one every batch gets: deletes and inserts are the
+    /// objects on one side only; of the objects that keep their section, the longest run that
+    /// keeps its order stays, the others move.
     public static func difference(from old: [SectionSnapshot], to new: [SectionSnapshot], updated: Set<ObjectID> = []) -> ChangeBatch {
-        var batch = ChangeBatch()
-        let oldIndex = Dictionary(old.enumerated().map { ($1.identity, $0) }) { a, _ in a }
-        let newIndex = Dictionary(new.enumerated().map { ($1.identity, $0) }) { a, _ in a }
-        // Sections: the longest run of common sections in the same order stays; others move.
-        let common = old.indices.filter { newIndex[old[$0].identity] != nil }
-        let staying = Set(longestIncreasingSubsequence(common.map { newIndex[old[$0].identity]! }).map { common[$0] })
-        for index in old.indices.reversed() where newIndex[old[index].identity] == nil {
-            batch.sectionChanges.append(SectionChange(type: .delete, index: index, name: old[index].name, sectionObjectID: old[index].sectionObjectID))
-        }
-        for index in common where !staying.contains(index) {
-            batch.sectionChanges.append(SectionChange(type: .move, index: index, newIndex: newIndex[old[index].identity]!,
-                                                      name: new[newIndex[old[index].identity]!].name, sectionObjectID: old[index].sectionObjectID))
-        }
-        for index in common where staying.contains(index) && new[newIndex[old[index].identity]!].name != old[index].name {
-            batch.sectionChanges.append(SectionChange(type: .update, index: index, newIndex: newIndex[old[index].identity]!,
-                                                      name: new[newIndex[old[index].identity]!].name, sectionObjectID: old[index].sectionObjectID))
-        }
-        for index in new.indices where oldIndex[new[index].identity] == nil {
-            batch.sectionChanges.append(SectionChange(type: .insert, index: index, name: new[index].name, sectionObjectID: new[index].sectionObjectID))
-        }
-        // Objects.
-        var oldPaths: [ObjectID: IndexPath] = [:]
-        for (s, section) in old.enumerated() {
-            for (i, id) in section.objectIDs.enumerated() { oldPaths[id] = IndexPath(item: i, section: s) }
-        }
-        var newPaths: [ObjectID: IndexPath] = [:]
-        for (s, section) in new.enumerated() {
-            for (i, id) in section.objectIDs.enumerated() { newPaths[id] = IndexPath(item: i, section: s) }
-        }
-        var stays = Set<ObjectID>()
-        for (s, section) in new.enumerated() {
-            guard let o = oldIndex[section.identity] else { continue }
-            // Objects of this section before and after, in old order; the longest run that
-            // keeps its order stays, the rest move.
-            let kept = old[o].objectIDs.filter { newPaths[$0]?.section == s }
-            for i in longestIncreasingSubsequence(kept.map { newPaths[$0]!.item }) { stays.insert(kept[i]) }
-        }
-        var deletes: [ObjectChange] = [], moves: [ObjectChange] = [], inserts: [ObjectChange] = [], updates: [ObjectChange] = []
-        for section in old {
-            for id in section.objectIDs {
-                if let newPath = newPaths[id] {
-                    if stays.contains(id) {
-                        if updated.contains(id) { updates.append(ObjectChange(type: .update, objectID: id, indexPath: oldPaths[id], newIndexPath: newPath)) }
-                    } else {
-                        moves.append(ObjectChange(type: .move, objectID: id, indexPath: oldPaths[id], newIndexPath: newPath))
-                    }
-                } else {
-                    deletes.append(ObjectChange(type: .delete, objectID: id, indexPath: oldPaths[id], newIndexPath: nil))
-                }
+        let placements = { (sections: [SectionSnapshot]) in
+            var placements = ObjectPlacements<ObjectID>(capacity: sections.reduce(0) { $0 + $1.objectIDs.count })
+            for (s, section) in sections.enumerated() {
+                for (i, id) in section.objectIDs.enumerated() { placements.append(id, at: IndexPath(item: i, section: s)) }
             }
+            return placements
         }
-        for section in new {
-            for id in section.objectIDs where oldPaths[id] == nil {
-                inserts.append(ObjectChange(type: .insert, objectID: id, indexPath: nil, newIndexPath: newPaths[id]))
-            }
-        }
-        batch.objectChanges = deletes + moves + inserts + updates
-        return batch
+        let oldIDs = old.map(\.identity), newIDs = new.map(\.identity)
+        return ChangeBatch(
+            sectionChanges: sectionChanges(from: old, to: new),
+            objectChanges: objectChanges(from: placements(old), to: placements(new),
+                                         sameSection: { oldIDs[$0] == newIDs[$1] },
+                                         isUpdated: updated.contains, objectID: { $0 }))
     }
-}
-
-/// The indexes (into `values`) of a longest strictly increasing subsequence, in order.
-func longestIncreasingSubsequence(_ values: [Int]) -> [Int] {
-    var tails: [Int] = []          // index into values of the smallest tail of each length
-    var previous = [Int](repeating: -1, count: values.count)
-    for (i, value) in values.enumerated() {
-        var low = 0, high = tails.count
-        while low < high {
-            let mid = (low + high) / 2
-            if values[tails[mid]] < value { low = mid + 1 } else { high = mid }
-        }
-        if low > 0 { previous[i] = tails[low - 1] }
-        if low == tails.count { tails.append(i) } else { tails[low] = i }
-    }
-    var result: [Int] = []
-    var i = tails.last ?? -1
-    while i >= 0 {
-        result.append(i)
-        i = previous[i]
-    }
-    return result.reversed()
 }
 
 /// ``ChangeBatch/applied(to:)``'s steps: section snapshots, each step checked against them.

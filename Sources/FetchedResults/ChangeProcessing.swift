@@ -174,45 +174,23 @@ extension FetchedResultsController {
         // 5. Sections left empty go.
         layout.removeAll { $0.keys.isEmpty }
 
-        // 6. The batch.
+        // 6. The batch, by the one classification: the changed objects, where they were and
+        // are, with their gaps among the unchanged objects, which stay.
+        let sectionsOnly = { (names: [String]) in names.map { SectionSnapshot(name: $0, objectIDs: []) } }
+        var batch = ChangeBatch(sectionChanges: ChangeBatch.sectionChanges(from: sectionsOnly(oldNames), to: sectionsOnly(layout.map(\.name))))
         let newIndexByName = Dictionary(layout.enumerated().map { ($1.name, $0) }) { a, _ in a }
-        let oldIndexByName = Dictionary(oldNames.enumerated().map { ($1, $0) }) { a, _ in a }
-        var batch = ChangeBatch()
-        for (index, name) in oldNames.enumerated().reversed() where newIndexByName[name] == nil {
-            batch.sectionChanges.append(SectionChange(type: .delete, index: index, name: name))
+        var oldPlaces = ObjectPlacements<Int64>(capacity: oldLocations.count)
+        for (key, old) in oldLocations.sorted(by: { ($0.value.section, $0.value.item) < ($1.value.section, $1.value.item) }) {
+            oldPlaces.append(key, at: IndexPath(item: old.item, section: old.section), gap: oldGaps[key]!)
         }
-        for (index, section) in layout.enumerated() where oldIndexByName[section.name] == nil {
-            batch.sectionChanges.append(SectionChange(type: .insert, index: index, name: section.name))
-        }
-        var newLocations: [Int64: IndexPath] = [:]
+        var newPlaces = ObjectPlacements<Int64>(capacity: members.count)
+        // Members went in in result order: a later one never moved an earlier one.
         for member in members {
-            let s = newIndexByName[member.section]!
-            // Members go in in result order: a later one never moves an earlier one.
-            newLocations[member.key] = IndexPath(item: newItems[member.key]!, section: s)
+            newPlaces.append(member.key, at: IndexPath(item: newItems[member.key]!, section: newIndexByName[member.section]!), gap: newGaps[member.key]!)
         }
-        let stays = stayingKeys(oldLocations.sorted { ($0.value.section, $0.value.item) < ($1.value.section, $1.value.item) }.compactMap { key, old in
-            guard let newPath = newLocations[key], oldNames[old.section] == layout[newPath.section].name,
-                  oldGaps[key] == newGaps[key] else { return nil }
-            return (key, newPath, oldGaps[key]!)
-        })
-        var deletes: [ObjectChange] = [], moves: [ObjectChange] = [], inserts: [ObjectChange] = [], updates: [ObjectChange] = []
-        for key in changed.keys.sorted() {
-            let id = ObjectID(entityName: entityName, rowKey: key)
-            let oldPath = oldLocations[key].map { IndexPath(item: $0.item, section: $0.section) }
-            let newPath = newLocations[key]
-            switch (oldPath, newPath) {
-            case (let from?, nil): deletes.append(ObjectChange(type: .delete, objectID: id, indexPath: from, newIndexPath: nil))
-            case (nil, let to?): inserts.append(ObjectChange(type: .insert, objectID: id, indexPath: nil, newIndexPath: to))
-            case (let from?, let to?):
-                if stays.contains(key) {
-                    updates.append(ObjectChange(type: .update, objectID: id, indexPath: from, newIndexPath: to))
-                } else {
-                    moves.append(ObjectChange(type: .move, objectID: id, indexPath: from, newIndexPath: to))
-                }
-            case (nil, nil): break
-            }
-        }
-        batch.objectChanges = deletes + moves + inserts + updates
+        batch.objectChanges = ChangeBatch.objectChanges(
+            from: oldPlaces, to: newPlaces, sameSection: { oldNames[$0] == self.layout[$1].name },
+            isUpdated: { _ in true }, objectID: { ObjectID(entityName: self.entityName, rowKey: $0) })
         deliver(batch, from: oldLayout)
     }
 

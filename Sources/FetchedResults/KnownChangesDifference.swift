@@ -10,9 +10,11 @@ extension FetchedResultsController {
     /// The other objects keep their section and their order, so they never move (they travel
     /// with a section that moves): with a limit or offset some enter or leave the window
     /// (inserts and deletes), otherwise they stay untouched. A changed object on both sides
-    /// stays (an update) by the rule of the in-memory placement (``stayingKeys(_:)``), so a
-    /// bulk save names the same moves a small one would, where the general difference, which
-    /// knows no changed objects, can name an unchanged neighbour as moved.
+    /// stays (an update) or moves by the one classification every batch gets
+    /// (``ChangeBatch/objectChanges(from:to:sameSection:isUpdated:objectID:)``), with the
+    /// unchanged objects as anchors, so a bulk save names the same moves a small one would,
+    /// where the general difference, which knows no changed objects, can name an unchanged
+    /// neighbour as moved.
     ///
     /// One pass over the row keys, a bitmap look-up for each (``KeyMembership``), hashing only
     /// the changed ones (and the window's keys with a limit or offset): about 2 ms for 100,000
@@ -31,7 +33,7 @@ extension FetchedResultsController {
         let sectionsOnly = { (sections: [Section]) in
             sections.map { SectionSnapshot(name: $0.name, objectIDs: [], sectionObjectID: $0.sectionObjectKey.map { ObjectID(entityName: self.sectionEntityName!, rowKey: $0) }) }
         }
-        var batch = ChangeBatch(sectionChanges: ChangeBatch.difference(from: sectionsOnly(old), to: sectionsOnly(new)).sectionChanges)
+        var batch = ChangeBatch(sectionChanges: ChangeBatch.sectionChanges(from: sectionsOnly(old), to: sectionsOnly(new)))
 
         // Unchanged objects on one side only: those a limit or offset moved out of or into the window.
         var leaving = Set<Int64>(), entering = Set<Int64>()
@@ -41,10 +43,11 @@ extension FetchedResultsController {
             leaving = before.subtracting(after)
             entering = after.subtracting(before)
         }
-        // Where each changed object was, with its place among the unchanged objects that stay.
-        var oldPlaces: [Int64: Place] = [:], newPlaces: [Int64: Place] = [:]
-        var deletes: [ObjectChange] = [], inserts: [ObjectChange] = []
-        let id = { (key: Int64) in ObjectID(entityName: self.entityName, rowKey: key) }
+        // The objects to classify, where they were and are: the changed ones, with their
+        // place among the unchanged objects that stay, and the unchanged ones that leave or
+        // enter. The unchanged objects that stay are left out: they stay.
+        var oldPlaces = ObjectPlacements<Int64>(capacity: changedKeySet.count)
+        var newPlaces = ObjectPlacements<Int64>(capacity: changedKeySet.count)
         // Unchanged objects of a section that goes (its section object was deleted or left
         // the section request): they go with it.
         var goneWithSection = Set<Int64>()
@@ -55,10 +58,10 @@ extension FetchedResultsController {
             var staying = 0
             for (i, key) in section.keys.enumerated() {
                 if changedKeys.contains(key) {
-                    oldPlaces[key] = Place(path: IndexPath(item: i, section: s), gap: staying)
+                    oldPlaces.append(key, at: IndexPath(item: i, section: s), gap: staying)
                 } else if !kept || (!leaving.isEmpty && leaving.contains(key)) {
                     if !kept { goneWithSection.insert(key) }
-                    deletes.append(ObjectChange(type: .delete, objectID: id(key), indexPath: IndexPath(item: i, section: s), newIndexPath: nil))
+                    oldPlaces.append(key, at: IndexPath(item: i, section: s))
                 } else {
                     staying += 1
                 }
@@ -73,12 +76,12 @@ extension FetchedResultsController {
             var staying = 0
             for (i, key) in section.keys.enumerated() {
                 if changedKeys.contains(key) {
-                    newPlaces[key] = Place(path: IndexPath(item: i, section: s), gap: staying)
+                    newPlaces.append(key, at: IndexPath(item: i, section: s), gap: staying)
                 } else if (!entering.isEmpty && entering.contains(key)) || (oldIndex == nil && !goneWithSection.contains(key)) {
                     // Entering the window, or coming with a new section (one whose object
                     // came in); an object of a section that went is on both sides: not
                     // what the changes say.
-                    inserts.append(ObjectChange(type: .insert, objectID: id(key), indexPath: nil, newIndexPath: IndexPath(item: i, section: s)))
+                    newPlaces.append(key, at: IndexPath(item: i, section: s))
                 } else {
                     while next < before.count && skipped(before[next]) { next += 1 }
                     guard next < before.count, before[next] == key else { return nil }
@@ -89,55 +92,11 @@ extension FetchedResultsController {
             while next < before.count && skipped(before[next]) { next += 1 }
             if next < before.count { return nil }
         }
-        let stays = stayingKeys(oldPlaces.sorted { $0.value.path < $1.value.path }.compactMap { key, before in
-            guard let after = newPlaces[key], oldIDs[before.path.section] == newIDs[after.path.section],
-                  before.gap == after.gap else { return nil }
-            return (key, after.path, after.gap)
-        })
-        var moves: [ObjectChange] = [], updates: [ObjectChange] = []
-        for (key, before) in oldPlaces {
-            if let after = newPlaces[key] {
-                if stays.contains(key) {
-                    updates.append(ObjectChange(type: .update, objectID: id(key), indexPath: before.path, newIndexPath: after.path))
-                } else {
-                    moves.append(ObjectChange(type: .move, objectID: id(key), indexPath: before.path, newIndexPath: after.path))
-                }
-            } else {
-                deletes.append(ObjectChange(type: .delete, objectID: id(key), indexPath: before.path, newIndexPath: nil))
-            }
-        }
-        for (key, after) in newPlaces where oldPlaces[key] == nil {
-            inserts.append(ObjectChange(type: .insert, objectID: id(key), indexPath: nil, newIndexPath: after.path))
-        }
-        let inOrder = { (changes: [ObjectChange], path: KeyPath<ObjectChange, IndexPath?>) in
-            changes.sorted { $0[keyPath: path]! < $1[keyPath: path]! }
-        }
-        batch.objectChanges = inOrder(deletes, \.indexPath) + inOrder(moves, \.indexPath) + inOrder(inserts, \.newIndexPath) + inOrder(updates, \.indexPath)
+        batch.objectChanges = ChangeBatch.objectChanges(
+            from: oldPlaces, to: newPlaces, sameSection: { oldIDs[$0] == newIDs[$1] },
+            isUpdated: { _ in true }, objectID: { ObjectID(entityName: self.entityName, rowKey: $0) })
         return batch
     }
-}
-
-/// The changed objects that stay in place (updates, not moves), from those that keep their
-/// section and their gap (how many unchanged objects that stay precede them), listed in old
-/// order with their new index path: in each section and gap, the longest run that keeps its
-/// order. The rule of both the in-memory placement and ``FetchedResultsController/knownChangesBatch(from:to:changedKeys:)``.
-func stayingKeys(_ candidates: [(key: Int64, newPath: IndexPath, gap: Int)]) -> Set<Int64> {
-    var groups: [IndexPath: [(key: Int64, item: Int)]] = [:]   // (new section, gap) -> in old order
-    for candidate in candidates {
-        groups[IndexPath(item: candidate.gap, section: candidate.newPath.section), default: []].append((candidate.key, candidate.newPath.item))
-    }
-    var stays = Set<Int64>()
-    for group in groups.values {
-        for i in longestIncreasingSubsequence(group.map(\.item)) { stays.insert(group[i].key) }
-    }
-    return stays
-}
-
-/// Where a changed object is: its index path, and how many unchanged objects that stay
-/// precede it in its section.
-private struct Place {
-    var path: IndexPath
-    var gap: Int
 }
 
 /// Membership in a set of row keys, asked once or twice per row of a result: a bitmap over
