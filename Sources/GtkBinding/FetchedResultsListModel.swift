@@ -79,18 +79,22 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
         if controller.sections == nil { try controller.performFetch() }
         self.controller = controller
         entityName = controller.fetchRequest.entityName
-        let sections = (controller.sections ?? []).enumerated().map { s, info in
-            FlattenedSections.Section(name: info.name, keys: (0..<info.numberOfObjects).map {
-                controller.objectID(at: IndexPath(item: $0, section: s)).rowKey
-            })
-        }
-        flattened = FlattenedSections(sections: sections,
+        flattened = FlattenedSections(sections: Self.sections(of: controller),
                                       showsHeaders: controller.sectionNameKeyPath != nil || controller.sectionFetchRequest != nil)
         items = ListItems(flattened: flattened)
         listModel = Self.makeListModel(showing: items)
         controller.changeReporting = .batches
         controller.delegate = self
         if Thread.isMainThread { MainQueueSource.attach() }
+    }
+
+    /// The controller's sections as the list holds them.
+    private static func sections(of controller: FetchedResultsController<Result>) -> [FlattenedSections.Section] {
+        (controller.sections ?? []).enumerated().map { s, info in
+            FlattenedSections.Section(name: info.name, keys: (0..<info.numberOfObjects).map {
+                controller.objectID(at: IndexPath(item: $0, section: s)).rowKey
+            })
+        }
     }
 
     deinit {
@@ -150,8 +154,15 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
     // MARK: Following the controller
 
     /// Follows `batch` with items-changed emissions, then calls ``didChange``.
+    ///
+    /// A batch that does not fit the list (one this list's controller did not deliver) is
+    /// not followed: the list takes the controller's sections in one emission instead, and
+    /// the mistake is reported to `FetchedResultsDiagnostics/warningHandler`.
     public func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith batch: ChangeBatch) {
-        flattened.apply(batch, emit: itemsChanged)
+        if let problem = flattened.apply(batch, reload: { Self.sections(of: self.controller) }, emit: itemsChanged) {
+            FetchedResultsDiagnostics.warningHandler(
+                "FetchedResultsListModel was given a batch that does not fit its list (\(problem)); it reloaded the list from its controller. Only the list's own controller should call controller(_:didChangeContentWith:).")
+        }
         didChange?(batch)
     }
 

@@ -92,15 +92,28 @@ final class FlattenedSections {
 
     /// Walks from the old sections to the new ones by the steps of `ChangeBatch.walk`, calling
     /// `emit(position, removed, added)` once each step is taken (adjacent steps are announced
-    /// together). The controller made the batch: it fits.
-    func apply(_ batch: ChangeBatch, emit: @escaping (Int, Int, Int) -> Void) {
+    /// together).
+    ///
+    /// A batch that does not fit (one not made by this list's controller) is not followed
+    /// step by step: what was announced stands, and the rest of the list is replaced by
+    /// `reload()`'s sections in one emission. Returns why the batch did not fit, or nil.
+    @discardableResult
+    func apply(_ batch: ChangeBatch, reload: () -> [Section], emit: @escaping (Int, Int, Int) -> Void) -> ChangeBatch.InvalidBatch? {
         var steps = Steps(list: self, emissions: Emissions(emit: emit))
         do {
             try batch.walk(&steps)
+            steps.emissions.flush()
+            return nil
         } catch {
-            preconditionFailure("the controller delivered a batch that breaks the rules: \(error)")
+            // Each step checks before it changes anything: the list is what was recorded.
+            steps.emissions.flush()
+            hidden = nil
+            let announced = count
+            sections = reload()
+            count = sections.reduce(0) { $0 + $1.keys.count + headerCount }
+            emit(0, announced, count)
+            return error as? ChangeBatch.InvalidBatch ?? ChangeBatch.InvalidBatch("\(error)")
         }
-        steps.emissions.flush()
     }
 
     /// The steps of a batch on the list: each changes the list (hiding rows of the section
@@ -109,7 +122,10 @@ final class FlattenedSections {
         unowned let list: FlattenedSections
         var emissions: Emissions
 
-        mutating func removeObjects(at indexes: [Int], fromSection section: Int) {
+        mutating func removeObjects(at indexes: [Int], fromSection section: Int) throws {
+            guard list.sections.indices.contains(section), indexes.allSatisfy(list.sections[section].keys.indices.contains) else {
+                throw ChangeBatch.InvalidBatch("objects removed at \(indexes) of section \(section) are not in the list")
+            }
             for k in indexes.indices.reversed() {
                 emissions.record(list.position(of: IndexPath(item: indexes[k], section: section)), removed: 1, added: 0)
                 list.hidden = (section, indexes[k...])
@@ -119,7 +135,13 @@ final class FlattenedSections {
             list.hidden = nil
         }
 
-        mutating func removeSection(for change: SectionChange) -> Section {
+        mutating func removeSection(for change: SectionChange) throws -> Section {
+            guard list.sections.indices.contains(change.index) else {
+                throw ChangeBatch.InvalidBatch("section \(change.index) is not in the list")
+            }
+            guard change.type == .move || list.sections[change.index].keys.isEmpty else {
+                throw ChangeBatch.InvalidBatch("section \(change.index) is deleted with objects in it")
+            }
             let section = list.sections[change.index]
             emissions.record(list.start(ofSection: change.index), removed: section.keys.count + list.headerCount, added: 0)
             list.sections.remove(at: change.index)
@@ -127,7 +149,10 @@ final class FlattenedSections {
             return section
         }
 
-        mutating func insertSection(_ moved: Section?, at index: Int, for change: SectionChange) {
+        mutating func insertSection(_ moved: Section?, at index: Int, for change: SectionChange) throws {
+            guard (0...list.sections.count).contains(index) else {
+                throw ChangeBatch.InvalidBatch("section inserted at \(index), past the end of the list")
+            }
             let section = Section(name: change.name, keys: moved?.keys ?? [])
             emissions.record(list.start(ofSection: index), removed: 0, added: section.keys.count + list.headerCount)
             list.sections.insert(section, at: index)
@@ -135,9 +160,13 @@ final class FlattenedSections {
         }
 
         /// Each section gets its new keys at once, hidden until announced.
-        mutating func insertObjects(_ arrivals: [ObjectChange], intoSection section: Int) {
+        mutating func insertObjects(_ arrivals: [ObjectChange], intoSection section: Int) throws {
             let arrivals = arrivals.map { (index: $0.newIndexPath!.item, key: $0.objectID.rowKey) }
             let indexes = arrivals.map(\.index)
+            guard list.sections.indices.contains(section),
+                  indexes.allSatisfy({ (0..<(list.sections[section].keys.count + indexes.count)).contains($0) }) else {
+                throw ChangeBatch.InvalidBatch("objects inserted at \(indexes) of section \(section) do not fit")
+            }
             list.hidden = (section, indexes[...])
             list.sections[section].keys = list.sections[section].keys.inserting(arrivals)
             for k in indexes.indices {
@@ -150,7 +179,14 @@ final class FlattenedSections {
 
         /// Updated objects and renamed sections are replaced by themselves, so that GTK binds
         /// their rows again.
-        mutating func update(objects: [ObjectChange], sections renamed: [SectionChange]) {
+        mutating func update(objects: [ObjectChange], sections renamed: [SectionChange]) throws {
+            for path in objects.compactMap(\.newIndexPath) where !list.sections.indices.contains(path.section)
+                || !list.sections[path.section].keys.indices.contains(path.item) {
+                throw ChangeBatch.InvalidBatch("an update names \(path), which is not in the list")
+            }
+            for index in renamed.compactMap(\.newIndex) where !list.sections.indices.contains(index) {
+                throw ChangeBatch.InvalidBatch("a section renamed at \(index) is not in the list")
+            }
             var replacements: [(position: Int, renamedSection: (index: Int, name: String)?)] =
                 objects.compactMap { $0.newIndexPath.map { (list.position(of: $0), nil) } }
             for change in renamed {

@@ -23,7 +23,7 @@ final class ChangeContractTests: XCTestCase {
     func testAnObjectInsertedAndSavedInOneGoComesWithItsPermanentID() throws {
         let (context, controller, log) = try worldCup()
         let before = controller.snapshot
-        let atlantis = WorldCup.insert("Atlantis", "Oceania", into: context)
+        let atlantis = try WorldCup.insert("Atlantis", "Oceania", into: context)
         try context.save()
         XCTAssertEqual(log.batches.count, 1)
         let inserted = try XCTUnwrap(log.batches.first?.objectChanges.first { $0.type == .insert })
@@ -36,7 +36,7 @@ final class ChangeContractTests: XCTestCase {
     func testAnUnsavedObjectTheListShowsIsRenamedByTheBatchOfItsFirstSave() throws {
         let (context, controller, log) = try worldCup()
         let before = controller.snapshot
-        let atlantis = WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
+        let atlantis = try WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
         context.processPendingChanges()  // the end of the event-loop turn: the list shows it unsaved
         let temporary = atlantis.objectID
         XCTAssertTrue(temporary.isTemporaryID)
@@ -53,7 +53,7 @@ final class ChangeContractTests: XCTestCase {
     func testTheDifferenceModeReportsTheRenameToo() throws {
         let (context, controller, log) = try worldCup(.difference, sections: false)
         var mirror = controller.snapshot.flatMap(\.objectIDs)
-        let atlantis = WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
+        let atlantis = try WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
         context.processPendingChanges()
         try context.save()
         atlantis.wins = 10
@@ -67,7 +67,7 @@ final class ChangeContractTests: XCTestCase {
 
     func testTheSnapshotModeNamesSavedObjectsByTheirPermanentIDs() throws {
         let (context, controller, log) = try worldCup(.snapshot)
-        let atlantis = WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
+        let atlantis = try WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
         context.processPendingChanges()
         XCTAssertEqual(controller.snapshot[0].objectIDs.first, atlantis.objectID)
         try context.save()
@@ -81,7 +81,7 @@ final class ChangeContractTests: XCTestCase {
             let (context, controller, log) = try worldCup(reporting, sections: reporting != .difference)
             let before = controller.snapshot
             let ghana = try WorldCup.team("Ghana", in: context)
-            WorldCup.insert("", "Oceania", into: context)  // a name is required
+            try WorldCup.insert("", "Oceania", into: context)  // a name is required
             ghana.wins = 7
             XCTAssertThrowsError(try context.save(), "\(reporting)")
             context.rollback()

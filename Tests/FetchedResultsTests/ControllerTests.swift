@@ -149,7 +149,7 @@ final class ControllerTests: XCTestCase {
     func testATeamInANewZoneInsertsItsSection() throws {
         let (_, context, controller, log) = try worldCup()
         let start = controller.snapshot
-        let fiji = WorldCup.insert("Fiji", "Oceania", into: context)
+        let fiji = try WorldCup.insert("Fiji", "Oceania", into: context)
         try context.save()
         XCTAssertEqual(log.calls, ["will", "section insert 3 Oceania", "object insert nil->3.0", "did"])
         XCTAssertEqual(controller.sections?.map(\.name), ["Africa", "Asia", "Europe", "Oceania", "South America"])
@@ -188,7 +188,7 @@ final class ControllerTests: XCTestCase {
     func testUnsavedChangesAreShownAndARollbackTakesThemBack() throws {
         let (_, context, controller, log) = try worldCup()
         let start = controller.snapshot
-        let fiji = WorldCup.insert("Fiji", "Oceania", into: context)
+        let fiji = try WorldCup.insert("Fiji", "Oceania", into: context)
         try WorldCup.team("France", in: context).wins = 9
         context.processPendingChanges()
         XCTAssertEqual(controller.indexPath(for: fiji), IndexPath(item: 0, section: 3))
@@ -333,10 +333,10 @@ final class ControllerTests: XCTestCase {
 
         // A new team with no wins stays out; one with 9 comes in first.
         log.calls = []
-        WorldCup.insert("Fiji", "Oceania", into: context)
+        try WorldCup.insert("Fiji", "Oceania", into: context)
         try context.save()
         XCTAssertEqual(log.calls, [], "nothing to show")
-        WorldCup.insert("Qatar", "Asia", wins: 9, into: context)
+        try WorldCup.insert("Qatar", "Asia", wins: 9, into: context)
         try context.save()
         XCTAssertEqual(log.calls, ["will", "object delete 0.4->nil", "object insert nil->0.0", "did"])
         XCTAssertEqual(controller.fetchedObjects?.map(\.teamName), ["Qatar", "Brazil", "Ghana", "Germany", "Nigeria"])
@@ -443,7 +443,7 @@ final class ControllerTests: XCTestCase {
         let registered = context.registeredObjects.count
 
         let importer = ObjectContext(store: store)
-        for i in 0..<300 { WorldCup.insert("Team \(i)", "Oceania", wins: i % 7, into: importer) }
+        for i in 0..<300 { try WorldCup.insert("Team \(i)", "Oceania", wins: i % 7, into: importer) }
         try importer.save()
         drainMainQueue { controller.numberOfObjects == before.flatMap(\.objectIDs).count + 300 }
 
@@ -502,7 +502,7 @@ final class ControllerTests: XCTestCase {
         controller.changeReporting = .snapshot
         controller.delegate = log
         try controller.performFetch()
-        WorldCup.insert("Qatar", "Asia", wins: 9, into: context)
+        try WorldCup.insert("Qatar", "Asia", wins: 9, into: context)
         try context.save()
         // A list showing snapshots makes its rows from the IDs it was given.
         let shownID = try XCTUnwrap(log.snapshots.last?.sections.first?.objectIDs.first)
@@ -554,7 +554,7 @@ final class ControllerTests: XCTestCase {
 
         // Names are capitalized; a lowercase zone sorts after the others (byte order).
         log.indexTitles = [:]
-        WorldCup.insert("Tahiti", "oceania", into: context)
+        try WorldCup.insert("Tahiti", "oceania", into: context)
         try context.save()
         XCTAssertEqual(controller.sections?.map(\.name).last, "oceania")
         XCTAssertEqual(controller.sectionIndexTitles, ["A", "E", "S", "O"])
@@ -563,7 +563,7 @@ final class ControllerTests: XCTestCase {
 
     func testSectionIndexTitlesAreDistinct() throws {
         let (_, context, controller, _) = try worldCup()
-        WorldCup.insert("Tunisia", "africa (north)", into: context)   // after "South America" in byte order
+        try WorldCup.insert("Tunisia", "africa (north)", into: context)   // after "South America" in byte order
         try context.save()
         XCTAssertEqual(controller.sections?.map(\.name), ["Africa", "Asia", "Europe", "South America", "africa (north)"])
         XCTAssertEqual(controller.sectionIndexTitles, ["A", "E", "S"], "one per distinct title, as documented")
@@ -680,7 +680,7 @@ final class ControllerTests: XCTestCase {
             do {
                 let team = try background.existingObject(with: franceID) as! WorldCup.Team
                 team.wins = 5
-                WorldCup.insert("Fiji", "Oceania", wins: 1, into: background)
+                try WorldCup.insert("Fiji", "Oceania", wins: 1, into: background)
                 try background.save()
             } catch {
                 failure.append("\(error)")

@@ -88,7 +88,7 @@ final class DelegateWiringTests: XCTestCase {
         try controller.performFetch()
         XCTAssertEqual(controller.changeReporting, .difference)
         let before = controller.snapshot.flatMap(\.objectIDs)
-        WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
+        try WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
         try context.save()
         XCTAssertEqual(delegate.differences.count, 1)
         XCTAssertEqual(before.applying(delegate.differences[0]), controller.snapshot.flatMap(\.objectIDs))
@@ -100,7 +100,7 @@ final class DelegateWiringTests: XCTestCase {
         controller.delegate = delegate
         try controller.performFetch()
         let japan = try WorldCup.team("Japan", in: context), australia = try WorldCup.team("Australia", in: context)
-        WorldCup.insert("Atlantis", "Oceania", wins: 1, into: context)   // a new section
+        try WorldCup.insert("Atlantis", "Oceania", wins: 1, into: context)   // a new section
         try context.delete(japan)
         try context.delete(australia)                                  // Asia goes
         try context.save()
@@ -138,7 +138,7 @@ final class DelegateWiringTests: XCTestCase {
         let shown = controller.snapshot
         // Another program takes the table away.
         try sqlite3(context.store.url!, "ALTER TABLE Team RENAME TO Gone")
-        WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
+        try WorldCup.insert("Atlantis", "Africa", wins: 9, into: context)
         context.processPendingChanges()
         XCTAssertEqual(delegate.errors.count, 1)
         XCTAssertTrue(delegate.errors.first?.contains("no such table: Team") == true, "\(delegate.errors)")
@@ -148,7 +148,7 @@ final class DelegateWiringTests: XCTestCase {
         let warnings = collectWarnings()
         let plain = Plain()
         controller.delegate = plain
-        WorldCup.insert("Lemuria", "Africa", wins: 9, into: context)
+        try WorldCup.insert("Lemuria", "Africa", wins: 9, into: context)
         context.processPendingChanges()
         XCTAssertTrue(warnings.all.contains { $0.contains("could not follow a change") }, "\(warnings.all)")
     }
@@ -173,7 +173,7 @@ final class DelegateWiringTests: XCTestCase {
         }
         try WorldCup.team("Ghana", in: context).wins = 5
         try context.save()
-        WorldCup.insert("Atlantis", "Oceania", into: context)
+        try WorldCup.insert("Atlantis", "Oceania", into: context)
         try context.save()
         wait(for: [done], timeout: 5)
         XCTAssertEqual(followed.withLock { $0 }, controller.snapshot, "a subscriber following the batches alone holds the controller's sections")

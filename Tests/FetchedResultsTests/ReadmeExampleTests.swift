@@ -35,7 +35,7 @@ final class ReadmeExampleTests: XCTestCase {
         let store = try PersistentStore(url: folder.appendingPathComponent("worldcup.sqlite"), model: sameModel)
         let context = ObjectContext(store: store)
 
-        let team = context.insert(Team.self)
+        let team = try context.insert(Team.self)
         team.teamName = "Algeria"
         team.qualifyingZone = "Africa"
         team.wins += 1

@@ -126,7 +126,7 @@ final class SectionCacheTests: XCTestCase {
 
     func testUnsavedChangesNeitherReadNorWriteTheCache() throws {
         let (_, context, log, first) = try openAndCache()
-        let fiji = WorldCup.insert("Fiji", "Oceania", into: context)
+        let fiji = try WorldCup.insert("Fiji", "Oceania", into: context)
         XCTAssertTrue(try fetchWithCache(context, log: log), "the unsaved team is shown")
         context.rollback()
         XCTAssertFalse(try fetchWithCache(context, log: log), "the cache of the saved data is still there")
@@ -186,7 +186,7 @@ final class SectionCacheTests: XCTestCase {
         // A new file at the same place (a restored backup, a reset), as many writes, other teams.
         let store = try PersistentStore(url: url, model: WorldCup.model())
         let context = ObjectContext(store: store)
-        for team in WorldCup.teams.reversed() { WorldCup.insert(team.name, "Zone \(team.name.count)", into: context) }
+        for team in WorldCup.teams.reversed() { try WorldCup.insert(team.name, "Zone \(team.name.count)", into: context) }
         try context.save()
         XCTAssertEqual(try store.generation(), oldGeneration, "the scenario: the same generation")
         let log = SQLLog()   // the new store logs nothing: compare results only

@@ -44,15 +44,15 @@ enum WorldCup {
                                         sqlLog: sqlLog?.handler)
         let context = ObjectContext(store: store)
         if try context.count(for: FetchRequest<Team>()) == 0 {
-            for team in teams { insert(team.name, team.zone, wins: team.wins, into: context) }
+            for team in teams { try insert(team.name, team.zone, wins: team.wins, into: context) }
             try context.save()
         }
         return (store, context)
     }
 
     @discardableResult
-    static func insert(_ name: String, _ zone: String, wins: Int = 0, into context: ObjectContext) -> Team {
-        let team = context.insert(Team.self)
+    static func insert(_ name: String, _ zone: String, wins: Int = 0, into context: ObjectContext) throws -> Team {
+        let team = try context.insert(Team.self)
         team.teamName = name
         team.qualifyingZone = zone
         team.wins = wins
@@ -99,7 +99,7 @@ enum Movies {
         let context = ObjectContext(store: store)
         for (titles, isLent) in [(lent, true), (notLent, false)] {
             for title in titles {
-                let movie = context.insert(Movie.self)
+                let movie = try context.insert(Movie.self)
                 movie.title = title
                 movie.lent = isLent
             }

@@ -2,6 +2,7 @@ import CFetchedResultsModel
 import CGtk
 import FetchedResults
 import Foundation
+import Synchronization
 @testable import GtkBinding
 import ObjectStore
 import XCTest
@@ -57,6 +58,36 @@ final class ListModelTests: XCTestCase {
         try ana.setValue("fast", forKey: "note")
         try context.save()
         XCTAssertEqual(recorder.emissions.map { [$0.position, $0.removed, $0.added] }, [[1, 1, 1]])
+    }
+
+    func testABatchThatDoesNotFitReloadsTheListAndWarnsInsteadOfCrashing() throws {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
+        let warnings = Mutex<[String]>([])
+        let previous = FetchedResultsDiagnostics.warningHandler
+        FetchedResultsDiagnostics.warningHandler = { message in warnings.withLock { $0.append(message) } }
+        defer { FetchedResultsDiagnostics.warningHandler = previous }
+        let expected = identities(rows)
+        let ids = rows.controller.snapshot.flatMap(\.objectIDs)
+        let stranger = ObjectID(entityName: "Player", rowKey: 999)
+        // Each names a place the list does not have: a call by hand, not the controller's.
+        let misfits = [
+            ChangeBatch(objectChanges: [ObjectChange(type: .delete, objectID: ids[0], indexPath: IndexPath(item: 7, section: 0), newIndexPath: nil)]),
+            ChangeBatch(objectChanges: [ObjectChange(type: .insert, objectID: stranger, indexPath: nil, newIndexPath: IndexPath(item: 5, section: 1))]),
+            ChangeBatch(sectionChanges: [SectionChange(type: .delete, index: 0, name: "Asia")]),
+            ChangeBatch(sectionChanges: [SectionChange(type: .insert, index: 9, name: "Mars")]),
+            ChangeBatch(objectChanges: [ObjectChange(type: .update, objectID: ids[2], indexPath: IndexPath(item: 0, section: 4), newIndexPath: IndexPath(item: 0, section: 4))]),
+            // Fits its first step (Bo leaves), not its second: what was announced stands.
+            ChangeBatch(objectChanges: [ObjectChange(type: .delete, objectID: ids[1], indexPath: IndexPath(item: 1, section: 0), newIndexPath: nil),
+                                        ObjectChange(type: .insert, objectID: stranger, indexPath: nil, newIndexPath: IndexPath(item: 3, section: 1))]),
+        ]
+        for (n, batch) in misfits.enumerated() {
+            rows.controller(rows.controller, didChangeContentWith: batch)
+            XCTAssertEqual(identities(rows), expected, "batch \(n): the list is the controller's again")
+            XCTAssertEqual(recorder.replica, expected, "batch \(n): the emissions say so")
+            XCTAssertEqual(warnings.withLock { $0.count }, n + 1, "batch \(n) is reported")
+        }
+        XCTAssertTrue(warnings.withLock { $0[0] }.contains("does not fit"))
     }
 
     func testAMoveToANewSectionRemovesThenInsertsTheHeaderAndTheRow() throws {

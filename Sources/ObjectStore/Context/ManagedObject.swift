@@ -66,9 +66,10 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
 
     /// Inserts a new object of this class's entity into `context`.
     ///
-    /// The entity is the model's entity whose ``EntityDescription/objectClass`` is this class.
-    public convenience init(context: ObjectContext) {
-        let entity = context.entity(for: Self.self)
+    /// The entity is the model's entity whose ``EntityDescription/objectClass`` is this class,
+    /// else the one named ``entityName``; throws ``ContextError`` when there is none.
+    public convenience init(context: ObjectContext) throws {
+        let entity = try context.entity(for: Self.self)
         self.init(entity: entity, objectID: ObjectID.makeTemporary(entityName: entity.name), context: context)
         context.register(inserted: self)
     }

@@ -89,7 +89,7 @@ extension ObjectContext {
     /// are in memory, the others by their row, read alone and kept as loaded objects. It
     /// reads about log2(n) rows; faulting a batch around each probe reads 20 a probe, each
     /// batch in a transaction of its own.
-    public func insertionIndex(of object: ManagedObject, in keys: [Int64], entityName: String,
+    package func insertionIndex(of object: ManagedObject, in keys: [Int64], entityName: String,
                                sortedBy sortDescriptors: [FetchSortDescriptor]) throws -> Int? {
         // Attributes of the objects themselves: comparing them reads nothing more, so
         // nothing here needs a second (nested) read.
@@ -120,7 +120,7 @@ extension ObjectContext {
     /// The object at `position` of a list of row keys of one entity; with a batch size, a
     /// fault there loads the values of its whole batch (`batchSize` keys around it) in one
     /// query, as a fetch with ``FetchRequest/fetchBatchSize`` does.
-    public func object(at position: Int, ofRowKeys keys: [Int64], entityName: String, batchSize: Int) -> ManagedObject {
+    package func object(at position: Int, ofRowKeys keys: [Int64], entityName: String, batchSize: Int) -> ManagedObject {
         // Keys of a fetch name objects of a model entity, so this cannot throw.
         let object = try! self.object(with: ObjectID(entityName: entityName, sqlKey: keys[position]))
         guard batchSize > 0, object.isFault else { return object }

@@ -118,8 +118,10 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// Inserts a new object of a ``ManagedObject`` subclass that the model maps to an entity.
-    public func insert<T: ManagedObject>(_ type: T.Type) -> T {
-        let entity = entity(for: T.self)
+    ///
+    /// Throws ``ContextError`` when the model has no entity for the class.
+    public func insert<T: ManagedObject>(_ type: T.Type) throws -> T {
+        let entity = try entity(for: T.self)
         let object = T(entity: entity, objectID: .makeTemporary(entityName: entity.name), context: self)
         register(inserted: object)
         return object
@@ -138,10 +140,10 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// The entity whose objects are made of `type`: the one naming it as its class, or the
     /// one named ``ManagedObject/entityName``.
-    func entity(for type: ManagedObject.Type) -> EntityDescription {
+    func entity(for type: ManagedObject.Type) throws -> EntityDescription {
         if let entity = model.entities.first(where: { $0.objectClass == type }) { return entity }
         guard let entity = model.entity(named: type.entityName) else {
-            preconditionFailure("The model has no entity for class \(type); set objectClass on its EntityDescription or override entityName")
+            throw ContextError(.unknownObject, "The model has no entity for class \(type) (its entities are \(model.entities.map(\.name).joined(separator: ", "))); set objectClass on its EntityDescription, or override entityName to name one")
         }
         return entity
     }

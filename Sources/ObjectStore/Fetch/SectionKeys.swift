@@ -4,17 +4,17 @@ import GRDBSQLite
 
 /// What a fetched results controller needs from a fetch: the row keys in order, and the
 /// runs of equal section names along them.
-public struct SectionedRowKeys: Sendable, Equatable {
+package struct SectionedRowKeys: Sendable, Equatable {
     /// A run of consecutive rows with one section name.
-    public struct Run: Sendable, Equatable {
-        public var name: String
-        public var count: Int
+    package struct Run: Sendable, Equatable {
+        package var name: String
+        package var count: Int
     }
 
     /// The ``ObjectID/rowKey``s of the fetched objects, in order.
-    public var rowKeys: [Int64]
+    package var rowKeys: [Int64]
     /// The section runs, in order; one run named "" for an unsectioned fetch with rows.
-    public var sections: [Run]
+    package var sections: [Run]
 }
 
 extension ObjectContext {
@@ -25,7 +25,7 @@ extension ObjectContext {
     /// decimal, bools as `1` and `0`, dates as their day (`2014-06-12`, UTC), nil as the
     /// empty string — the same text
     /// ``sectionName(forKeyPath:of:)`` gives for an object in memory.
-    public func fetchRowKeys<Result>(_ request: FetchRequest<Result>, sectionNameKeyPath: String?) throws -> SectionedRowKeys {
+    package func fetchRowKeys<Result>(_ request: FetchRequest<Result>, sectionNameKeyPath: String?) throws -> SectionedRowKeys {
         let entity = try checkedEntity(for: request)
         let sectionSQL = try sectionNameKeyPath.map { try keyPathSQL($0, of: entity, alias: "t0") }
         let sectionType = sectionNameKeyPath.flatMap { try? resolvedKeyPath($0, of: entity).valueType }

@@ -30,7 +30,7 @@ public final class PersistentStore: Sendable {
     /// The store file, or nil for an in-memory store.
     public let url: URL?
     /// The GRDB connection(s): a `DatabasePool` for a file, a `DatabaseQueue` in memory.
-    public let database: any DatabaseWriter
+    package let database: any DatabaseWriter
 
     private let contexts = Mutex<[WeakContext]>([])
     /// The history tokens written by saves of this store's contexts: followers skip them,

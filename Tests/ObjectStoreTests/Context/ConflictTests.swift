@@ -299,7 +299,7 @@ final class ConflictTests: XCTestCase {
 
     func testInsertedObjectsAndUnchangedOnesNeverConflict() throws {
         let s = try makeSetup()
-        let added = s.context.insert(Team.self)
+        let added = try s.context.insert(Team.self)
         added.teamName = "Atlantis"
         added.qualifyingZone = "Oceania"
         try s.otherTeam("Ghana").wins = 5  // the context holds Ghana, unchanged

@@ -3,11 +3,24 @@ import GRDB
 import ObjectStore
 import XCTest
 
+/// A class no entity of the World Cup model names.
+private final class Stadium: ManagedObject {}
+
 final class ContextTests: XCTestCase {
+    func testInsertingAClassTheModelDoesNotKnowThrowsAndChangesNothing() throws {
+        let context = ObjectContext(store: try Fixtures.store(Fixtures.worldCupModel(), self))
+        XCTAssertThrowsError(try context.insert(Stadium.self)) { error in
+            let message = "\(error)"
+            XCTAssertTrue(message.contains("Stadium") && message.contains("Team"), message)
+        }
+        XCTAssertThrowsError(try Stadium(context: context))
+        XCTAssertFalse(context.hasChanges, "nothing was inserted")
+    }
+
     func testInsertSaveAndFetchInAnotherContext() throws {
         let store = try Fixtures.store(Fixtures.worldCupModel(), self)
         let context = ObjectContext(store: store)
-        let team = context.insert(Team.self)
+        let team = try context.insert(Team.self)
         XCTAssertTrue(team.objectID.isTemporaryID)
         XCTAssertEqual(team.wins, 0, "inserted objects start with the default values")
         team.teamName = "Brazil"
@@ -61,7 +74,7 @@ final class ContextTests: XCTestCase {
         let teams = try Fixtures.insertTeams(into: context)
         teams[0].wins = 5
         try context.delete(teams[1])
-        let added = context.insert(Team.self)
+        let added = try context.insert(Team.self)
         added.teamName = "Iceland"
         context.processPendingChanges()  // observers were told of the changes
         let recorder = EventRecorder(context)
@@ -80,7 +93,7 @@ final class ContextTests: XCTestCase {
         let teams = try Fixtures.insertTeams(into: context)
         let recorder = EventRecorder(context)
         try context.delete(teams[1])
-        let added = context.insert(Team.self)
+        let added = try context.insert(Team.self)
         added.teamName = "Iceland"
         XCTAssertThrowsError(try context.save(), "refused: Iceland has no zone")
         context.rollback()
@@ -133,9 +146,9 @@ final class ContextTests: XCTestCase {
 
     func testOneToOneRelationshipsThroughTypedProperties() throws {
         let context = ObjectContext(store: try Fixtures.store(Fixtures.banksModel(), self))
-        let bank = context.insert(FailedBankInfo.self)
+        let bank = try context.insert(FailedBankInfo.self)
         bank.name = "First Bank"; bank.city = "Austin"; bank.state = "TX"
-        let details = context.insert(FailedBankDetails.self)
+        let details = try context.insert(FailedBankDetails.self)
         details.closeDate = Date(timeIntervalSince1970: 1_300_000_000)
         details.info = bank
         XCTAssertTrue(bank.details === details)
@@ -213,7 +226,7 @@ final class ContextTests: XCTestCase {
         XCTAssertEqual(try ObjectContext(store: context.store).count(for: FetchRequest<ManagedObject>(entityName: "Item")), 1)
 
         let teams = ObjectContext(store: try Fixtures.store(Fixtures.worldCupModel(), self))
-        let team = teams.insert(Team.self)
+        let team = try teams.insert(Team.self)
         team.wins = -1
         XCTAssertThrowsError(try teams.save()) { error in
             let text = "\(error)"
@@ -238,9 +251,9 @@ final class ContextTests: XCTestCase {
             try db.execute(sql: "CREATE TRIGGER refuse BEFORE INSERT ON Team WHEN NEW.teamName = 'Atlantis' BEGIN SELECT RAISE(ABORT, 'no Atlantis'); END")
         }
         teams[0].wins = 7
-        let first = context.insert(Team.self)
+        let first = try context.insert(Team.self)
         first.teamName = "Iceland"; first.qualifyingZone = "Europe"
-        let second = context.insert(Team.self)
+        let second = try context.insert(Team.self)
         second.teamName = "Atlantis"; second.qualifyingZone = "Europe"
         XCTAssertThrowsError(try context.save())
         let fresh = ObjectContext(store: store)
@@ -260,7 +273,7 @@ final class ContextTests: XCTestCase {
         teams[0].wins = 1
         teams[0].imageName = nil
         try context.delete(teams[1])
-        let added = context.insert(Team.self)
+        let added = try context.insert(Team.self)
         added.teamName = "Iceland"; added.qualifyingZone = "Europe"
         context.processPendingChanges()
         let changes = try XCTUnwrap(recorder.objectsDidChange.first)

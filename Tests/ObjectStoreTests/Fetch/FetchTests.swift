@@ -25,7 +25,7 @@ final class FetchTests: XCTestCase {
         let nigeria = teams.first { $0.teamName == "Nigeria" }!
         nigeria.wins = 3
         try context.delete(teams.first { $0.teamName == "Algeria" }!)
-        let egypt = context.insert(Team.self)
+        let egypt = try context.insert(Team.self)
         egypt.teamName = "Egypt"; egypt.qualifyingZone = "Africa"; egypt.wins = 1
         teams.first { $0.teamName == "Japan" }!.qualifyingZone = "Africa"
         XCTAssertEqual(try context.fetch(request).map(\.teamName), ["Nigeria", "Egypt", "Cameroon", "Ghana", "Japan"])
@@ -45,9 +45,9 @@ final class FetchTests: XCTestCase {
     func testSortAcrossAToOneRelationship() throws {
         let context = ObjectContext(store: try Fixtures.store(Fixtures.banksModel(), self))
         for (name, days) in [("Old Bank", 100.0), ("New Bank", 900.0), ("Mid Bank", 500.0)] {
-            let bank = context.insert(FailedBankInfo.self)
+            let bank = try context.insert(FailedBankInfo.self)
             bank.name = name; bank.city = "Austin"; bank.state = "TX"
-            let details = context.insert(FailedBankDetails.self)
+            let details = try context.insert(FailedBankDetails.self)
             details.closeDate = Date(timeIntervalSince1970: days * 86400)
             bank.details = details
         }
@@ -66,7 +66,7 @@ final class FetchTests: XCTestCase {
         let store = try Fixtures.store(Fixtures.banksModel(), self) { sql in statements.withLock { $0.append(sql) } }
         let context = ObjectContext(store: store)
         for i in 0..<100 {
-            let bank = context.insert(FailedBankInfo.self)
+            let bank = try context.insert(FailedBankInfo.self)
             bank.name = "Bank \(i)"; bank.city = "City"; bank.state = "ST"
         }
         try context.save()

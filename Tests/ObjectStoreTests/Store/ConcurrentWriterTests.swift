@@ -55,7 +55,7 @@ final class ConcurrentWriterTests: XCTestCase {
         let context = ObjectContext(store: store)
         let brazil = try team("Brazil", in: context)
         brazil.wins += 2
-        let inserted = context.insert(Team.self)
+        let inserted = try context.insert(Team.self)
         inserted.teamName = "Atlantis"
         inserted.qualifyingZone = "Oceania"
         let committed = try holdWriteLock(of: url, for: 1.5)

@@ -116,7 +116,7 @@ final class HistoryPruningTests: XCTestCase {
         for team in teams.prefix(6) { try other.delete(team) }
         for team in teams.dropFirst(6) { team.wins = team.teamName.count }
         for name in ["Atlantis", "Lemuria", "Mu"] {
-            let team = other.insert(Team.self)
+            let team = try other.insert(Team.self)
             team.teamName = name
             team.qualifyingZone = "Oceania"
         }

@@ -115,8 +115,8 @@ enum Fixtures {
     /// Inserts the World Cup teams and saves.
     @discardableResult
     static func insertTeams(into context: ObjectContext) throws -> [Team] {
-        let teams = worldCupTeams.map { name, zone in
-            let team = context.insert(Team.self)
+        let teams = try worldCupTeams.map { name, zone in
+            let team = try context.insert(Team.self)
             team.teamName = name
             team.qualifyingZone = zone
             team.imageName = name.lowercased() + "-flag"

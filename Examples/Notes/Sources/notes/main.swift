@@ -39,10 +39,10 @@ let storeURL = arguments.firstIndex(of: "--store").map { URL(fileURLWithPath: ar
 let store = try PersistentStore(url: storeURL, model: model)
 try store.insertInitialContents { context in
     for (folderName, titles) in [("Home", ["Buy milk", "Fix the tap"]), ("Work", ["Write the report"])] {
-        let folder = context.insert(Folder.self)
+        let folder = try context.insert(Folder.self)
         folder.name = folderName
         for title in titles {
-            let note = context.insert(Note.self)
+            let note = try context.insert(Note.self)
             note.title = title
             note.folder = folder
         }
@@ -92,7 +92,7 @@ final class NotesWindow {
     private func add(title entry: Widget) {
         let title = String(cString: gtk_editable_get_text(entry.opaque)).trimmingCharacters(in: .whitespaces)
         guard !title.isEmpty else { return }
-        let note = context.insert(Note.self)
+        let note = try context.insert(Note.self)
         note.title = title
         note.folder = selection.selectedObject?.folder ?? controller.fetchedObjects?.first?.folder
         do {
@@ -107,14 +107,14 @@ final class NotesWindow {
 
     /// An unsaved edit here and a save of another context: both reach the list by themselves.
     func runDemo() throws {
-        let draft = context.insert(Note.self)
+        let draft = try context.insert(Note.self)
         draft.title = "Unsaved draft"
         draft.folder = controller.fetchedObjects?.first?.folder
         let background = ObjectContext(store: store, queue: DispatchQueue(label: "background"))
         background.perform {
-            let folder = background.insert(Folder.self)
+            let folder = try background.insert(Folder.self)
             folder.name = "Shared"
-            let note = background.insert(Note.self)
+            let note = try background.insert(Note.self)
             note.title = "Saved in the background"
             note.folder = folder
             try! background.save()
