@@ -1,4 +1,4 @@
-// swift-tools-version:6.1
+// swift-tools-version:6.2
 import PackageDescription
 
 let package = Package(
@@ -49,7 +49,9 @@ let package = Package(
         ),
         .target(
             name: "Viewer",
-            dependencies: ["CGtk", "CViewer", "GtkBinding", "Datasets", "FetchedResults", "ObjectStore"]
+            dependencies: ["CGtk", "CViewer", "GtkBinding", "Datasets", "FetchedResults", "ObjectStore"],
+            // GTK runs on the main thread: so does every declaration of the app.
+            swiftSettings: [.defaultIsolation(MainActor.self)]
         ),
         .executableTarget(
             name: "fetched-results",

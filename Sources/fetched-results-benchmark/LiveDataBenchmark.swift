@@ -26,7 +26,7 @@ struct LiveDataBenchmark {
         var idleSeconds: Double
     }
 
-    func run() throws -> Figures {
+    @MainActor func run() throws -> Figures {
         guard gtk_init_check() != 0 else {
             throw OptionsError("no display for the window: run scripts/benchmark, which starts Xvfb, or set DISPLAY")
         }
@@ -122,7 +122,7 @@ struct LiveDataBenchmark {
         while Date() < deadline { g_main_context_iteration(nil, 1) }
     }
 
-    private static func gtkWindow(_ window: ViewerWindow) -> UnsafeMutablePointer<GtkWindow> {
+    @MainActor private static func gtkWindow(_ window: ViewerWindow) -> UnsafeMutablePointer<GtkWindow> {
         UnsafeMutableRawPointer(window.window).assumingMemoryBound(to: GtkWindow.self)
     }
 

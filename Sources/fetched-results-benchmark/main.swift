@@ -96,7 +96,8 @@ func liveBenchmark(_ options: Options, folder: URL, report: inout Report) throws
     print("measuring the viewer window while it imports \(options.importRows) teams...")
     let liveFolder = folder.appendingPathComponent("live")
     try FileManager.default.createDirectory(at: liveFolder, withIntermediateDirectories: true)
-    let live = try LiveDataBenchmark(rows: options.importRows, folder: liveFolder, seed: options.seed).run()
+    let benchmark = LiveDataBenchmark(rows: options.importRows, folder: liveFolder, seed: options.seed)
+    let live = try MainActor.assumeIsolated { try benchmark.run() }
     let longest = live.importStalls.max() ?? 0
     report.add(.init(figure: "import \(options.importRows) rows, window open: longest main-loop stall", measured: duration(longest),
                      baseline: "idle window \(duration(live.idleStall))", target: "≤ 50 ms", passed: longest <= 0.050))

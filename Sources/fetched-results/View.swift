@@ -30,10 +30,11 @@ struct View: ParsableCommand {
                 .appendingPathComponent("fetched-results-\(options.dataset).png")
         }
         defer { display?.stop() }
-        let application = ViewerApplication(options: ViewerOptions(
+        let viewerOptions = ViewerOptions(
             datasetName: options.dataset, storeURL: options.store.map { URL(fileURLWithPath: $0) },
-            screenshotURL: screenshotURL, dumpURL: dump.map { URL(fileURLWithPath: $0) }, busyTimeout: options.busyTimeout))
-        let status = try application.run()
+            screenshotURL: screenshotURL, dumpURL: dump.map { URL(fileURLWithPath: $0) }, busyTimeout: options.busyTimeout)
+        // A command runs on the main thread, where GTK (and the viewer's every declaration) runs.
+        let status = try MainActor.assumeIsolated { try ViewerApplication(options: viewerOptions).run() }
         guard status == 0 else { throw ExitCode(status) }
         if let screenshotURL { print("Screenshot: \(screenshotURL.path)") }
     }

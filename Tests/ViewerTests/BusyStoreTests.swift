@@ -8,8 +8,8 @@ import XCTest
 
 /// Another program holding the store's write lock while the person taps: the tap is kept,
 /// the window says so, and it is saved once the lock is free.
-final class BusyStoreTests: ViewerTestCase {
-    func testATapThatFindsTheStoreLockedIsKeptAndSavedWhenTheLockIsFree() throws {
+final class BusyStoreTests: ViewerTestCase, @unchecked Sendable {
+    func testATapThatFindsTheStoreLockedIsKeptAndSavedWhenTheLockIsFree() throws { try MainActor.assumeIsolated {
         let window = try openWindow(busyTimeout: 0.1)
         let store = storeFolder.appendingPathComponent("worldcup.sqlite")
         let holder = try sqlite3HoldingWriteLock(of: store, running: "UPDATE Team SET wins = 7 WHERE teamName = 'Japan'", for: 1.5)
@@ -29,5 +29,5 @@ final class BusyStoreTests: ViewerTestCase {
             .fetch(FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName IN {'Ghana', 'Japan'}"),
                                                sortDescriptors: [FetchSortDescriptor(key: "teamName")]))
         XCTAssertEqual(saved.map { $0.attributeValue(forKey: "wins") }, [.integer(1), .integer(7)])
-    }
+    } }
 }

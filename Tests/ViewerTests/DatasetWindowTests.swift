@@ -7,8 +7,8 @@ import ObjectStore
 import XCTest
 
 /// The other shipped datasets in the window.
-final class DatasetWindowTests: ViewerTestCase {
-    func testMoviesShowSharedAndNotSharedAndTheCheckButtonMovesAMovie() throws {
+final class DatasetWindowTests: ViewerTestCase, @unchecked Sendable {
+    func testMoviesShowSharedAndNotSharedAndTheCheckButtonMovesAMovie() throws { try MainActor.assumeIsolated {
         let window = try openWindow("movies")
         let headers = window.listLines.filter { $0.hasPrefix("[") }
         XCTAssertEqual(headers, ["[Shared]", "[Not Shared]"])
@@ -29,9 +29,9 @@ final class DatasetWindowTests: ViewerTestCase {
         XCTAssertTrue(window.rows(inSection: "Shared").contains { $0.contains("[x] \(title) · ") }, "\(window.rows(inSection: "Shared"))")
         XCTAssertEqual(movie.attributeValue(forKey: "lent"), .bool(true))
         XCTAssertFalse(movie.hasChanges, "saved")
-    }
+    } }
 
-    func testToDoShowsItsEmptyListAndTogglesDone() throws {
+    func testToDoShowsItsEmptyListAndTogglesDone() throws { try MainActor.assumeIsolated {
         let window = try openWindow("todo")
         let headers = window.listLines.filter { $0.hasPrefix("[") }
         XCTAssertTrue(headers.contains("[Someday]"), "\(headers)")
@@ -42,9 +42,9 @@ final class DatasetWindowTests: ViewerTestCase {
         iterateMainLoop(for: 0.1)
         XCTAssertTrue(window.listLines[1].contains("[x] "), "\(window.listLines[1])")
         XCTAssertTrue(window.detailLines.contains("List"), "the item's list, a to-one relationship: \(window.detailLines)")
-    }
+    } }
 
-    func testFailedBanksAreSortedByCloseDateAcrossTheRelationship() throws {
+    func testFailedBanksAreSortedByCloseDateAcrossTheRelationship() throws { try MainActor.assumeIsolated {
         let window = try openWindow("failedbanks")
         let lines = window.listLines
         XCTAssertEqual(lines.count, 534)
@@ -55,9 +55,9 @@ final class DatasetWindowTests: ViewerTestCase {
         let detail = window.detailLines
         XCTAssertTrue(detail.contains("Details") && detail.contains("Close date") && detail.contains(dates[0]), "\(detail)")
         XCTAssertTrue(detail.contains("Acquiring institution"))
-    }
+    } }
 
-    func testTheDetailPaneFollowsEditsOfTheSelectedObject() throws {
+    func testTheDetailPaneFollowsEditsOfTheSelectedObject() throws { try MainActor.assumeIsolated {
         let window = try openWindow("failedbanks")
         let session = try XCTUnwrap(window.session)
         let bank = try XCTUnwrap(session.selection.selectedObject)
@@ -66,5 +66,5 @@ final class DatasetWindowTests: ViewerTestCase {
         try session.context.save()
         iterateMainLoop(for: 0.1)
         XCTAssertTrue(window.detailLines.contains("Bank of Tests"), "a change of the related object shows: \(window.detailLines)")
-    }
+    } }
 }

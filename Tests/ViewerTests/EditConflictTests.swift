@@ -8,15 +8,15 @@ import XCTest
 
 /// The Edit dialog when another process (the `sqlite3` shell) changes or deletes the object
 /// while the dialog is open: the save never silently overwrites that change.
-final class EditConflictTests: ViewerTestCase {
+final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
     private var storeURL: URL { storeFolder.appendingPathComponent("worldcup.sqlite") }
 
-    private func sqlite3(_ sql: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    @MainActor private func sqlite3(_ sql: String, file: StaticString = #filePath, line: UInt = #line) throws {
         try ViewerTests.sqlite3(storeURL, sql, file: file, line: line)
     }
 
     /// The stored row of `team`, read by the sqlite3 shell.
-    private func storedRow(_ team: String) throws -> String {
+    @MainActor private func storedRow(_ team: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
         process.arguments = [storeURL.path, "SELECT teamName, wins FROM Team WHERE teamName = '\(team)'"]
@@ -29,7 +29,7 @@ final class EditConflictTests: ViewerTestCase {
     }
 
     /// The Edit dialog on Ghana, and then the shell sets Ghana's wins to 7 (the window shows it).
-    private func editGhanaWhileTheShellChangesIt() throws -> (ViewerWindow, ObjectDialog) {
+    @MainActor private func editGhanaWhileTheShellChangesIt() throws -> (ViewerWindow, ObjectDialog) {
         let window = try openWindow()
         window.session!.selection.select(window.object(titled: "Ghana"))
         window.showEditDialog()
@@ -42,7 +42,7 @@ final class EditConflictTests: ViewerTestCase {
         return (window, dialog)
     }
 
-    func testSavingOverAChangeMadeElsewhereAsksAndOverwriteSavesTheEdit() throws {
+    func testSavingOverAChangeMadeElsewhereAsksAndOverwriteSavesTheEdit() throws { try MainActor.assumeIsolated {
         let (window, dialog) = try editGhanaWhileTheShellChangesIt()
         gtk_spin_button_set_value(dialog.editors[2].widget.opaque, 3)
         dialog.save()
@@ -58,9 +58,9 @@ final class EditConflictTests: ViewerTestCase {
         XCTAssertEqual(try storedRow("Ghana"), "Ghana|3")
         XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").contains("> Ghana · Wins: 3") }),
                       window.listLines.joined(separator: "\n"))
-    }
+    } }
 
-    func testReloadShowsTheSavedValuesAndThenSavesWithoutConflict() throws {
+    func testReloadShowsTheSavedValuesAndThenSavesWithoutConflict() throws { try MainActor.assumeIsolated {
         let (window, dialog) = try editGhanaWhileTheShellChangesIt()
         gtk_spin_button_set_value(dialog.editors[2].widget.opaque, 3)
         dialog.save()
@@ -77,9 +77,9 @@ final class EditConflictTests: ViewerTestCase {
         XCTAssertEqual(try storedRow("Ghana Black Stars"), "Ghana Black Stars|7")
         XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Ghana Black Stars · Wins: 7" }),
                       window.listLines.joined(separator: "\n"))
-    }
+    } }
 
-    func testEditingAnotherFieldKeepsBothChangesWithoutAsking() throws {
+    func testEditingAnotherFieldKeepsBothChangesWithoutAsking() throws { try MainActor.assumeIsolated {
         let (window, dialog) = try editGhanaWhileTheShellChangesIt()
         gtk_editable_set_text(OpaquePointer(dialog.editors[0].widget), "Ghana Black Stars")
         dialog.save()
@@ -91,9 +91,9 @@ final class EditConflictTests: ViewerTestCase {
         window.undo()
         XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 7" }),
                       "Undo restores the name only:\n\(window.listLines.joined(separator: "\n"))")
-    }
+    } }
 
-    func testAnObjectDeletedElsewhereCannotBeSavedAndTheDialogSaysSo() throws {
+    func testAnObjectDeletedElsewhereCannotBeSavedAndTheDialogSaysSo() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         window.session!.selection.select(window.object(titled: "Ghana"))
         window.showEditDialog()
@@ -107,5 +107,5 @@ final class EditConflictTests: ViewerTestCase {
         XCTAssertEqual(labelText(dialog.message), "This team was deleted elsewhere while you were editing it, so your changes cannot be saved. Cancel to close.")
         XCTAssertFalse(dialog.conflictButtons.isVisible, "neither reload nor overwrite can bring it back")
         XCTAssertEqual(try storedRow("Ghana"), "", "still deleted")
-    }
+    } }
 }

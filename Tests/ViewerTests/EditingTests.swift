@@ -7,12 +7,12 @@ import ObjectStore
 import XCTest
 
 /// The Add and Edit dialogs, Delete and Undo.
-final class EditingTests: ViewerTestCase {
-    private func type(_ text: String, into editor: FieldEditor) {
+final class EditingTests: ViewerTestCase, @unchecked Sendable {
+    @MainActor private func type(_ text: String, into editor: FieldEditor) {
         gtk_editable_set_text(OpaquePointer(editor.widget), text)
     }
 
-    func testAddingATeamInANewZoneMakesANewSectionAndSelectsIt() throws {
+    func testAddingATeamInANewZoneMakesANewSectionAndSelectsIt() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         window.showAddDialog()
         let dialog = try XCTUnwrap(window.dialog)
@@ -31,9 +31,9 @@ final class EditingTests: ViewerTestCase {
         window.undo()
         iterateMainLoop(for: 0.1)
         XCTAssertFalse(window.listLines.contains("[Oceania]"), "Undo removes the team and its section")
-    }
+    } }
 
-    func testARefusedSaveKeepsTheDialogOpenWithTheMessageAndWhatWasTyped() throws {
+    func testARefusedSaveKeepsTheDialogOpenWithTheMessageAndWhatWasTyped() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         window.showAddDialog()
         let dialog = try XCTUnwrap(window.dialog)
@@ -51,9 +51,9 @@ final class EditingTests: ViewerTestCase {
         dialog.save()
         iterateMainLoop(for: 0.1)
         XCTAssertFalse(dialog.isOpen, "fixed, it saves")
-    }
+    } }
 
-    func testEditingRenamesTheSelectedTeamAndUndoRestoresIt() throws {
+    func testEditingRenamesTheSelectedTeamAndUndoRestoresIt() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let session = try XCTUnwrap(window.session)
         session.selection.select(window.object(titled: "Ghana"))
@@ -71,9 +71,9 @@ final class EditingTests: ViewerTestCase {
         window.undo()
         iterateMainLoop(for: 0.1)
         XCTAssertTrue(window.rows(inSection: "Africa").contains("> Ghana · Wins: 0"), "\(window.rows(inSection: "Africa"))")
-    }
+    } }
 
-    func testEnterOnTheSelectedRowOpensTheEditDialogWithItsValuesAndAddsNoWin() throws {
+    func testEnterOnTheSelectedRowOpensTheEditDialogWithItsValuesAndAddsNoWin() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let session = try XCTUnwrap(window.session)
         session.selection.select(window.object(titled: "Ghana"))
@@ -102,9 +102,9 @@ final class EditingTests: ViewerTestCase {
         window.dialog.map { gtk_window_destroy($0.window.cast()) }
         XCTAssertFalse(pressKey(GDK_KEY_Return, modifiers: GDK_CONTROL_MASK, on: controller))
         XCTAssertFalse(pressKey(GDK_KEY_Down, on: controller))
-    }
+    } }
 
-    func testTheDatePickerSetsAndClearsAMoviesLentDate() throws {
+    func testTheDatePickerSetsAndClearsAMoviesLentDate() throws { try MainActor.assumeIsolated {
         let window = try openWindow("movies")
         let session = try XCTUnwrap(window.session)
         let amelie = try XCTUnwrap(window.object(titled: "Amélie"))
@@ -157,9 +157,9 @@ final class EditingTests: ViewerTestCase {
         window.undo()
         iterateMainLoop(for: 0.1)
         XCTAssertEqual(amelie.attributeValue(forKey: "lentDate"), .date(try XCTUnwrap(ISO8601DateFormatter().date(from: "2026-12-24T00:00:00Z"))))
-    }
+    } }
 
-    func testAToDoItemNeedsANameAndIsAddedToTheSelectedList() throws {
+    func testAToDoItemNeedsANameAndIsAddedToTheSelectedList() throws { try MainActor.assumeIsolated {
         let window = try openWindow("todo")
         let session = try XCTUnwrap(window.session)
         let selected = try XCTUnwrap(session.selection.selectedObject)
@@ -175,9 +175,9 @@ final class EditingTests: ViewerTestCase {
         iterateMainLoop(for: 0.1)
         XCTAssertEqual(window.rows(inSection: title).count, before + 1)
         XCTAssertTrue(window.rows(inSection: title).contains("> [ ] Water the plants"), "\(window.rows(inSection: title))")
-    }
+    } }
 
-    func testDeletingAndUndoingAFailedBankBringsBackItsDetails() throws {
+    func testDeletingAndUndoingAFailedBankBringsBackItsDetails() throws { try MainActor.assumeIsolated {
         let window = try openWindow("failedbanks")
         let first = try XCTUnwrap(window.listLines.first)
         let detailBefore = window.detailLines
@@ -193,9 +193,9 @@ final class EditingTests: ViewerTestCase {
         XCTAssertFalse(window.banner.isVisible, labelText(window.banner))
         XCTAssertEqual(window.listLines[0], first, "back in its place, selected")
         XCTAssertEqual(window.detailLines, detailBefore, "with its details (deleted with it, inserted again)")
-    }
+    } }
 
-    func testUndoTakesBackATap() throws {
+    func testUndoTakesBackATap() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         window.activateRow(titled: "Nigeria")
         XCTAssertEqual(window.rows(inSection: "Africa").first, "> Nigeria · Wins: 1")
@@ -203,5 +203,5 @@ final class EditingTests: ViewerTestCase {
         iterateMainLoop(for: 0.1)
         XCTAssertEqual(window.rows(inSection: "Africa").last, "> Nigeria · Wins: 0")
         XCTAssertEqual(gtk_widget_get_sensitive(window.undoButton), 0, "nothing left to undo")
-    }
+    } }
 }

@@ -7,13 +7,13 @@ import XCTest
 
 /// The window follows changes another process commits to its store: here the `sqlite3`
 /// shell, a second real process that knows nothing of ours.
-final class FollowingStoreTests: ViewerTestCase {
+final class FollowingStoreTests: ViewerTestCase, @unchecked Sendable {
     /// The list lines without the selection mark, which a fresh window puts elsewhere.
-    private func unmarked(_ lines: [String]) -> [String] {
+    @MainActor private func unmarked(_ lines: [String]) -> [String] {
         lines.map { $0.hasPrefix(">") ? " " + $0.dropFirst() : $0 }
     }
 
-    func testChangesFromTheSqliteShellShowInTheListAndDetailPane() throws {
+    func testChangesFromTheSqliteShellShowInTheListAndDetailPane() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let storeURL = storeFolder.appendingPathComponent("worldcup.sqlite")
         let session = try XCTUnwrap(window.session)
@@ -46,9 +46,9 @@ final class FollowingStoreTests: ViewerTestCase {
         let fresh = try openWindow()
         XCTAssertEqual(unmarked(window.listLines), unmarked(fresh.listLines))
         XCTAssertFalse(session.context.hasChanges, "following changes nothing in the context")
-    }
+    } }
 
-    func testAWindowDeletedFromOutsideNoticesItsSelectionWentAndLocalEditsStillWork() throws {
+    func testAWindowDeletedFromOutsideNoticesItsSelectionWentAndLocalEditsStillWork() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let storeURL = storeFolder.appendingPathComponent("worldcup.sqlite")
         let session = try XCTUnwrap(window.session)
@@ -67,5 +67,5 @@ final class FollowingStoreTests: ViewerTestCase {
                       window.listLines.joined(separator: "\n"))
         iterateMainLoop(for: 0.3)  // the follower's next looks see the tap in the history and skip it
         XCTAssertEqual(window.rows(inSection: "Asia").filter { $0.contains("Australia") }.count, 1)
-    }
+    } }
 }

@@ -8,10 +8,10 @@ import XCTest
 
 /// The window's Import: a CSV file imported in the background, chunk by chunk, with a
 /// progress bar, Cancel, a bad record, and resuming.
-final class ImportTests: ViewerTestCase {
+final class ImportTests: ViewerTestCase, @unchecked Sendable {
     /// A CSV file of `count` new teams ("Team 0", "Team 1"...); `badLine` (a file line, the
     /// header being line 1) gets wins that are not a number.
-    private func teamsFile(_ count: Int, badLine: Int? = nil, name: String = "teams.csv") throws -> URL {
+    @MainActor private func teamsFile(_ count: Int, badLine: Int? = nil, name: String = "teams.csv") throws -> URL {
         let zones = ["Africa", "Asia", "Europe", "Oceania"]
         var text = "teamName,qualifyingZone,wins\n"
         for row in 0..<count {
@@ -24,7 +24,7 @@ final class ImportTests: ViewerTestCase {
     }
 
     /// Runs the main loop until the import ends; returns the list counts seen on the way.
-    private func waitForImport(_ window: ViewerWindow, cancelAfterFirstChunk: Bool = false) -> [Int] {
+    @MainActor private func waitForImport(_ window: ViewerWindow, cancelAfterFirstChunk: Bool = false) -> [Int] {
         var counts: [Int] = []
         window.didUpdate = {
             if counts.last != window.listedObjectCount { counts.append(window.listedObjectCount) }
@@ -36,7 +36,7 @@ final class ImportTests: ViewerTestCase {
         return counts
     }
 
-    func testImportShowsProgressAndTheRowsOfEachChunkAsItCommits() throws {
+    func testImportShowsProgressAndTheRowsOfEachChunkAsItCommits() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let file = try teamsFile(2_500)
         window.startImport(file: file, chunkSize: 1_000)
@@ -63,9 +63,9 @@ final class ImportTests: ViewerTestCase {
         XCTAssertTrue(window.importBar.widget.hasClass("import-error"), labelText(window.importBar.message))
         XCTAssertTrue(labelText(window.importBar.message).contains("already imported into Team completely"), labelText(window.importBar.message))
         XCTAssertEqual(window.listedObjectCount, 2_532)
-    }
+    } }
 
-    func testABadRecordStopsTheImportKeepingWhatCameBeforeAndTheFixedFileResumes() throws {
+    func testABadRecordStopsTheImportKeepingWhatCameBeforeAndTheFixedFileResumes() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let file = try teamsFile(2_500, badLine: 1_503)
         window.startImport(file: file, chunkSize: 1_000)
@@ -81,9 +81,9 @@ final class ImportTests: ViewerTestCase {
         XCTAssertFalse(window.importBar.widget.hasClass("import-error"), labelText(window.importBar.message))
         XCTAssertEqual(labelText(window.importBar.message), "Imported 999 records from teams.csv. It resumed at line 1503 (2,500 records in all).")
         XCTAssertEqual(window.listedObjectCount, 2_532, "every record once")
-    }
+    } }
 
-    func testCancelKeepsTheCommittedChunksAndImportingAgainResumes() throws {
+    func testCancelKeepsTheCommittedChunksAndImportingAgainResumes() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let file = try teamsFile(20_000)
         window.startImport(file: file, chunkSize: 500)
@@ -98,9 +98,9 @@ final class ImportTests: ViewerTestCase {
         _ = waitForImport(window)
         XCTAssertTrue(labelText(window.importBar.message).contains("It resumed at line"), labelText(window.importBar.message))
         XCTAssertEqual(window.listedObjectCount, 20_032, "no record twice, none missing")
-    }
+    } }
 
-    func testAFileThatIsNotCSVSaysWhatIsWrongAndChangesNothing() throws {
+    func testAFileThatIsNotCSVSaysWhatIsWrongAndChangesNothing() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let file = storeFolder.appendingPathComponent("teams.csv")
         try "name;zone\nGhana;Africa\n".write(to: file, atomically: true, encoding: .utf8)
@@ -110,9 +110,9 @@ final class ImportTests: ViewerTestCase {
         XCTAssertTrue(window.importBar.widget.hasClass("import-error"))
         XCTAssertTrue(message.contains("teams.csv") && message.contains("name;zone"), message)
         XCTAssertEqual(window.listedObjectCount, 32)
-    }
+    } }
 }
 
 extension Widget {
-    func hasClass(_ name: String) -> Bool { gtk_widget_has_css_class(self, name) != 0 }
+    @MainActor func hasClass(_ name: String) -> Bool { gtk_widget_has_css_class(self, name) != 0 }
 }

@@ -10,7 +10,7 @@ import XCTest
 
 /// Runs GTK (and through it the Dispatch main queue) for `duration`, so that idle work,
 /// layout and drawing happen.
-func iterateMainLoop(for duration: TimeInterval = 0.2) {
+@MainActor func iterateMainLoop(for duration: TimeInterval = 0.2) {
     let deadline = Date().addingTimeInterval(duration)
     repeat {
         while g_main_context_iteration(nil, 0) != 0 {}
@@ -20,7 +20,7 @@ func iterateMainLoop(for duration: TimeInterval = 0.2) {
 
 /// Runs GTK until `condition` holds or `timeout` passes; returns whether it held.
 @discardableResult
-func iterateMainLoop(until condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
+@MainActor func iterateMainLoop(until condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while !condition() {
         guard Date() < deadline else { return false }
@@ -32,7 +32,7 @@ func iterateMainLoop(until condition: () -> Bool, timeout: TimeInterval = 5) -> 
 /// In-process tests of the real window: one registered GtkApplication for the test process,
 /// a window per test on stores in a temporary folder. Needs a display (scripts/test runs the
 /// tests under Xvfb); skipped without one.
-class ViewerTestCase: XCTestCase {
+class ViewerTestCase: XCTestCase, @unchecked Sendable {
     nonisolated(unsafe) private static var application: ViewerApplication?
     private(set) var storeFolder: URL!
     private var windows: [ViewerWindow] = []
@@ -41,7 +41,7 @@ class ViewerTestCase: XCTestCase {
     /// after it could not.
     private static let hasDisplay = environmentNamesADisplay && gtk_init_check() != 0
 
-    override func setUpWithError() throws {
+    override func setUpWithError() throws { try MainActor.assumeIsolated {
         guard Self.hasDisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
         if Self.application == nil {
             let application = ViewerApplication(options: ViewerOptions())
@@ -49,16 +49,16 @@ class ViewerTestCase: XCTestCase {
             Self.application = application
         }
         storeFolder = try temporaryFolder(self)
-    }
+    } }
 
-    override func tearDown() {
+    override func tearDown() { MainActor.assumeIsolated {
         for window in windows { gtk_window_destroy(window.window.cast()) }
         windows = []
         iterateMainLoop(for: 0.05)
-    }
+    } }
 
     /// A shown window on `dataset`, laid out and drawn.
-    func openWindow(_ dataset: String = "worldcup", busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws -> ViewerWindow {
+    @MainActor func openWindow(_ dataset: String = "worldcup", busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws -> ViewerWindow {
         let window = try ViewerWindow(application: Self.application!.application,
                                       options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder, busyTimeout: busyTimeout))
         windows.append(window)
@@ -69,7 +69,7 @@ class ViewerTestCase: XCTestCase {
     }
 }
 
-extension ViewerWindow {
+@MainActor extension ViewerWindow {
     /// The lines of ``textDump`` before the detail pane: headers in brackets, then rows.
     var listLines: [String] {
         Array(textDump.split(separator: "\n").map(String.init).dropFirst().prefix { $0 != "detail:" })
@@ -81,12 +81,12 @@ extension ViewerWindow {
     }
 
     /// The rows of a section, as `listLines` shows them (the selected one starts with `>`).
-    func rows(inSection title: String) -> [String] {
+    @MainActor func rows(inSection title: String) -> [String] {
         Array(listLines.drop { $0 != "[\(title)]" }.dropFirst().prefix { !$0.hasPrefix("[") })
     }
 
     /// The list position of the row whose title is `title`.
-    func position(ofRowTitled title: String) -> Int? {
+    @MainActor func position(ofRowTitled title: String) -> Int? {
         guard let session else { return nil }
         return (0..<session.rows.count).first { position in
             session.object(atPosition: position).map { ViewConfiguration.render(session.view.row.title, for: $0) } == title
@@ -94,19 +94,19 @@ extension ViewerWindow {
     }
 
     /// The object shown by the row titled `title`.
-    func object(titled title: String) -> ManagedObject? {
+    @MainActor func object(titled title: String) -> ManagedObject? {
         position(ofRowTitled: title).flatMap { session?.object(atPosition: $0) }
     }
 
     /// Activates the row as a double-click does (GtkListView's `list.activate-item`): a tap.
-    func activateRow(titled title: String, file: StaticString = #filePath, line: UInt = #line) {
+    @MainActor func activateRow(titled title: String, file: StaticString = #filePath, line: UInt = #line) {
         guard let position = position(ofRowTitled: title) else { return XCTFail("no row \(title)", file: file, line: line) }
         gtk_widget_activate_action_variant(listView, "list.activate-item", g_variant_new_uint32(guint32(position)))
         iterateMainLoop(for: 0.1)
     }
 
     /// The texts of the labels GTK shows now under `widget` with CSS class `cssClass`.
-    func shownTexts(withClass cssClass: String) -> [String] {
+    @MainActor func shownTexts(withClass cssClass: String) -> [String] {
         listView.descendants.filter {
             gtk_widget_has_css_class($0, cssClass) != 0 && gtk_widget_is_visible($0) != 0 && gtk_widget_get_mapped($0) != 0
         }.map(labelText)
@@ -116,7 +116,7 @@ extension ViewerWindow {
 /// Emits GtkEventControllerKey's `key-pressed` on `controller` as GTK does for a key press
 /// (`g_signal_emit_by_name` is variadic, so through `g_signal_emitv`); returns whether a
 /// handler took the key.
-func pressKey(_ keyval: Int32, modifiers: GdkModifierType = GdkModifierType(rawValue: 0), on controller: OpaquePointer) -> Bool {
+@MainActor func pressKey(_ keyval: Int32, modifiers: GdkModifierType = GdkModifierType(rawValue: 0), on controller: OpaquePointer) -> Bool {
     let uintType = GType(7 << 2), booleanType = GType(5 << 2)  // G_TYPE_UINT, G_TYPE_BOOLEAN
     var values = [GValue](repeating: GValue(), count: 4)
     g_value_init(&values[0], gtk_event_controller_key_get_type())

@@ -9,8 +9,8 @@ import XCTest
 
 /// The World Cup window, driven in-process as a person would: taps, selection, detail pane,
 /// search, sort, and changes made elsewhere.
-final class WorldCupWindowTests: ViewerTestCase {
-    func testTappingATeamUntilItOvertakesTheOneAboveMovesItsRowAndKeepsItSelected() throws {
+final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
+    func testTappingATeamUntilItOvertakesTheOneAboveMovesItsRowAndKeepsItSelected() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         XCTAssertEqual(window.rows(inSection: "Africa"), [
             "> Algeria · Wins: 0", "  Cameroon · Wins: 0", "  Ghana · Wins: 0", "  Ivory Coast · Wins: 0", "  Nigeria · Wins: 0",
@@ -44,9 +44,9 @@ final class WorldCupWindowTests: ViewerTestCase {
         let store = window.session!.context.store
         let ghana = try ObjectContext(store: store).fetch(FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName == 'Ghana'")))
         XCTAssertEqual(ghana.first?.attributeValue(forKey: "wins"), .integer(3))
-    }
+    } }
 
-    func testTheCounterButtonOfARowAddsAWinAndSelectsTheRow() throws {
+    func testTheCounterButtonOfARowAddsAWinAndSelectsTheRow() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         iterateMainLoop(for: 0.2)
         let nigeria = try XCTUnwrap(window.object(titled: "Nigeria"))
@@ -55,9 +55,9 @@ final class WorldCupWindowTests: ViewerTestCase {
         gtk_widget_activate(button)  // a button clicks once its press animation (250 ms) ends
         XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Nigeria · Wins: 1" }),
                       "\(window.rows(inSection: "Africa"))")
-    }
+    } }
 
-    func testWhenTheSelectedTeamIsDeletedTheNextOneIsSelectedAndThePaneSaysSo() throws {
+    func testWhenTheSelectedTeamIsDeletedTheNextOneIsSelectedAndThePaneSaysSo() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let session = try XCTUnwrap(window.session)
         let cameroon = try XCTUnwrap(window.object(titled: "Cameroon"))
@@ -76,9 +76,9 @@ final class WorldCupWindowTests: ViewerTestCase {
         try session.context.save()
         iterateMainLoop(for: 0.1)
         XCTAssertEqual(window.rows(inSection: "Africa").last, "> Ivory Coast · Wins: 0")
-    }
+    } }
 
-    func testASaveOfAnotherContextReachesTheWindowThroughTheMainQueue() throws {
+    func testASaveOfAnotherContextReachesTheWindowThroughTheMainQueue() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let store = window.session!.context.store
         // A background context, as an import would use: its save is merged into the window's
@@ -91,9 +91,9 @@ final class WorldCupWindowTests: ViewerTestCase {
         }
         XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Asia").first == "  Iran · Wins: 7" }),
                       "the merge moved Iran to the top of Asia: \(window.rows(inSection: "Asia"))")
-    }
+    } }
 
-    func testSearchFiltersTheRowsAndSortOptionsReorderThem() throws {
+    func testSearchFiltersTheRowsAndSortOptionsReorderThem() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         window.activateRow(titled: "Nigeria")
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "ia")
@@ -110,9 +110,9 @@ final class WorldCupWindowTests: ViewerTestCase {
 
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "")
         XCTAssertTrue(iterateMainLoop(until: { window.listLines.count == 37 }), "32 teams and 5 zones again")
-    }
+    } }
 
-    func testTheDatasetSwitcherOpensAnotherDataset() throws {
+    func testTheDatasetSwitcherOpensAnotherDataset() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let movies = try XCTUnwrap(Dataset.shipped.firstIndex(of: "movies"))
         gtk_drop_down_set_selected(window.datasetChoice.opaque, guint(movies))
@@ -121,9 +121,9 @@ final class WorldCupWindowTests: ViewerTestCase {
         XCTAssertEqual(window.listLines.first, "[Shared]")
         XCTAssertTrue(window.sortChoice.isVisible && window.searchEntry.isVisible)
         XCTAssertTrue(FileManager.default.fileExists(atPath: storeFolder.appendingPathComponent("movies.sqlite").path))
-    }
+    } }
 
-    func testTheWindowRendersToAPNG() throws {
+    func testTheWindowRendersToAPNG() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let url = storeFolder.appendingPathComponent("window.png")
         try Screenshot.save(window.window, to: url)
@@ -132,5 +132,5 @@ final class WorldCupWindowTests: ViewerTestCase {
         let width = png[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = png[20..<24].reduce(0) { $0 << 8 | Int($1) }
         XCTAssertEqual(width, Int(gtk_widget_get_width(window.window)))
         XCTAssertEqual(height, Int(gtk_widget_get_height(window.window)))
-    }
+    } }
 }

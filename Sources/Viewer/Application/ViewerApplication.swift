@@ -41,7 +41,7 @@ public final class ViewerApplication {
         Signal.connect(UnsafeMutableRawPointer(application), "activate") { [weak self] in self?.activate() }
     }
 
-    deinit { g_object_unref(UnsafeMutableRawPointer(application)) }
+    isolated deinit { g_object_unref(UnsafeMutableRawPointer(application)) }
 
     private var gApplication: UnsafeMutablePointer<GApplication> {
         UnsafeMutableRawPointer(application).assumingMemoryBound(to: GApplication.self)

@@ -1,5 +1,5 @@
 /// Why the viewer could not do something, in words that say what to do.
-public struct ViewerError: Error, Sendable, CustomStringConvertible {
+nonisolated public struct ViewerError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }

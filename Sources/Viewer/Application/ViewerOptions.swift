@@ -2,7 +2,7 @@ import Foundation
 import ObjectStore
 
 /// What the viewer opens and where its stores live.
-public struct ViewerOptions: Sendable {
+nonisolated public struct ViewerOptions: Sendable {
     /// The dataset shown first.
     public var datasetName: String
     /// The store of the first dataset; nil for its default (``storeFolder`` or the dataset's own).

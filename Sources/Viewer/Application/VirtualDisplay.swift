@@ -2,7 +2,7 @@ import Foundation
 
 /// An Xvfb X server started for a machine without a display, so that the viewer can still
 /// show its window (and save a picture of it).
-public final class VirtualDisplay {
+nonisolated public final class VirtualDisplay {
     /// The display name, such as `:99`, which ``start()`` also sets as `DISPLAY`.
     public let name: String
     private let process: Process

@@ -35,7 +35,7 @@ final class RowFactory {
         Signal.connect(object, "unbind") { [weak self] item in self?.unbind(OpaquePointer(item)) }
     }
 
-    deinit { g_object_unref(UnsafeMutableRawPointer(factory)) }
+    isolated deinit { g_object_unref(UnsafeMutableRawPointer(factory)) }
 
     /// A new reference to the factory, for a function that takes ownership.
     func factoryReference() -> OpaquePointer {

@@ -67,7 +67,7 @@ final class RowWidgets {
         }
     }
 
-    deinit {
+    isolated deinit {
         if let shownItem { g_object_unref(shownItem) }
     }
 }
