@@ -94,6 +94,35 @@ final class DelegateWiringTests: XCTestCase {
         XCTAssertEqual(before.applying(delegate.differences[0]), controller.snapshot.flatMap(\.objectIDs))
     }
 
+    /// A window class, main-actor isolated as GTK code is, conforming with Swift 6.2's
+    /// isolated conformance: it compiles, and the controller of a main-queue context calls it.
+    @MainActor final class MainActorWindow: @MainActor FetchedResultsControllerDelegate {
+        var rows: [SectionSnapshot] = []
+        func controller(_ controller: FetchedResultsController<Team>, didChangeContentWith batch: ChangeBatch) {
+            MainActor.assertIsolated()
+            rows = try! batch.applied(to: rows)
+        }
+    }
+
+    func testAMainActorDelegateConformsAndIsCalledOnTheMainActor() throws {
+        let folder = try temporaryFolder(self)
+        try MainActor.assumeIsolated { try Self.showWindow(storeIn: folder) }
+    }
+
+    /// What a GTK app's main-actor code does: a context, a controller, a window as delegate.
+    @MainActor private static func showWindow(storeIn folder: URL) throws {
+        let (_, context) = try WorldCup.open(in: folder)
+        let controller = WorldCup.controller(context, request: WorldCup.request())
+        let window = MainActorWindow()
+        controller.delegate = window
+        try controller.performFetch()
+        window.rows = controller.snapshot
+        try WorldCup.insert("Atlantis", "Oceania", wins: 9, into: context)
+        try context.save()
+        XCTAssertEqual(window.rows, controller.snapshot)
+        XCTAssertTrue(window.rows.contains { $0.name == "Oceania" }, "the batch reached the window")
+    }
+
     func testCoreDataStyleCallbacksAreCalled() throws {
         let (context, controller) = try worldCup()
         let delegate = CoreDataStyle()

@@ -7,6 +7,7 @@ extension ObjectContext {
     /// transaction that is rolled back after the query, so the answer is exactly SQLite's
     /// for the context's current state, limits and offsets included.
     public func fetch<Result>(_ request: FetchRequest<Result>) throws -> FetchedObjects<Result> {
+        assertOnQueue()
         let entity = try checkedEntity(for: request)
         let loadValues = request.fetchBatchSize <= 0
         var sql = SQL(sql: "SELECT t0.\(Schema.primaryKey)")
@@ -25,7 +26,7 @@ extension ObjectContext {
             let key: Int64 = row[0]
             keys.append(key)
             if loadValues {
-                let object = try object(with: ObjectID(entityName: entity.name, sqlKey: key))
+                let object = try registeredObject(with: ObjectID(entityName: entity.name, sqlKey: key))
                 if object.isFault { load(row, into: object, columns: columns) }
             }
         }
@@ -34,6 +35,7 @@ extension ObjectContext {
 
     /// The number of objects `request` would fetch (its limit and offset included).
     public func count<Result>(for request: FetchRequest<Result>) throws -> Int {
+        assertOnQueue()
         let entity = try checkedEntity(for: request)
         var inner = SQL(sql: "SELECT 1 FROM \(entity.name.quotedDatabaseIdentifier) t0")
         inner.append(literal: try whereClause(of: request, entity: entity))
@@ -102,7 +104,7 @@ extension ObjectContext {
             var low = 0, high = keys.count
             while low < high {
                 let mid = (low + high) / 2
-                let other = try self.object(with: ObjectID(entityName: entityName, sqlKey: keys[mid]))
+                let other = try self.registeredObject(with: ObjectID(entityName: entityName, sqlKey: keys[mid]))
                 if other.isFault {
                     guard let row = try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [keys[mid]]) else { return nil }
                     load(row, into: other, columns: columns)
@@ -122,11 +124,11 @@ extension ObjectContext {
     /// query, as a fetch with ``FetchRequest/fetchBatchSize`` does.
     package func object(at position: Int, ofRowKeys keys: [Int64], entityName: String, batchSize: Int) -> ManagedObject {
         // Keys of a fetch name objects of a model entity, so this cannot throw.
-        let object = try! self.object(with: ObjectID(entityName: entityName, sqlKey: keys[position]))
+        let object = try! self.registeredObject(with: ObjectID(entityName: entityName, sqlKey: keys[position]))
         guard batchSize > 0, object.isFault else { return object }
         let start = position - position % batchSize
         let batch = keys[start..<min(keys.count, start + batchSize)].compactMap {
-            try? self.object(with: ObjectID(entityName: entityName, sqlKey: $0))
+            try? self.registeredObject(with: ObjectID(entityName: entityName, sqlKey: $0))
         }
         try? fulfillFaults(batch)
         return object

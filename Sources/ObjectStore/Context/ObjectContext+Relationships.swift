@@ -7,7 +7,7 @@ extension ObjectContext {
     func relatedObjects(of object: ManagedObject, relationship: RelationshipDescription) throws -> [ManagedObject] {
         if model.storesForeignKey(relationship, of: object.entity) {
             guard case .object(let id?)? = try storedValue(of: object, key: relationship.name) else { return [] }
-            let target = try self.object(with: id)
+            let target = try self.registeredObject(with: id)
             return target.isDeleted && target.managedObjectContext == nil ? [] : [target]
         }
         // Saved rows that name the object, unless changed here; then the changed objects that
@@ -19,7 +19,7 @@ extension ObjectContext {
             let sql = "SELECT \(Schema.primaryKey) FROM \(destination.quotedDatabaseIdentifier) WHERE \(inverse.name.quotedDatabaseIdentifier) = ?"
             let key = object.objectID.sqlKey
             for rowKey in try store.database.read({ db in try Int64.fetchAll(db, sql: sql, arguments: [key]) }) {
-                let candidate = try self.object(with: ObjectID(entityName: destination, sqlKey: rowKey))
+                let candidate = try self.registeredObject(with: ObjectID(entityName: destination, sqlKey: rowKey))
                 if !changedObjects.contains(candidate) { related.append(candidate) }
             }
         }

@@ -73,10 +73,22 @@ public final class ObjectContext: @unchecked Sendable {
         var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && updatedKeys.isEmpty }
     }
 
+    /// Whether ``queue`` is the main queue.
+    private let isMainQueue: Bool
+
     /// A context on `store`, used on `queue`.
+    ///
+    /// In debug builds the context checks that it is used on its queue: a call from another
+    /// thread stops the program there, naming the call and the queue (Core Data needs
+    /// `-com.apple.CoreData.ConcurrencyDebug 1` for that).
     public init(store: PersistentStore, queue: DispatchQueue = .main) {
         self.store = store
         self.queue = queue
+        // Each `DispatchQueue.main` is a new wrapper of the one main queue: told by its label.
+        isMainQueue = queue.label == DispatchQueue.main.label
+        if queue.getSpecific(key: queueMarkKey) == nil {
+            queue.setSpecific(key: queueMarkKey, value: QueueMark(queue))
+        }
         store.register(self)
     }
 
@@ -87,8 +99,21 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Runs `block` on the context's queue and waits for it (runs it at once when already there).
     public func performAndWait<T>(_ block: () throws -> T) rethrows -> T {
-        if queue === DispatchQueue.main && Thread.isMainThread { return try block() }
+        if isOnQueue { return try block() }
         return try queue.sync(execute: block)
+    }
+
+    /// Whether the calling code runs on the context's queue (the main thread for the main queue).
+    var isOnQueue: Bool {
+        // The main queue runs on the main thread, or on a worker thread after dispatchMain().
+        if isMainQueue { return Thread.isMainThread || DispatchQueue.getSpecific(key: queueMarkKey)?.isMain == true }
+        return DispatchQueue.getSpecific(key: queueMarkKey)?.queue === queue
+    }
+
+    /// In debug builds, stops a call made off the context's queue.
+    @inline(__always)
+    func assertOnQueue(_ function: StaticString = #function) {
+        assert(isOnQueue, "ObjectContext.\(function) called off the context's queue (\(queue.label)); use the context inside perform { } or performAndWait { }")
     }
 
     // MARK: Objects
@@ -110,6 +135,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Inserts a new object of the entity `entityName`, with the attributes' default values.
     @discardableResult
     public func insert(entityName: String) throws -> ManagedObject {
+        assertOnQueue()
         let entity = try model.existingEntity(named: entityName)
         let object = (entity.objectClass ?? ManagedObject.self).init(
             entity: entity, objectID: .makeTemporary(entityName: entity.name), context: self)
@@ -121,6 +147,7 @@ public final class ObjectContext: @unchecked Sendable {
     ///
     /// Throws ``ContextError`` when the model has no entity for the class.
     public func insert<T: ManagedObject>(_ type: T.Type) throws -> T {
+        assertOnQueue()
         let entity = try entity(for: T.self)
         let object = T(entity: entity, objectID: .makeTemporary(entityName: entity.name), context: self)
         register(inserted: object)
@@ -152,8 +179,15 @@ public final class ObjectContext: @unchecked Sendable {
     /// access. The temporary ID of an object this context saved still names it. Throws when the model has no such entity; does not check that the row exists
     /// (``existingObject(with:)`` does).
     public func object(with id: ObjectID) throws -> ManagedObject {
+        assertOnQueue()
+        return try registeredObject(with: id)
+    }
+
+    /// ``object(with:)`` for the context's own code, which may run inside a database access
+    /// (on a queue of GRDB's, called synchronously from the context's queue).
+    func registeredObject(with id: ObjectID) throws -> ManagedObject {
         if let object = registry[id] { return object }
-        if let saved = permanentIDs[id] { return try object(with: saved) }
+        if let saved = permanentIDs[id] { return try registeredObject(with: saved) }
         let entity = try model.existingEntity(named: id.entityName)
         guard !id.isTemporaryID else {
             throw ContextError(.unknownObject, "\(id) is a temporary ID of another context; save that context and use the permanent ID")
@@ -165,7 +199,8 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// The object `id` names, with its values loaded; throws when no such row exists.
     public func existingObject(with id: ObjectID) throws -> ManagedObject {
-        let object = try self.object(with: id)
+        assertOnQueue()
+        let object = try registeredObject(with: id)
         if object.isFault { try fulfillFaults([object]) }
         if object.isFault {
             registry[id] = nil
@@ -177,6 +212,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Marks `object` deleted, applying its relationships' delete rules now (cascade deletes
     /// related objects, nullify clears their inverse); `deny` is checked at save.
     public func delete(_ object: ManagedObject) throws {
+        assertOnQueue()
         guard object.managedObjectContext === self else {
             throw ContextError(.unavailableObject, "\(object.objectID) does not belong to this context")
         }
@@ -237,6 +273,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// (``ContextEvent/objectsDidChange(_:)``). Runs by itself on the context's queue after
     /// changes, and before a save, fetch or rollback.
     public func processPendingChanges() {
+        assertOnQueue()
         processingScheduled = false
         guard !unprocessed.isEmpty else { return }
         post(.objectsDidChange(takeUnprocessedChanges()))
@@ -285,6 +322,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// ``MergeConflictError``, `save(mergePolicy: .editWins)` overwrites the other changes
     /// and `save(mergePolicy: .storeWins)` keeps them.
     public func save(mergePolicy: MergePolicy) throws {
+        assertOnQueue()
         try save(mergePolicy: mergePolicy, writingAlso: nil)
     }
 
@@ -414,6 +452,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// ones get their saved values. Observers are told of what they had been told of; changes
     /// they never heard of (made in this event-loop turn) go without a word.
     public func rollback() {
+        assertOnQueue()
         // Inserts and deletes observers were never told of are undone without a word (a
         // refused save then rolled back shows nothing, not rows in and out again).
         let untold = unprocessed
@@ -450,6 +489,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// changes stay on top (and a save still checks them against the values they started
     /// from, see ``MergePolicy``); without, they are discarded.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        assertOnQueue()
         guard object.managedObjectContext === self, !object.isInserted else { return }
         object.committed = nil
         if !mergeChanges && !object.changes.isEmpty {
@@ -463,6 +503,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// changes on top (Core Data's `refreshAllObjects()`): after a refused save, or to see
     /// what other writers saved. Inserted objects are left as they are.
     public func refreshAllObjects() {
+        assertOnQueue()
         for object in registry.values where !object.isInserted { refresh(object, mergeChanges: true) }
     }
 
@@ -512,5 +553,17 @@ public final class ObjectContext: @unchecked Sendable {
         object.changeBases = [:]
         changedObjects.remove(object)
         object.managedObjectContext = nil
+    }
+}
+
+/// What marks a context's queue, so that a context can tell whether code runs on it.
+private let queueMarkKey = DispatchSpecificKey<QueueMark>()
+
+private final class QueueMark: Sendable {
+    let queue: DispatchQueue
+    let isMain: Bool
+    init(_ queue: DispatchQueue) {
+        self.queue = queue
+        isMain = queue.label == DispatchQueue.main.label
     }
 }

@@ -38,7 +38,7 @@ final class RelatedObjectFinder {
             }.map { ObjectID(entityName: destination, primaryKey: $0) }
             saved[relationship.name, default: [:]][value] = ids
         }
-        matches += try ids.map { try context.object(with: $0) }
+        matches += try ids.map { try context.registeredObject(with: $0) }
         guard matches.count == 1 else {
             throw Problem(matches.isEmpty
                 ? "no \(destination) has the \(keyAttribute) \(value); give the \(keyAttribute) of an existing \(destination) (import the \(destination) objects first)"
