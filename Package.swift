@@ -18,6 +18,13 @@ let package = Package(
             name: "TestSupport",
             path: "Tests/TestSupport"
         ),
+        // The League model, its random edits and the checks of a controller's batches, shared
+        // by the tests of FetchedResults and of GtkBinding; TestSupport stays free of our modules.
+        .target(
+            name: "FetchedResultsTestSupport",
+            dependencies: ["TestSupport", "FetchedResults", "ObjectStore"],
+            path: "Tests/FetchedResultsTestSupport"
+        ),
         .target(
             name: "ObjectStore",
             dependencies: [.product(name: "GRDB", package: "GRDB.swift")]
@@ -69,7 +76,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchedResultsTests",
-            dependencies: ["TestSupport", "FetchedResults", "ObjectStore", "Datasets"]
+            dependencies: ["TestSupport", "FetchedResultsTestSupport", "FetchedResults", "ObjectStore", "Datasets"]
         ),
         .testTarget(
             name: "ObjectStoreTests",
@@ -77,7 +84,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GtkBindingTests",
-            dependencies: ["TestSupport", "GtkBinding", "CGtk", "CFetchedResultsModel", "FetchedResults", "ObjectStore"]
+            dependencies: ["TestSupport", "FetchedResultsTestSupport", "GtkBinding", "CGtk", "CFetchedResultsModel", "FetchedResults", "ObjectStore"]
         ),
         .testTarget(
             name: "ViewerTests",

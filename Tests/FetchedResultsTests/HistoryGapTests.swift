@@ -14,24 +14,16 @@ final class HistoryGapTests: XCTestCase {
             let setup = ObjectContext(store: store)
             let zones: [String?] = ["Africa", "Asia", "Europe", nil]
             for index in 0..<300 {
-                let player = try setup.insert(entityName: "Player")
-                try player.setValue("P\(index)", forKey: "name")
-                try player.setValue(zones.randomElement(using: &random)!, forKey: "zone")
-                try player.setValue(Int.random(in: 0...5, using: &random), forKey: "score")
+                try League.insertPlayer(setup, name: "P\(index)", zone: zones.randomElement(using: &random)!, score: Int.random(in: 0...5, using: &random))
             }
             try setup.save()
 
             let reader = ObjectContext(store: store)
-            var request = FetchRequest<ManagedObject>(
-                entityName: "Player", predicate: try FetchPredicate(format: "score >= 1"),
-                sortDescriptors: [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false), FetchSortDescriptor(key: "name")])
+            var request = League.playersByZone(try FetchPredicate(format: "score >= 1"))
             request.fetchBatchSize = batchSize
-            let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: reader, sectionNameKeyPath: "zone")
-            let recorder = BatchRecorder<ManagedObject>()
-            controller.delegate = recorder
-            try controller.performFetch()
+            let watched = try WatchedController("by zone", request, in: reader, sectionNameKeyPath: "zone")
+            let controller = watched.controller
             _ = controller.object(at: IndexPath(item: 0, section: 0))  // some objects registered, most not
-            let before = controller.snapshot
             let following = try reader.followStore(interval: .milliseconds(20))
 
             // Another store on the file (as another process) with a tiny history: one save
@@ -49,10 +41,7 @@ final class HistoryGapTests: XCTestCase {
                 }
             }
             for index in 0..<20 {
-                let player = try other.insert(entityName: "Player")
-                try player.setValue("New\(index)", forKey: "name")
-                try player.setValue(zones.randomElement(using: &random)!, forKey: "zone")
-                try player.setValue(Int.random(in: 0...5, using: &random), forKey: "score")
+                try League.insertPlayer(other, name: "New\(index)", zone: zones.randomElement(using: &random)!, score: Int.random(in: 0...5, using: &random))
             }
             let token = try store.currentHistoryToken()
             try other.save()
@@ -60,15 +49,12 @@ final class HistoryGapTests: XCTestCase {
                 XCTAssertTrue(error is HistoryGap)
             }
 
-            drainMainQueue(until: { !recorder.batches.isEmpty })
+            drainMainQueue(until: { !watched.recorder.batches.isEmpty })
             drainMainQueue(timeout: 0.2)
-            XCTAssertEqual(recorder.batches.count, 1, "one batch for the whole gap")
-            var state = before
-            for batch in recorder.batches { state = try batch.applied(to: state) }
-            XCTAssertEqual(state, controller.snapshot, "the batch is valid")
-            let fresh = FetchedResultsController(fetchRequest: request, managedObjectContext: ObjectContext(store: store), sectionNameKeyPath: "zone")
-            try fresh.performFetch()
-            XCTAssertEqual(controller.snapshot, fresh.snapshot, "rows deleted and inserted elsewhere are followed (batch size \(batchSize))")
+            XCTAssertEqual(watched.recorder.batches.count, 1, "one batch for the whole gap")
+            XCTAssertEqual(try watched.replayed(), controller.snapshot, "the batch is valid")
+            let fresh = try freshSnapshot { FetchedResultsController(fetchRequest: request, managedObjectContext: ObjectContext(store: store), sectionNameKeyPath: "zone") }
+            XCTAssertEqual(controller.snapshot, fresh, "rows deleted and inserted elsewhere are followed (batch size \(batchSize))")
             withExtendedLifetime(following) {}
         }
     }

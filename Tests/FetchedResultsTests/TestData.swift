@@ -311,13 +311,6 @@ extension FetchedResultsController {
     }
 }
 
-/// The sections a new controller of the same kind fetches now.
-func freshSnapshot<Result>(_ make: () -> FetchedResultsController<Result>) throws -> [SectionSnapshot] {
-    let fresh = make()
-    try fresh.performFetch()
-    return fresh.snapshot
-}
-
 /// Runs `body` in a child process that runs only this test, so that a crash (a trap in the
 /// library) fails this one test instead of ending the whole run.
 func inChildProcess(_ test: XCTestCase, file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> Void) throws {

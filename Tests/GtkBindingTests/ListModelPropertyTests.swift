@@ -27,22 +27,14 @@ final class ListModelPropertyTests: XCTestCase {
 
     func testEveryEmissionKeepsTheListModelInStepWithTheController() throws {
         let seed = SeededGenerator.seed()
-        var rng = SeededGenerator(seed: seed)
         let context = try League.context(self)
-        var clubs: [ManagedObject] = []
-        for i in 0..<3 {
-            let club = try context.insert(entityName: "Club")
-            try club.setValue("Club \(i)", forKey: "name")
-            try club.setValue(i, forKey: "rank")
-            clubs.append(club)
-        }
-        var players: [ManagedObject] = []
-        for _ in 0..<20 { players.append(try insertPlayer(context, clubs: clubs, &rng)) }
-        try context.save()
+        let league = RandomLeagueEdits(context: context, rng: SeededGenerator(seed: seed))
+        league.names = ["Ana", "bo", "Cy", "Dee", "Émile", "fay", "Gus", "Hal"]   // eight of League.names: a seed replays the run it always did
+        league.newPlayer = [.name, .zone, .score, .club]
+        try league.populate(clubs: 3, players: 20)
 
         let byScore = [FetchSortDescriptor(key: "score", ascending: false), FetchSortDescriptor(key: "name")]
-        var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score >= 1"),
-                                                  sortDescriptors: [FetchSortDescriptor(key: "zone")] + byScore)
+        var limited = League.playersByZone(try FetchPredicate(format: "score >= 1"))
         limited.fetchLimit = 8
         limited.fetchOffset = 2
         let watched = [
@@ -51,18 +43,14 @@ final class ListModelPropertyTests: XCTestCase {
                 fetchRequest: FetchRequest(entityName: "Player", predicate: try FetchPredicate(format: "score >= 2"), sortDescriptors: byScore),
                 managedObjectContext: context)),
             try Watched("limit and offset", FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")),
-            try Watched("sections from clubs", FetchedResultsController(
-                fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: byScore),
-                sectionFetchRequest: FetchRequest(entityName: "Club", sortDescriptors: [FetchSortDescriptor(key: "rank"), FetchSortDescriptor(key: "name")]),
-                sectionRelationshipKeyPath: "club", sectionNameKey: "name", managedObjectContext: context)),
+            try Watched("sections from clubs", League.sectionsFromClubs(FetchRequest(entityName: "Player", sortDescriptors: byScore), in: context)),
         ]
         var step = 0
-        var edits: [String] = []
         for item in watched {
             XCTAssertEqual(item.recorder.replica, item.expected, "[\(item.name)] initial list")
-            item.rows.didChange = { [unowned item] batch in
+            item.rows.didChange = { [unowned item, unowned league] batch in
                 item.batches += 1
-                XCTAssertEqual(item.recorder.replica, item.expected, "seed \(seed) step \(step) [\(item.name)] after \(edits): replayed emissions")
+                XCTAssertEqual(item.recorder.replica, item.expected, "seed \(seed) step \(step) [\(item.name)] after \(league.log): replayed emissions")
                 // Updated objects and renamed sections were announced, so GTK binds them again.
                 var replaced = batch.objectChanges.filter { $0.type == .update }.map { item.rows.position(for: $0.newIndexPath!) }
                 replaced += batch.sectionChanges.filter { $0.type == .update }.compactMap { item.rows.position(forSectionHeader: $0.newIndex!) }
@@ -73,63 +61,27 @@ final class ListModelPropertyTests: XCTestCase {
                 item.recorder.generation += 1
             }
         }
+        league.edits = [
+            .insertPlayer, .insertPlayer, .deletePlayer(whileMoreThan: 5), .zone, .score, .score, .note, .club, .clubRankOrName,
+            .custom { rng in
+                // A new request (a search, another order): one batch moving many rows.
+                let controller = watched[Int.random(in: 0...1, using: &rng)].rows.controller
+                var request = controller.fetchRequest
+                request.predicate = try FetchPredicate(format: "score >= %@", Int.random(in: 0...3, using: &rng))
+                request.sortDescriptors[request.sortDescriptors.count - 2].ascending.toggle()
+                try controller.setFetchRequest(request)
+                return "new request for \(request)"
+            },
+            .insertClub(),
+        ]
+        league.otherwise = .insertClub()
 
         for _ in 0..<150 {
             step += 1
-            edits = []
-            for _ in 0..<Int.random(in: 1...4, using: &rng) {
-                switch Int.random(in: 0..<11, using: &rng) {
-                case 0, 1:
-                    players.append(try insertPlayer(context, clubs: clubs, &rng))
-                    edits.append("insert")
-                case 2 where players.count > 5:
-                    let player = players.remove(at: Int.random(in: 0..<players.count, using: &rng))
-                    try context.delete(player)
-                    edits.append("delete \(player.objectID)")
-                case 3:
-                    let player = players.randomElement(using: &rng)!
-                    try player.setValue(League.zones.randomElement(using: &rng)!, forKey: "zone")
-                    edits.append("zone of \(player.objectID)")
-                case 4, 5:
-                    let player = players.randomElement(using: &rng)!
-                    try player.setValue(Int.random(in: 0...5, using: &rng), forKey: "score")
-                    edits.append("score of \(player.objectID)")
-                case 6:
-                    let player = players.randomElement(using: &rng)!
-                    try player.setValue("note \(step)", forKey: "note")
-                    edits.append("note of \(player.objectID)")
-                case 7:
-                    let player = players.randomElement(using: &rng)!
-                    try player.setValue(Bool.random(using: &rng) ? clubs.randomElement(using: &rng)! : nil, forKey: "club")
-                    edits.append("club of \(player.objectID)")
-                case 8:
-                    let club = clubs.randomElement(using: &rng)!
-                    if Bool.random(using: &rng) {
-                        try club.setValue(Int.random(in: 0...4, using: &rng), forKey: "rank")
-                    } else {
-                        try club.setValue("Club \(Int.random(in: 0...9, using: &rng))", forKey: "name")
-                    }
-                    edits.append("club \(club.objectID)")
-                case 9:
-                    // A new request (a search, another order): one batch moving many rows.
-                    let controller = watched[Int.random(in: 0...1, using: &rng)].rows.controller
-                    var request = controller.fetchRequest
-                    request.predicate = try FetchPredicate(format: "score >= %@", Int.random(in: 0...3, using: &rng))
-                    request.sortDescriptors[request.sortDescriptors.count - 2].ascending.toggle()
-                    try controller.setFetchRequest(request)
-                    edits.append("new request for \(request)")
-                default:
-                    let club = try context.insert(entityName: "Club")
-                    try club.setValue("New club \(step)", forKey: "name")
-                    clubs.append(club)
-                    edits.append("club inserted")
-                }
-            }
-            if Bool.random(using: &rng) { try context.save() } else { context.processPendingChanges() }
-
+            try league.step(step)
             for item in watched {
                 // Saves rename objects without a batch: the list follows those too.
-                XCTAssertEqual(item.recorder.replica, item.expected, "seed \(seed) step \(step) [\(item.name)] after \(edits)")
+                XCTAssertEqual(item.recorder.replica, item.expected, "seed \(seed) step \(step) [\(item.name)] after \(league.log)")
                 assertPositionsAgree(item.rows, "seed \(seed) step \(step) [\(item.name)]")
                 if item.recorder.replica != item.expected { return }
             }
@@ -155,11 +107,5 @@ final class ListModelPropertyTests: XCTestCase {
                 XCTAssertEqual(rows.indexPath(at: position), indexPath, message)
             }
         }
-    }
-
-    private func insertPlayer(_ context: ObjectContext, clubs: [ManagedObject], _ rng: inout SeededGenerator) throws -> ManagedObject {
-        try League.insertPlayer(context, name: League.names.randomElement(using: &rng)!, zone: League.zones.randomElement(using: &rng)!,
-                                score: Int.random(in: 0...5, using: &rng),
-                                club: Bool.random(using: &rng) ? clubs.randomElement(using: &rng)! : nil)
     }
 }

@@ -4,60 +4,8 @@ import Foundation
 import GtkBinding
 import ObjectStore
 import XCTest
+@_exported import FetchedResultsTestSupport
 @_exported import TestSupport
-
-
-/// Players in clubs: sections by zone, or by club (a section entity, empty clubs included).
-enum League {
-    static let zones: [String?] = ["Africa", "Asia", "Europe", "Oceania", nil]
-    static let names = ["Ana", "bo", "Cy", "Dee", "Émile", "fay", "Gus", "Hal"]
-
-    static func model() throws -> Model {
-        try Model(entities: [
-            EntityDescription(
-                name: "Club",
-                attributes: [
-                    AttributeDescription(name: "name", type: .string),
-                    AttributeDescription(name: "rank", type: .integer, defaultValue: .integer(0)),
-                ],
-                relationships: [RelationshipDescription(name: "players", destinationEntity: "Player", inverseName: "club", isToMany: true)]),
-            EntityDescription(
-                name: "Player",
-                attributes: [
-                    AttributeDescription(name: "name", type: .string),
-                    AttributeDescription(name: "zone", type: .string, isOptional: true),
-                    AttributeDescription(name: "score", type: .integer, defaultValue: .integer(0)),
-                    AttributeDescription(name: "note", type: .string, isOptional: true),
-                ],
-                relationships: [RelationshipDescription(name: "club", destinationEntity: "Club", inverseName: "players")]),
-        ])
-    }
-
-    /// A context on a new SQLite file in a temporary folder.
-    static func context(_ test: XCTestCase) throws -> ObjectContext {
-        let store = try PersistentStore(url: temporaryFolder(test).appendingPathComponent("league.sqlite"), model: model())
-        return ObjectContext(store: store)
-    }
-
-    /// Players sectioned by zone, best first within a zone.
-    static func byZone(_ context: ObjectContext) -> FetchedResultsController<ManagedObject> {
-        FetchedResultsController(
-            fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: [
-                FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false), FetchSortDescriptor(key: "name"),
-            ]),
-            managedObjectContext: context, sectionNameKeyPath: "zone")
-    }
-
-    @discardableResult
-    static func insertPlayer(_ context: ObjectContext, name: String, zone: String?, score: Int, club: ManagedObject? = nil) throws -> ManagedObject {
-        let player = try context.insert(entityName: "Player")
-        try player.setValue(name, forKey: "name")
-        try player.setValue(zone, forKey: "zone")
-        try player.setValue(score, forKey: "score")
-        try player.setValue(club, forKey: "club")
-        return player
-    }
-}
 
 
 /// The items a list model of `sections` must show.
