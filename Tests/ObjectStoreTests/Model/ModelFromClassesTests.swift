@@ -93,6 +93,37 @@ final class ModelFromClassesTests: XCTestCase {
         XCTAssertEqual(derived.fingerprint, written.fingerprint)
     }
 
+    /// The classes of Docs/ModelFormat.md's "Models from Swift classes", as written there.
+    final class Zone: ManagedObject {
+        @Attribute(minLength: 1) var name: String
+        @Relationship(inverse: "zone", deleteRule: .deny) var teams: Set<Team>
+
+        override class var entityIndexes: [IndexDescription] { [IndexDescription(properties: ["name"])] }
+    }
+
+    final class Team: ManagedObject {
+        @Attribute(minLength: 1, maxLength: 60) var teamName: String
+        @Attribute var imageName: String?
+        @Attribute(default: 0, minValue: 0) var wins: Int
+        @Attribute(minValue: Date(timeIntervalSince1970: 1_308_096_000)) var qualifiedOn: Date?   // 2011-06-15
+        @Relationship(isOptional: false) var zone: Zone?
+
+        override class var entityIndexes: [IndexDescription] {
+            [IndexDescription(name: "Team_byZoneAndWins", properties: ["zone", "-wins", "teamName"])]
+        }
+    }
+
+    func testTheModelFormatExampleFromClassesEqualsItsJSON() throws {
+        let document = try String(contentsOf: URL(fileURLWithPath: #filePath)
+            .appendingPathComponent("../../../../Docs/ModelFormat.md").standardized, encoding: .utf8)
+        let example = try XCTUnwrap(document.range(of: "\n## Example\n"), "Docs/ModelFormat.md has an Example section")
+        let start = try XCTUnwrap(document.range(of: "```json\n", range: example.upperBound..<document.endIndex))
+        let end = try XCTUnwrap(document.range(of: "\n```", range: start.upperBound..<document.endIndex))
+        let fromJSON = try Model(json: Data(document[start.upperBound..<end.lowerBound].utf8))
+        let fromClasses = try Model(classes: [Zone.self, Team.self])
+        XCTAssertEqual(String(decoding: fromClasses.jsonData(), as: UTF8.self), String(decoding: fromJSON.jsonData(), as: UTF8.self))
+    }
+
     func testObjectsOfADerivedModelSaveAndFetchFromAFile() throws {
         let store = try Fixtures.store(try Self.derivedModel(), self)
         let context = ObjectContext(store: store)
