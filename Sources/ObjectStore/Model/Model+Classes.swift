@@ -91,8 +91,8 @@ private struct ClassModelReader {
                         throw ModelError(info.place(property), "\(property.valueTypeName) does not say which attribute type stores it; use String, Int, Int64, Double, Bool, Date, Data or an optional of one, or implement `static var attributeType` in its AttributeValue conformance")
                     }
                     attributes.append(description)
-                case let .relationship(_, isToMany, _, deleteRule, isOptional):
-                    let (destination, inverse) = try resolve(property, of: info)
+                case let .relationship(destinationClass, isToMany, inverseName, deleteRule, isOptional):
+                    let (destination, inverse) = try resolve(property, of: info, to: destinationClass, inverse: inverseName)
                     relationships.append(RelationshipDescription(
                         name: property.key, destinationEntity: destination.entityName, inverseName: inverse.key,
                         isToMany: isToMany, deleteRule: deleteRule, isOptional: isOptional))
@@ -104,11 +104,11 @@ private struct ClassModelReader {
         }
     }
 
-    /// The destination class of `property` and the relationship there that is its inverse.
-    private func resolve(_ property: DeclaredProperty, of info: ClassInfo) throws -> (ClassInfo, DeclaredProperty) {
-        guard case let .relationship(destinationClass, _, inverseName, _, _) = property.kind else {
-            preconditionFailure("resolve(_:of:) is called for relationships only")
-        }
+    /// The destination class of the relationship `property` and the relationship there that
+    /// is its inverse.
+    private func resolve(
+        _ property: DeclaredProperty, of info: ClassInfo, to destinationClass: ManagedObject.Type?, inverse inverseName: String?
+    ) throws -> (ClassInfo, DeclaredProperty) {
         let place = info.place(property)
         guard let destinationClass else {
             throw ModelError(place, "\(property.valueTypeName) does not say which class its objects have; use Destination? for to-one, [Destination] or Set<Destination> for to-many")
@@ -122,7 +122,7 @@ private struct ClassModelReader {
             let naming = pointingBack.filter { declaredInverse(of: $0).map { names(property, $0) } == true }
             guard naming.count == 1 else {
                 if naming.count > 1 {
-                    throw ModelError(place, "\(naming.map(destination.place).joined(separator: " and ")) all name it as their inverse; name the one inverse here with @Relationship(inverse: \"...\")")
+                    throw ModelError(place, "\(naming.map(destination.place).joined(separator: " and ")) each name it as their inverse; name the one inverse here with @Relationship(inverse: \"...\")")
                 }
                 guard pointingBack.count == 1, let only = pointingBack.first else {
                     throw ModelError(place, "no inverse; name it here with @Relationship(inverse: \"...\")\(candidates(pointingBack, in: destination, to: info))")

@@ -289,9 +289,19 @@ final class ModelFromClassesTests: XCTestCase {
         @Relationship var lonelies: [Lonely]
     }
 
-    func testAPairWithNoInverseNamedIsAnError() {
+    final class Hub: ManagedObject {
+        @Relationship var spoke: Spoke?
+    }
+
+    final class Spoke: ManagedObject {
+        @Relationship(inverse: "spoke") var hubs: [Hub]
+        @Relationship(inverse: "spoke") var otherHubs: [Hub]
+    }
+
+    func testAPairWithNoInverseNamedOrTwoClaimsIsAnError() {
         assertModelError([Lonely.self, Buddy.self], at: "Lonely.buddy",
                          mentions: ["no inverse", "@Relationship(inverse: \"lonelies\") here, or @Relationship(inverse: \"buddy\") on Buddy.lonelies"])
+        assertModelError([Hub.self, Spoke.self], at: "Hub.spoke", mentions: ["Spoke.hubs and Spoke.otherHubs each name it"])
     }
 
     struct Celsius: AttributeValue {
