@@ -6,9 +6,14 @@ import XCTest
 /// The README's examples, run as written (in a temporary folder).
 final class ReadmeExampleTests: XCTestCase {
     final class Team: ManagedObject {
-        @Attribute var teamName: String
+        @Attribute(minLength: 1) var teamName: String
         @Attribute var qualifyingZone: String
-        @Attribute var wins: Int
+        @Attribute var imageName: String?           // optional
+        @Attribute(default: 0, minValue: 0) var wins: Int
+
+        override class var entityIndexes: [IndexDescription] {
+            [IndexDescription(properties: ["qualifyingZone", "-wins", "teamName"])]
+        }
     }
 
     final class Delegate: FetchedResultsControllerDelegate {
@@ -21,17 +26,8 @@ final class ReadmeExampleTests: XCTestCase {
         let modelURL = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../data/worldcup/model.json").standardized
         let model = try Model(contentsOf: modelURL)
         XCTAssertNotNil(model.entity(named: "Team"))
-        let sameModel = try Model(entities: [
-            EntityDescription(
-                name: "Team",
-                attributes: [
-                    AttributeDescription(name: "teamName", type: .string, minLength: 1),
-                    AttributeDescription(name: "qualifyingZone", type: .string),
-                    AttributeDescription(name: "wins", type: .integer, defaultValue: .integer(0), minValue: .integer(0)),
-                ],
-                indexes: [IndexDescription(properties: ["qualifyingZone", "-wins", "teamName"])],
-                objectClass: Team.self)
-        ])
+        let sameModel = try Model(classes: [Team.self])
+        XCTAssertEqual(sameModel.fingerprint, model.fingerprint)
         let store = try PersistentStore(url: folder.appendingPathComponent("worldcup.sqlite"), model: sameModel)
         let context = ObjectContext(store: store)
 

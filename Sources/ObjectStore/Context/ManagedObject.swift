@@ -74,9 +74,23 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
         context.register(inserted: self)
     }
 
-    /// The entity name a subclass maps to by default: its own name.
+    /// The entity name a subclass maps to by default: its own name. Override it to give the
+    /// entity another name (in ``Model/init(classes:)``, and when a context looks up the
+    /// entity of a class that no ``EntityDescription/objectClass`` names).
     open class var entityName: String {
         String(describing: self)
+    }
+
+    /// The indexes of this class's entity in a model derived from classes
+    /// (``Model/init(classes:)``): none unless a subclass overrides it.
+    ///
+    /// ```swift
+    /// override class var entityIndexes: [IndexDescription] {
+    ///     [IndexDescription(properties: ["qualifyingZone", "-wins", "teamName"])]
+    /// }
+    /// ```
+    open class var entityIndexes: [IndexDescription] {
+        []
     }
 
     /// Whether the object has unsaved changes to its properties (and is not inserted or deleted).
@@ -106,7 +120,8 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
 
     /// Sets a property. Attributes take Swift values of their type (or nil); to-one
     /// relationships an object of the destination entity (or nil); to-many relationships an
-    /// array of them. A value of the wrong type throws ``ContextError`` and changes nothing.
+    /// array or a set of them. A value of the wrong type throws ``ContextError`` and changes
+    /// nothing.
     public func setValue(_ value: Any?, forKey key: String) throws {
         let context = try context()
         if let attribute = entity.attribute(named: key) {
@@ -116,8 +131,11 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
             try context.setAttribute(converted, of: self, key: key)
         } else if let relationship = entity.relationship(named: key) {
             if relationship.isToMany {
-                guard let objects = value as? [ManagedObject] ?? (value == nil ? [] : nil) else {
-                    throw ContextError(.wrongType, "\(entity.name).\(key) is to-many; give an array of \(relationship.destinationEntity) objects")
+                // A set in key order: the changes it makes come in the same order every run.
+                guard let objects = value as? [ManagedObject]
+                    ?? (value as? Set<ManagedObject>)?.sorted(by: { $0.objectID < $1.objectID })
+                    ?? (value == nil ? [] : nil) else {
+                    throw ContextError(.wrongType, "\(entity.name).\(key) is to-many; give an array or a set of \(relationship.destinationEntity) objects")
                 }
                 try context.setRelatedObjects(objects, of: self, relationship: relationship)
             } else {

@@ -2,11 +2,16 @@ import Foundation
 
 /// A validated set of entities: the schema of an object graph.
 ///
-/// Build one in Swift from ``EntityDescription`` values, or load it from a JSON model file
-/// with ``init(contentsOf:)`` (format in `Docs/ModelFormat.md`). The initializers validate
-/// the whole model and throw a ``ModelError`` naming the entity and property at fault.
+/// Derive one from your ``ManagedObject`` subclasses with ``init(classes:)``, build it in
+/// Swift from ``EntityDescription`` values with ``init(entities:)``, or load it from a JSON
+/// model file with ``init(contentsOf:)`` (format in `Docs/ModelFormat.md`). The initializers
+/// validate the whole model and throw a ``ModelError`` naming the entity (or class) and
+/// property at fault.
 ///
 /// ## Topics
+/// - ``init(classes:)``
+/// - ``init(entities:)``
+/// - ``init(contentsOf:)``
 /// - ``entity(named:)``
 /// - ``inverse(of:)``
 /// - ``fingerprint``

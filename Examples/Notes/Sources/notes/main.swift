@@ -15,22 +15,15 @@ import ObjectStore
 
 final class Folder: ManagedObject {
     @Attribute var name: String
+    @Relationship(inverse: "folder", deleteRule: .cascade) var notes: Set<Note>
 }
 
 final class Note: ManagedObject {
-    @Attribute var title: String
+    @Attribute(minLength: 1) var title: String
     @Relationship var folder: Folder?
 }
 
-let model = try Model(entities: [
-    EntityDescription(name: "Folder", attributes: [AttributeDescription(name: "name", type: .string)],
-                      relationships: [RelationshipDescription(name: "notes", destinationEntity: "Note", inverseName: "folder",
-                                                              isToMany: true, deleteRule: .cascade)],
-                      objectClass: Folder.self),
-    EntityDescription(name: "Note", attributes: [AttributeDescription(name: "title", type: .string, minLength: 1)],
-                      relationships: [RelationshipDescription(name: "folder", destinationEntity: "Folder", inverseName: "notes")],
-                      objectClass: Note.self),
-])
+let model = try Model(classes: [Folder.self, Note.self])
 
 let arguments = CommandLine.arguments
 let demo = arguments.contains("--demo")
