@@ -127,13 +127,13 @@ final class ModelFromClassesTests: XCTestCase {
     func testObjectsOfADerivedModelSaveAndFetchFromAFile() throws {
         let store = try Fixtures.store(try Self.derivedModel(), self)
         let context = ObjectContext(store: store)
-        let folder = context.insert(Folder.self)
+        let folder = try context.insert(Folder.self)
         folder.name = "Home"
-        let note = context.insert(Note.self)
+        let note = try context.insert(Note.self)
         note.title = "Buy milk"
         note.text = "semi-skimmed"
         note.folder = folder
-        let cover = context.insert(NoteCover.self)
+        let cover = try context.insert(NoteCover.self)
         cover.caption = "A bottle"
         cover.note = note
         XCTAssertEqual(folder.position, 0, "the declared default")
@@ -151,14 +151,14 @@ final class ModelFromClassesTests: XCTestCase {
         XCTAssertEqual(fetched.cover?.caption, "A bottle")
         XCTAssertEqual(try other.fetch(FetchRequest<NoteCover>()).count, 1, "fetched by the overridden entity name")
 
-        let untitled = other.insert(Note.self)
+        let untitled = try other.insert(Note.self)
         untitled.title = ""
         XCTAssertThrowsError(try other.save(), "the declared minLength is checked") { error in
             XCTAssertTrue(error is ValidationError, "\(error)")
             XCTAssertTrue("\(error)".contains("title"), "\(error)")
         }
         other.rollback()
-        let lonelyCover = other.insert(NoteCover.self)
+        let lonelyCover = try other.insert(NoteCover.self)
         lonelyCover.caption = "No note"
         XCTAssertThrowsError(try other.save(), "the declared isOptional: false is checked") { error in
             XCTAssertTrue("\(error)".contains("note"), "\(error)")
@@ -168,13 +168,13 @@ final class ModelFromClassesTests: XCTestCase {
     func testASetToManyReadsAndWritesThroughTheWrapperAndItsInverseFollows() throws {
         let store = try Fixtures.store(try Self.derivedModel(), self)
         let context = ObjectContext(store: store)
-        let home = context.insert(Folder.self)
+        let home = try context.insert(Folder.self)
         home.name = "Home"
-        let work = context.insert(Folder.self)
+        let work = try context.insert(Folder.self)
         work.name = "Work"
-        let milk = context.insert(Note.self)
+        let milk = try context.insert(Note.self)
         milk.title = "Buy milk"
-        let tap = context.insert(Note.self)
+        let tap = try context.insert(Note.self)
         tap.title = "Fix the tap"
 
         home.notes = [milk, tap]
@@ -200,10 +200,10 @@ final class ModelFromClassesTests: XCTestCase {
 
     func testAnArrayToManyIsInKeyOrder() throws {
         let context = ObjectContext(store: try Fixtures.store(try Self.derivedModel(), self))
-        let root = context.insert(Folder.self)
+        let root = try context.insert(Folder.self)
         root.name = "Root"
-        let children = (1...3).map { number -> Folder in
-            let child = context.insert(Folder.self)
+        let children = try (1...3).map { number -> Folder in
+            let child = try context.insert(Folder.self)
             child.name = "Child \(number)"
             return child
         }
@@ -216,7 +216,7 @@ final class ModelFromClassesTests: XCTestCase {
 
     func testTheRenamedKeyInitializerStillWorksWithAHandWrittenModel() throws {
         let context = ObjectContext(store: try Fixtures.store(try Self.handWrittenModel(), self))
-        let note = context.insert(Note.self)
+        let note = try context.insert(Note.self)
         note.text = "by key"
         XCTAssertEqual(try note.value(forKey: "body") as? String, "by key")
     }
