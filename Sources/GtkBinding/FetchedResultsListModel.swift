@@ -55,7 +55,8 @@ import ObjectStore
 /// - ``indexPath(at:)``
 /// ### Changes
 /// - ``didChange``
-public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResultsControllerDelegate {
+@MainActor
+public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor FetchedResultsControllerDelegate {
     /// The controller whose results the list shows.
     public let controller: FetchedResultsController<Result>
     /// The `GListModel *` of `FrRow` items, owned by this object: take a reference
@@ -97,7 +98,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: FetchedResult
         }
     }
 
-    deinit {
+    isolated deinit {
         if controller.delegate === self { controller.delegate = nil }
         g_object_unref(UnsafeMutableRawPointer(listModel))
     }

@@ -28,6 +28,7 @@ import ObjectStore
 /// - ``select(_:)``
 /// - ``didChange``
 /// - ``Event``
+@MainActor
 public final class FetchedResultsSelection<Result: ManagedObject> {
     /// What changed the selection.
     public enum Event {
@@ -77,7 +78,7 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         }))
     }
 
-    deinit {
+    isolated deinit {
         for (instance, id) in handlers { g_signal_handler_disconnect(instance, id) }
         if restoreSource != 0 { g_source_remove(restoreSource) }
         g_object_unref(UnsafeMutableRawPointer(selectionModel))

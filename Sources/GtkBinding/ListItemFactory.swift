@@ -33,6 +33,7 @@ public enum ListItemContent<Result: ManagedObject> {
 /// - ``init(rows:setup:bind:)``
 /// - ``factory``
 /// - ``factoryReference()``
+@MainActor
 public final class ListItemFactory<Result: ManagedObject> {
     /// The `GtkListItemFactory *`, owned by this object.
     public let factory: OpaquePointer
@@ -59,7 +60,7 @@ public final class ListItemFactory<Result: ManagedObject> {
         }
     }
 
-    deinit { g_object_unref(UnsafeMutableRawPointer(factory)) }
+    isolated deinit { g_object_unref(UnsafeMutableRawPointer(factory)) }
 
     /// A new reference to ``factory``, for a function that takes ownership of it
     /// (`gtk_list_view_new`).

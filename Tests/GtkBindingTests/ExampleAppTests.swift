@@ -7,8 +7,8 @@ import XCTest
 ///
 /// `scripts/test` builds the example and sets `NOTES_EXAMPLE` to its binary; without it the
 /// test is skipped.
-final class ExampleAppTests: XCTestCase {
-    func testTheNotesWindowShowsAnUnsavedEditAndABackgroundSave() throws {
+final class ExampleAppTests: XCTestCase, @unchecked Sendable {
+    func testTheNotesWindowShowsAnUnsavedEditAndABackgroundSave() throws { try MainActor.assumeIsolated {
         guard let path = ProcessInfo.processInfo.environment["NOTES_EXAMPLE"] else {
             throw XCTSkip("set NOTES_EXAMPLE to the built Examples/Notes binary (scripts/test does)")
         }
@@ -39,10 +39,10 @@ final class ExampleAppTests: XCTestCase {
         let colours = try run("/usr/bin/convert", [screenshot.path, "-format", "%k", "info:"])
         XCTAssertGreaterThan(Int(colours) ?? 0, 20, "the screenshot \(screenshot.path) looks blank")
         XCTAssertTrue(process.isRunning, "the app is still alive (G_DEBUG=fatal-criticals)")
-    }
+    } }
 
     @discardableResult
-    private func run(_ tool: String, _ arguments: [String]) throws -> String {
+    @MainActor private func run(_ tool: String, _ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments

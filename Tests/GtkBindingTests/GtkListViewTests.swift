@@ -9,24 +9,28 @@ import XCTest
 /// The list model behind a real GtkListView in a window: GTK asks only for the rows it shows,
 /// and follows changes without a critical (the tests run with `G_DEBUG=fatal-criticals`).
 /// Needs a display (scripts/test provides Xvfb); skipped without one.
-final class GtkListViewTests: XCTestCase {
+final class GtkListViewTests: XCTestCase, @unchecked Sendable {
     /// Labels the rows: a header's name, an object's ID.
     private static let bind: @convention(c) (OpaquePointer?, OpaquePointer?, gpointer?) -> Void = { _, listItem, data in
-        let rows = Unmanaged<FetchedResultsListModel<ManagedObject>>.fromOpaque(data!).takeUnretainedValue()
-        let text: String
-        switch gtk_list_item_get_item(listItem).flatMap(rows.identity(ofItem:)) {
-        case .header(let name): text = "— \(name) —"
-        case .object(let id): text = id.description
-        case nil: text = ""
+        // GTK calls on the main thread; the pointers stay there.
+        nonisolated(unsafe) let listItem = listItem, data = data
+        MainActor.assumeIsolated {
+            let rows = Unmanaged<FetchedResultsListModel<ManagedObject>>.fromOpaque(data!).takeUnretainedValue()
+            let text: String
+            switch gtk_list_item_get_item(listItem).flatMap({ rows.identity(ofItem: $0) }) {
+            case .header(let name): text = "— \(name) —"
+            case .object(let id): text = id.description
+            case nil: text = ""
+            }
+            gtk_label_set_text(OpaquePointer(gtk_list_item_get_child(listItem)), text)
         }
-        gtk_label_set_text(OpaquePointer(gtk_list_item_get_child(listItem)), text)
     }
 
     private static let setup: @convention(c) (OpaquePointer?, OpaquePointer?, gpointer?) -> Void = { _, listItem, _ in
         gtk_list_item_set_child(listItem, gtk_label_new(nil))
     }
 
-    func testAListViewMakesOnlyTheRowsItShowsAndFollowsChanges() throws {
+    func testAListViewMakesOnlyTheRowsItShowsAndFollowsChanges() throws { try MainActor.assumeIsolated {
         guard environmentNamesADisplay, gtk_init_check() != 0 else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
         let context = try League.context(self)
         var players: [ManagedObject] = []
@@ -81,16 +85,16 @@ final class GtkListViewTests: XCTestCase {
         iterateMainLoop()
         rows = nil
         XCTAssertNil(modelPointer.pointee, "the window, its list view and the list model are all finalized")
-    }
+    } }
 
-    private func connect(_ instance: OpaquePointer?, _ signal: String,
+    @MainActor private func connect(_ instance: OpaquePointer?, _ signal: String,
                          _ handler: @convention(c) (OpaquePointer?, OpaquePointer?, gpointer?) -> Void, _ data: gpointer?) {
         g_signal_connect_data(UnsafeMutableRawPointer(instance), signal, unsafeBitCast(handler, to: GCallback.self), data, nil,
                               GConnectFlags(rawValue: 0))
     }
 
     /// The texts of the labels in `widget`'s tree.
-    private func texts(under widget: UnsafeMutablePointer<GtkWidget>?) -> [String] {
+    @MainActor private func texts(under widget: UnsafeMutablePointer<GtkWidget>?) -> [String] {
         var texts: [String] = []
         if let widget, g_type_check_instance_is_a(UnsafeMutableRawPointer(widget).assumingMemoryBound(to: GTypeInstance.self),
                                                   gtk_label_get_type()) != 0 {
@@ -105,7 +109,7 @@ final class GtkListViewTests: XCTestCase {
     }
 
     /// Runs GTK until it has drawn a few frames.
-    private func iterateMainLoop(for duration: TimeInterval = 0.3) {
+    @MainActor private func iterateMainLoop(for duration: TimeInterval = 0.3) {
         let deadline = Date().addingTimeInterval(duration)
         while Date() < deadline {
             while g_main_context_iteration(nil, 0) != 0 {}

@@ -8,8 +8,8 @@ import XCTest
 /// Random edits and saves on a real SQLite store: every items-changed emission fits the list
 /// it changes, and after every batch the GListModel shows exactly the controller's flattened
 /// sections. Needs GObject and GIO only (no display).
-final class ListModelPropertyTests: XCTestCase {
-    private final class Watched {
+final class ListModelPropertyTests: XCTestCase, @unchecked Sendable {
+    @MainActor private final class Watched {
         let name: String
         let rows: FetchedResultsListModel<ManagedObject>
         let recorder: ItemsChangedRecorder
@@ -25,7 +25,7 @@ final class ListModelPropertyTests: XCTestCase {
         var expected: [ListItemIdentity] { flattened(rows.controller.snapshot, headers: rows.showsSectionHeaders) }
     }
 
-    func testEveryEmissionKeepsTheListModelInStepWithTheController() throws {
+    func testEveryEmissionKeepsTheListModelInStepWithTheController() throws { try MainActor.assumeIsolated {
         let seed = SeededGenerator.seed()
         let context = try League.context(self)
         let league = RandomLeagueEdits(context: context, rng: SeededGenerator(seed: seed))
@@ -89,11 +89,11 @@ final class ListModelPropertyTests: XCTestCase {
         for item in watched {
             XCTAssertGreaterThan(item.batches, 20, "[\(item.name)] saw too few batches to mean anything")
         }
-    }
+    } }
 
     /// `item(at:)`, `position(for:)`, `indexPath(at:)` and `position(forSectionHeader:)` agree
     /// with each other and with the controller.
-    private func assertPositionsAgree(_ rows: FetchedResultsListModel<ManagedObject>, _ message: String) {
+    @MainActor private func assertPositionsAgree(_ rows: FetchedResultsListModel<ManagedObject>, _ message: String) {
         let sections = rows.controller.snapshot
         XCTAssertEqual(rows.count, Int(g_list_model_get_n_items(rows.listModel)), message)
         for position in 0..<rows.count {

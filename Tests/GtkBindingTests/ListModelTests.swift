@@ -9,23 +9,23 @@ import XCTest
 
 /// The list model's layout, its emissions for single changes, laziness and ownership.
 /// Needs GObject and GIO only (no display).
-final class ListModelTests: XCTestCase {
+final class ListModelTests: XCTestCase, @unchecked Sendable {
     private var context: ObjectContext!
     private var ana: ManagedObject!
 
-    override func setUpWithError() throws {
+    override func setUpWithError() throws { try MainActor.assumeIsolated {
         context = try League.context(self)
         ana = try League.insertPlayer(context, name: "Ana", zone: "Asia", score: 3)
         try League.insertPlayer(context, name: "Bo", zone: "Asia", score: 1)
         try League.insertPlayer(context, name: "Cy", zone: "Europe", score: 2)
         try context.save()
-    }
+    } }
 
-    private func identities(_ rows: FetchedResultsListModel<ManagedObject>) -> [ListItemIdentity?] {
+    @MainActor private func identities(_ rows: FetchedResultsListModel<ManagedObject>) -> [ListItemIdentity?] {
         items(of: rows.listModel) { rows.identity(ofItem: $0) }
     }
 
-    func testEachSectionStartsWithItsHeader() throws {
+    func testEachSectionStartsWithItsHeader() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         let ids = rows.controller.snapshot.flatMap(\.objectIDs)
         XCTAssertEqual(identities(rows), [.header(sectionName: "Asia"), .object(ids[0]), .object(ids[1]),
@@ -40,9 +40,9 @@ final class ListModelTests: XCTestCase {
         XCTAssertNil(rows.indexPath(at: 3))
         XCTAssertNil(g_list_model_get_item(rows.listModel, 5), "past the end")
         XCTAssertEqual(g_list_model_get_item_type(rows.listModel), fr_row_get_type())
-    }
+    } }
 
-    func testAControllerWithoutSectionsShowsNoHeader() throws {
+    func testAControllerWithoutSectionsShowsNoHeader() throws { try MainActor.assumeIsolated {
         let controller = FetchedResultsController(
             fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "name")]), managedObjectContext: context)
         let rows = try FetchedResultsListModel(controller: controller)
@@ -50,17 +50,17 @@ final class ListModelTests: XCTestCase {
         XCTAssertEqual(identities(rows), controller.snapshot[0].objectIDs.map { .object($0) })
         XCTAssertNil(rows.position(forSectionHeader: 0))
         XCTAssertEqual(rows.position(for: IndexPath(item: 2, section: 0)), 2)
-    }
+    } }
 
-    func testAnUpdateReplacesItsRowOnly() throws {
+    func testAnUpdateReplacesItsRowOnly() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
         try ana.setValue("fast", forKey: "note")
         try context.save()
         XCTAssertEqual(recorder.emissions.map { [$0.position, $0.removed, $0.added] }, [[1, 1, 1]])
-    }
+    } }
 
-    func testABatchThatDoesNotFitReloadsTheListAndWarnsInsteadOfCrashing() throws {
+    func testABatchThatDoesNotFitReloadsTheListAndWarnsInsteadOfCrashing() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
         let warnings = Mutex<[String]>([])
@@ -88,9 +88,9 @@ final class ListModelTests: XCTestCase {
             XCTAssertEqual(warnings.withLock { $0.count }, n + 1, "batch \(n) is reported")
         }
         XCTAssertTrue(warnings.withLock { $0[0] }.contains("does not fit"))
-    }
+    } }
 
-    func testAMoveToANewSectionRemovesThenInsertsTheHeaderAndTheRow() throws {
+    func testAMoveToANewSectionRemovesThenInsertsTheHeaderAndTheRow() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
         try ana.setValue("Oceania", forKey: "zone")
@@ -99,9 +99,9 @@ final class ListModelTests: XCTestCase {
         // then Ana arrives in it.
         XCTAssertEqual(recorder.emissions.map { [$0.position, $0.removed, $0.added] }, [[1, 1, 0], [4, 0, 2]])
         XCTAssertEqual(recorder.replica.last, .object(ana.objectID))
-    }
+    } }
 
-    func testAFirstSaveReplacesTheRowThatHadTheTemporaryID() throws {
+    func testAFirstSaveReplacesTheRowThatHadTheTemporaryID() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
         let dee = try League.insertPlayer(context, name: "Dee", zone: "Europe", score: 0)
@@ -112,9 +112,9 @@ final class ListModelTests: XCTestCase {
         XCTAssertEqual(recorder.emissions.map { [$0.position, $0.removed, $0.added] }, [[5, 0, 1], [5, 1, 1]])
         XCTAssertFalse(dee.objectID.isTemporaryID)
         XCTAssertEqual(identities(rows).last, .object(dee.objectID))
-    }
+    } }
 
-    func testItemsAreMadeOnlyForThePositionsAskedFor() throws {
+    func testItemsAreMadeOnlyForThePositionsAskedFor() throws { try MainActor.assumeIsolated {
         for i in 0..<3_000 { try League.insertPlayer(context, name: "P\(i)", zone: League.zones[i % 4], score: i % 7) }
         try context.save()
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
@@ -125,12 +125,12 @@ final class ListModelTests: XCTestCase {
         XCTAssertEqual(rows.flattened.itemsMade, 0, "creating the model and emitting changes made items")
         g_object_unref(g_list_model_get_item(rows.listModel, 1))
         XCTAssertEqual(rows.flattened.itemsMade, 1)
-    }
+    } }
 
     /// While GTK holds an item, a row that only shifted (changes before it) is the same item
     /// at its new position, so a factory can skip binding it again; a row announced as changed
     /// is a new item. Items GTK let go are not kept.
-    func testAHeldItemStaysTheSameUntilItsRowIsAnnounced() throws {
+    func testAHeldItemStaysTheSameUntilItsRowIsAnnounced() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         // Asia: Ana (1), Bo (2); Europe: Cy (4).
         let cy = try XCTUnwrap(g_list_model_get_item(rows.listModel, 4))
@@ -156,9 +156,9 @@ final class ListModelTests: XCTestCase {
         g_object_unref(try XCTUnwrap(g_list_model_get_item(rows.listModel, 0)))   // made and let go
         g_object_unref(try XCTUnwrap(g_list_model_get_item(rows.listModel, 0)))
         XCTAssertEqual(rows.flattened.itemsMade, made + 2, "an item GTK let go is made again")
-    }
+    } }
 
-    func testTheGListModelOutlivesItsOwnerAndReleasesEverythingWhenFinalized() throws {
+    func testTheGListModelOutlivesItsOwnerAndReleasesEverythingWhenFinalized() throws { try MainActor.assumeIsolated {
         let controller = League.byZone(context)
         var rows: FetchedResultsListModel? = try FetchedResultsListModel(controller: controller)
         let listModel = rows!.listModel
@@ -184,5 +184,5 @@ final class ListModelTests: XCTestCase {
         g_object_unref(modelPointer.pointee)
         XCTAssertNil(modelPointer.pointee, "the GListModel is finalized with its last reference")
         XCTAssertNil(state, "the Swift state is released when the GListModel is finalized")
-    }
+    } }
 }

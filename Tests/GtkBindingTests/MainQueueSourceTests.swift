@@ -6,11 +6,11 @@ import XCTest
 
 /// The Dispatch main queue runs inside the GLib main loop once GtkBinding attached its
 /// source (a list model does that by itself). GLib only: no display needed.
-final class MainQueueSourceTests: XCTestCase {
+final class MainQueueSourceTests: XCTestCase, @unchecked Sendable {
     private final class Flag: @unchecked Sendable { var isSet = false }
 
     /// Runs GLib's default main context until `condition` holds or `timeout` passes.
-    private func iterateMainContext(until condition: () -> Bool, timeout: TimeInterval) -> Bool {
+    @MainActor private func iterateMainContext(until condition: () -> Bool, timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {
             guard Date() < deadline else { return false }
@@ -20,7 +20,7 @@ final class MainQueueSourceTests: XCTestCase {
         return true
     }
 
-    func testWorkQueuedOnTheMainQueueRunsWhenTheGLibLoopIterates() {
+    func testWorkQueuedOnTheMainQueueRunsWhenTheGLibLoopIterates() { MainActor.assumeIsolated {
         MainQueueSource.attach()
         let flag = Flag()
         DispatchQueue.main.async { flag.isSet = true }
@@ -31,5 +31,5 @@ final class MainQueueSourceTests: XCTestCase {
         let later = Flag()
         DispatchQueue.global().async { DispatchQueue.main.async { later.isSet = true } }
         XCTAssertTrue(iterateMainContext(until: { later.isSet }, timeout: 2))
-    }
+    } }
 }

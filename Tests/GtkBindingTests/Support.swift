@@ -9,15 +9,15 @@ import XCTest
 
 
 /// The items a list model of `sections` must show.
-func flattened(_ sections: [SectionSnapshot], headers: Bool) -> [ListItemIdentity] {
+@MainActor func flattened(_ sections: [SectionSnapshot], headers: Bool) -> [ListItemIdentity] {
     sections.flatMap { section in
         (headers ? [.header(sectionName: section.name)] : []) + section.objectIDs.map { .object($0) }
     }
 }
 
 /// Every item of a GListModel, read through `g_list_model_get_item` as GTK reads them.
-func items(of listModel: OpaquePointer, range: Range<Int>? = nil,
-           identity: (UnsafeMutableRawPointer) -> ListItemIdentity?) -> [ListItemIdentity?] {
+@MainActor func items(of listModel: OpaquePointer, range: Range<Int>? = nil,
+           identity: @MainActor (UnsafeMutableRawPointer) -> ListItemIdentity?) -> [ListItemIdentity?] {
     (range ?? 0..<Int(g_list_model_get_n_items(listModel))).map { position in
         guard let item = g_list_model_get_item(listModel, guint(position)) else { return nil }
         defer { g_object_unref(item) }
@@ -29,9 +29,9 @@ func items(of listModel: OpaquePointer, range: Range<Int>? = nil,
 /// plain array of the items, checking that the emission fits the list as it was and that
 /// afterwards the model shows exactly the replayed array (what GTK assumes: nothing outside
 /// the announced range changed). Each item remembers the ``generation`` in which it was read.
-final class ItemsChangedRecorder {
+@MainActor final class ItemsChangedRecorder {
     let listModel: OpaquePointer
-    let identity: (UnsafeMutableRawPointer) -> ListItemIdentity?
+    let identity: @MainActor (UnsafeMutableRawPointer) -> ListItemIdentity?
     private(set) var replica: [ListItemIdentity?]
     /// When each item of ``replica`` was read; bump it to tell items read later apart.
     private(set) var readIn: [Int]
@@ -39,15 +39,17 @@ final class ItemsChangedRecorder {
     private(set) var emissions: [(position: Int, removed: Int, added: Int)] = []
     private var handler: gulong = 0
 
-    init(_ listModel: OpaquePointer, identity: @escaping (UnsafeMutableRawPointer) -> ListItemIdentity?) {
+    init(_ listModel: OpaquePointer, identity: @escaping @MainActor (UnsafeMutableRawPointer) -> ListItemIdentity?) {
         self.listModel = listModel
         self.identity = identity
         g_object_ref(UnsafeMutableRawPointer(listModel))
         replica = items(of: listModel, identity: identity)
         readIn = replica.map { _ in -1 }
         let itemsChanged: @convention(c) (OpaquePointer?, guint, guint, guint, gpointer?) -> Void = { _, position, removed, added, data in
-            Unmanaged<ItemsChangedRecorder>.fromOpaque(data!).takeUnretainedValue()
-                .itemsChanged(position: Int(position), removed: Int(removed), added: Int(added))
+            MainActor.assumeIsolated {
+                Unmanaged<ItemsChangedRecorder>.fromOpaque(data!).takeUnretainedValue()
+                    .itemsChanged(position: Int(position), removed: Int(removed), added: Int(added))
+            }
         }
         // g_signal_connect is a macro; the handler is unretained and disconnected in deinit.
         handler = g_signal_connect_data(UnsafeMutableRawPointer(listModel), "items-changed",
@@ -55,12 +57,12 @@ final class ItemsChangedRecorder {
                                         Unmanaged.passUnretained(self).toOpaque(), nil, GConnectFlags(rawValue: 0))
     }
 
-    deinit {
+    isolated deinit {
         g_signal_handler_disconnect(UnsafeMutableRawPointer(listModel), handler)
         g_object_unref(UnsafeMutableRawPointer(listModel))
     }
 
-    private func itemsChanged(position: Int, removed: Int, added: Int) {
+    @MainActor private func itemsChanged(position: Int, removed: Int, added: Int) {
         emissions.append((position, removed, added))
         guard position + removed <= replica.count else {
             return XCTFail("items-changed(\(position), \(removed), \(added)) past the end of \(replica.count) items")

@@ -42,8 +42,8 @@ try store.insertInitialContents { context in
     }
 }
 
-/// The window: a title entry over the list of notes by folder.
-final class NotesWindow {
+/// The window: a title entry over the list of notes by folder. GTK code is main-actor code.
+@MainActor final class NotesWindow {
     let context = ObjectContext(store: store)  // on the main queue, as GTK is
     let controller: FetchedResultsController<Note>
     let rows: FetchedResultsListModel<Note>
@@ -85,10 +85,10 @@ final class NotesWindow {
     private func add(title entry: Widget) {
         let title = String(cString: gtk_editable_get_text(entry.opaque)).trimmingCharacters(in: .whitespaces)
         guard !title.isEmpty else { return }
-        let note = try context.insert(Note.self)
-        note.title = title
-        note.folder = selection.selectedObject?.folder ?? controller.fetchedObjects?.first?.folder
         do {
+            let note = try context.insert(Note.self)
+            note.title = title
+            note.folder = selection.selectedObject?.folder ?? controller.fetchedObjects?.first?.folder
             try context.save()
             gtk_editable_set_text(entry.opaque, "")
             selection.select(note)
@@ -105,12 +105,16 @@ final class NotesWindow {
         draft.folder = controller.fetchedObjects?.first?.folder
         let background = ObjectContext(store: store, queue: DispatchQueue(label: "background"))
         background.perform {
-            let folder = try background.insert(Folder.self)
-            folder.name = "Shared"
-            let note = try background.insert(Note.self)
-            note.title = "Saved in the background"
-            note.folder = folder
-            try! background.save()
+            do {
+                let folder = try background.insert(Folder.self)
+                folder.name = "Shared"
+                let note = try background.insert(Note.self)
+                note.title = "Saved in the background"
+                note.folder = folder
+                try background.save()
+            } catch {
+                print("not saved in the background: \(error)")
+            }
         }
     }
 
