@@ -64,8 +64,9 @@ extension ObjectContext {
         }
     }
 
-    /// The section name of `object` for `keyPath`: the text ``fetchRowKeys(_:sectionNameKeyPath:)``
-    /// gives its row.
+    /// The section name of `object` for `keyPath`, as a fetch sectioned by `keyPath` names
+    /// its row: strings as they are, numbers in decimal, bools as `1` and `0`, dates as their
+    /// day (`2014-06-12`, UTC), nil as the empty string.
     public func sectionName(forKeyPath keyPath: String, of object: any KeyValueReading) -> String {
         let type = (object as? ManagedObject).flatMap { try? resolvedKeyPath(keyPath, of: $0.entity).valueType }
         return Self.sectionName(of: KeyPathReader.value(keyPath.split(separator: ".").map(String.init), of: object), type: type)
