@@ -21,6 +21,8 @@ extension ObjectContext {
         let rows = try query(request) { db in try Row.fetchAll(db, SQLRequest<Row>(literal: sql)) }
         var keys: [Int64] = []
         keys.reserveCapacity(rows.count)
+        var loaded: [ManagedObject] = []
+        if loadValues { loaded.reserveCapacity(rows.count) }
         let columns = columns(of: entity)
         for row in rows {
             let key: Int64 = row[0]
@@ -28,9 +30,11 @@ extension ObjectContext {
             if loadValues {
                 let object = try registeredObject(with: ObjectID(entityName: entity.name, sqlKey: key))
                 if object.isFault { load(row, into: object, columns: columns) }
+                loaded.append(object)
             }
         }
-        return FetchedObjects(context: self, entityName: entity.name, rowKeys: keys, batchSize: max(0, request.fetchBatchSize))
+        return FetchedObjects(context: self, entityName: entity.name, rowKeys: keys, batchSize: max(0, request.fetchBatchSize),
+                              loadedObjects: loadValues ? loaded : nil)
     }
 
     /// The number of objects `request` would fetch (its limit and offset included).

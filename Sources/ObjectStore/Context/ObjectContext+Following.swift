@@ -80,7 +80,7 @@ extension ObjectContext {
             return (ids, try PersistentStore.currentToken(db))
         }
         var changes = ObjectChanges(invalidatedAllObjects: true)
-        for (id, object) in registry where !id.isTemporaryID && !object.isInserted {
+        for (id, object) in registry.all where !id.isTemporaryID && !object.isInserted {
             if stored.contains(id) {
                 changes.updated[id] = Set(Schema.columns(of: object.entity, in: model).map(\.name))
             } else {

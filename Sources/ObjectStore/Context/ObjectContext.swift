@@ -52,8 +52,9 @@ public final class ObjectContext: @unchecked Sendable {
 
     public var model: Model { store.model }
 
-    /// Every object the context holds, by ID.
-    var registry: [ObjectID: ManagedObject] = [:]
+    /// Every object the context holds, by ID: changed ones strongly, others while someone
+    /// holds them (``ObjectRegistry``).
+    var registry = ObjectRegistry()
     /// The permanent IDs of saved objects, by the temporary IDs they had.
     var permanentIDs: [ObjectID: ObjectID] = [:]
     /// Objects with unsaved changes (inserted, updated or deleted).
@@ -119,7 +120,7 @@ public final class ObjectContext: @unchecked Sendable {
     // MARK: Objects
 
     /// The objects the context holds.
-    public var registeredObjects: Set<ManagedObject> { Set(registry.values) }
+    public var registeredObjects: Set<ManagedObject> { Set(registry.objects) }
     /// Objects inserted and not saved yet.
     public var insertedObjects: Set<ManagedObject> { changedObjects.filter(\.isInserted) }
     /// Objects with unsaved changes to their properties.
@@ -504,7 +505,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// what other writers saved. Inserted objects are left as they are.
     public func refreshAllObjects() {
         assertOnQueue()
-        for object in registry.values where !object.isInserted { refresh(object, mergeChanges: true) }
+        for object in registry.objects where !object.isInserted { refresh(object, mergeChanges: true) }
     }
 
     // MARK: Merging
@@ -540,7 +541,7 @@ public final class ObjectContext: @unchecked Sendable {
             }
         }
         for id in changes.updated.keys {
-            registry[id]?.committed = nil
+            if let object = registry[id] { object.committed = nil }
         }
         post(.objectsDidChange(merged))
     }

@@ -55,6 +55,10 @@ public struct FetchedObjects<Result: ManagedObject>: RandomAccessCollection {
     /// The ``ObjectID/rowKey`` of each object, in order.
     public let rowKeys: [Int64]
     let batchSize: Int
+    /// The objects, when the fetch loaded their values (no batch size): held here, as Core
+    /// Data's result array holds them, so that the context can let go of unchanged objects
+    /// nobody holds.
+    let loadedObjects: [ManagedObject]?
 
     /// The IDs of the objects, in order.
     public var objectIDs: [ObjectID] { rowKeys.map { ObjectID(entityName: entityName, rowKey: $0) } }
@@ -64,6 +68,6 @@ public struct FetchedObjects<Result: ManagedObject>: RandomAccessCollection {
 
     public subscript(position: Int) -> Result {
         // The entity's class was checked against Result when fetching.
-        context.fetchedObject(at: position, of: self) as! Result
+        (loadedObjects?[position] ?? context.fetchedObject(at: position, of: self)) as! Result
     }
 }
