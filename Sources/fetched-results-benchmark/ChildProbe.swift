@@ -21,6 +21,22 @@ enum ChildProbe {
         case floorMemory = "floor-memory"
         /// The SQL of the controller's fetch query.
         case controllerSQL = "controller-sql"
+        /// Memory growth across reading every object in order after `performFetch()` (a
+        /// scroll through the whole list), and the slowest single `object(at:)`.
+        case scrollMemory = "scroll-memory"
+    }
+
+    struct Scroll {
+        /// Resident set size after the scroll minus after the fetch.
+        var retained: Int
+        /// The slowest `object(at:)` and read of its name, in seconds.
+        var slowestAccess: Double
+    }
+
+    static func scroll(storePath: String) throws -> Scroll {
+        let numbers = try run(.scrollMemory, storePath: storePath).split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        guard numbers.count == 2 else { throw OptionsError("the scroll-memory probe printed no figures") }
+        return Scroll(retained: Int(numbers[0]), slowestAccess: numbers[1])
     }
 
     struct Growth {
@@ -81,6 +97,22 @@ enum ChildProbe {
             result = controller
         case .floorMemory:
             result = try WorldCupStore.floorIDs(store)
+        case .scrollMemory:
+            let controller = FetchedResultsController(fetchRequest: WorldCupStore.request, managedObjectContext: context,
+                                                      sectionNameKeyPath: WorldCupStore.sectionNameKeyPath)
+            try controller.performFetch()
+            let fetched = Measure.residentBytes()
+            var slowest = 0.0, names = 0
+            for (s, section) in (controller.sections ?? []).enumerated() {
+                for item in 0..<section.numberOfObjects {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    names += try controller.object(at: IndexPath(item: item, section: s)).value(forKey: "teamName") == nil ? 0 : 1
+                    slowest = max(slowest, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+                }
+            }
+            guard names == controller.numberOfObjects else { throw OptionsError("the scroll read \(names) names") }
+            print(Measure.residentBytes() - fetched, slowest)
+            return
         }
         let after = Measure.residentBytes()
         let peak = Measure.peakResidentBytes()

@@ -64,6 +64,12 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
                      baseline: "floor \(megabytes(floorMemory.peak))", target: "≤ 64 MB", passed: memory.peak <= 64 << 20))
     report.add(.init(figure: "  retained after performFetch", measured: megabytes(memory.retained),
                      baseline: "floor \(megabytes(floorMemory.retained))"))
+    print("measuring a scroll through every object...")
+    let scroll = try ChildProbe.scroll(storePath: storeURL.path)
+    report.add(.init(figure: "memory after reading every object in order, above the fetch", measured: megabytes(scroll.retained),
+                     baseline: "the fetch \(megabytes(memory.retained))", target: "≤ 64 MB", passed: scroll.retained <= 64 << 20))
+    report.add(.init(figure: "  slowest object(at:) of the scroll", measured: duration(scroll.slowestAccess),
+                     target: "≤ 5 ms", passed: scroll.slowestAccess <= 0.005))
 
     // performFetch from the section cache, before the taps change the data.
     print("measuring the cached performFetch...")

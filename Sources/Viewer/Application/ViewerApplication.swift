@@ -13,7 +13,7 @@ import Foundation
 /// - ``applicationID``
 /// - ``run()``
 /// - ``openWindow()``
-public final class ViewerApplication {
+@MainActor public final class ViewerApplication {
     /// The application ID: the `.desktop` file, icons and D-Bus name are named after it.
     /// An installed build reads it from `share/fetched-results/application-id` beside its
     /// `bin` (meson writes `org.fetchedresults.Viewer.Devel` for the development profile);

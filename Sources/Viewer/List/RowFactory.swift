@@ -7,7 +7,7 @@ import ObjectStore
 /// The list's item factory: header items look like headers and cannot be selected or
 /// activated; object items show the dataset's row templates, a generated image when the
 /// dataset has `row.image`, a check button for its `toggle` and a +1 button for its `counter`.
-final class RowFactory {
+@MainActor final class RowFactory {
     /// The `GtkListItemFactory *`, owned by this object.
     let factory: OpaquePointer
     private weak var session: DatasetSession?

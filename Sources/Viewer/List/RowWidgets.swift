@@ -5,7 +5,7 @@ import ObjectStore
 
 /// The widgets of one list row, made once per GtkListItem and bound to one item at a time:
 /// a section header, or an object's image, title, subtitle, check button and counter button.
-final class RowWidgets {
+@MainActor final class RowWidgets {
     let root: Widget
     let header: Widget
     let content: Widget
