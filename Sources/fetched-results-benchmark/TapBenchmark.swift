@@ -17,6 +17,10 @@ struct TapBenchmark {
         var toSaved: [Double] = []
         /// Batches that moved the row, and that updated it in place.
         var moves = 0, updates = 0
+        /// `indexPath(for:)` of the tapped row right after its batch (a selection following it).
+        var lookupAfterTap: [Double] = []
+        /// `indexPath(for:)` of objects near the end of the list, the list unchanged.
+        var lookupNearEnd: [Double] = []
     }
 
     struct BaselineFigures {
@@ -62,10 +66,28 @@ struct TapBenchmark {
             guard let delivered = probe.deliveredAt, let batch = probe.batch else {
                 throw OptionsError("save() of \(team.objectID) delivered no change batch")
             }
+            let lookupStart = ContinuousClock.now
+            let found = controller.indexPath(for: team)
+            let lookupEnd = ContinuousClock.now
+            guard let found, controller.objectID(at: found) == team.objectID else {
+                throw OptionsError("indexPath(for:) of \(team.objectID) is \(String(describing: found)), not where the list has it")
+            }
             guard tap >= warmUp else { continue }
+            figures.lookupAfterTap.append((lookupEnd - lookupStart).seconds)
             figures.toBatch.append((delivered - start).seconds)
             figures.toSaved.append((saved - start).seconds)
             if batch.objectChanges.contains(where: { $0.type == .move }) { figures.moves += 1 } else { figures.updates += 1 }
+        }
+        // Objects near the end of the list, asked for in a random order.
+        let last = controller.sections!.count - 1
+        let lastCount = controller.sections![last].numberOfObjects
+        for _ in 0..<1_000 {
+            let path = IndexPath(item: lastCount - 1 - Int(random.next() % UInt64(min(lastCount, 10_000))), section: last)
+            let id = controller.objectID(at: path)
+            let lookupStart = ContinuousClock.now
+            let found = controller.indexPath(forObjectID: id)
+            figures.lookupNearEnd.append((ContinuousClock.now - lookupStart).seconds)
+            guard found == path else { throw OptionsError("indexPath(forObjectID:) of \(id) is \(String(describing: found)), not \(path)") }
         }
         // The controller followed every tap: its order is a fresh fetch's.
         guard controller.allRowKeys == (try WorldCupStore.floorIDs(store)) else { throw OptionsError("after the taps the controller's order differs from a fresh fetch") }

@@ -94,6 +94,11 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
     report.add(.init(figure: "  to the end of save() (SQLite write), median", measured: duration(Measure.median(tapFigures.toSaved)),
                      baseline: "baseline: refetch \(duration(Measure.median(baseline.refetch))), diff \(duration(Measure.median(baseline.diff)))"))
     report.add(.init(figure: "  batches: moves / in-place updates", measured: "\(tapFigures.moves) / \(tapFigures.updates)"))
+    let nearEnd = Measure.median(tapFigures.lookupNearEnd), afterTap = Measure.median(tapFigures.lookupAfterTap)
+    report.add(.init(figure: "indexPath(for:) near the end, median of 1,000", measured: duration(nearEnd),
+                     baseline: "slowest \(duration(tapFigures.lookupNearEnd.max() ?? 0))", target: "≤ 5 µs", passed: nearEnd <= 0.000_005))
+    report.add(.init(figure: "  of the tapped row right after its batch, median", measured: duration(afterTap),
+                     baseline: "slowest \(duration(tapFigures.lookupAfterTap.max() ?? 0))", target: "≤ 5 µs", passed: afterTap <= 0.000_005))
 
 }
 
