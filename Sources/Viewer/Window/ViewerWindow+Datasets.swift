@@ -17,7 +17,7 @@ extension ViewerWindow {
             self?.later { try $0.incrementCounter(of: object) }
         }
         session.selection.didChange = { [weak self] event in self?.selectionChanged(event) }
-        session.keptChangesSaved = { [weak self] in self?.showError(nil) }
+        session.edits.keptChangesSaved = { [weak self] in self?.showError(nil) }
         contextObservation = session.context.addObserver { [weak self] _ in self?.refreshDetail() }
         self.session = session
         self.factory = factory

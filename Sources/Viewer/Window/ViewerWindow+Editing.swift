@@ -1,6 +1,5 @@
 import CGtk
 import GtkBinding
-import ObjectStore
 
 /// The Add and Edit dialogs, Delete and Undo, and how an edit's failure shows (the banner).
 extension ViewerWindow {
@@ -36,7 +35,7 @@ extension ViewerWindow {
     /// Reverts the last saved edit and selects what it brought back.
     func undo() {
         perform { session in
-            if let object = try session.undo() { session.selection.select(object) }
+            if let object = try session.edits.undo() { session.selection.select(object) }
         }
     }
 
@@ -45,17 +44,18 @@ extension ViewerWindow {
         let selected = session?.selection.selectedObject != nil
         gtk_widget_set_sensitive(editButton, selected ? 1 : 0)
         gtk_widget_set_sensitive(deleteButton, selected ? 1 : 0)
-        gtk_widget_set_sensitive(undoButton, session?.undoStack.isEmpty == false ? 1 : 0)
+        gtk_widget_set_sensitive(undoButton, session?.edits.canUndo == true ? 1 : 0)
     }
 
-    /// Runs an edit now; a failure shows in the banner.
+    /// Runs an edit now; a failure shows in the banner (``Edits`` decides what it leaves:
+    /// a busy store keeps the change).
     func perform(_ edit: (DatasetSession) throws -> Void) {
         guard let session else { return }
         followsSelectionOnce = true
         do {
             try edit(session)
             showError(nil)
-        } catch let error as StoreError where error.kind == .busy {
+        } catch where Edits.keepsChanges(after: error) {
             showError("another program is writing to the store. Your change is kept and saved as soon as it has finished", prefix: "Not saved yet")
         } catch {
             showError("\(error)")
