@@ -62,7 +62,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Changes made since observers were last told.
     var unprocessed = UnprocessedChanges()
     /// Objects with unsaved changes that observers were told of.
-    private var toldChangedObjects: Set<ManagedObject> = []
+    var toldChangedObjects: Set<ManagedObject> = []
     private var processingScheduled = false
     private var observers: [Int: (ContextEvent) -> Void] = [:]
     private var nextObserverKey = 0
@@ -281,7 +281,7 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// The changes observers were not told yet, by the objects' IDs now; they are then told none.
-    private func takeUnprocessedChanges() -> ObjectChanges {
+    func takeUnprocessedChanges() -> ObjectChanges {
         let pending = unprocessed
         unprocessed = UnprocessedChanges()
         toldChangedObjects.formUnion(pending.updatedKeys.keys.filter { changedObjects.contains($0) })
@@ -294,160 +294,7 @@ public final class ObjectContext: @unchecked Sendable {
         return changes
     }
 
-    // MARK: Saving
-
-    /// Writes every change to the store in one SQLite transaction, under the context's
-    /// ``mergePolicy``.
-    ///
-    /// First validates every inserted and updated object (required values, limits, the
-    /// entity's validator) and every deleted one (`deny` rules). Then, in the write
-    /// transaction, compares the rows of the updated objects with the saved values their
-    /// edits started from (see ``MergePolicy``). When validation, a conflict or the write
-    /// fails, nothing is written and every unsaved change stays in the context, so the
-    /// person can fix it and save again.
-    ///
-    /// Afterwards the saved objects hold what the store holds, values another process wrote
-    /// to fields not edited here included. Observers get ``ContextEvent/didSave(_:)`` (inserted
-    /// objects now have permanent IDs), then ``ContextEvent/objectsDidChange(_:)`` with the
-    /// changes they were not told of yet (made in the same event-loop turn as the save: a
-    /// refused save tells them nothing), then ``ContextEvent/objectsDidChange(_:)`` for values
-    /// the save found changed elsewhere (store values it kept, objects whose rows were
-    /// deleted); other contexts of the store merge the save.
-    ///
-    /// - Throws: ``ValidationError``, ``MergeConflictError``, or the store's error.
-    public func save() throws {
-        try save(mergePolicy: mergePolicy, writingAlso: nil)
-    }
-
-    /// ``save()`` under `mergePolicy` instead of the context's ``mergePolicy``: after a
-    /// ``MergeConflictError``, `save(mergePolicy: .editWins)` overwrites the other changes
-    /// and `save(mergePolicy: .storeWins)` keeps them.
-    public func save(mergePolicy: MergePolicy) throws {
-        assertOnQueue()
-        try save(mergePolicy: mergePolicy, writingAlso: nil)
-    }
-
-    /// ``save()``, with `writingAlso` run in the same transaction after the changes are
-    /// written (an import records how far it got there, so that rows and progress commit
-    /// together). It runs even when the context has no changes.
-    func save(writingAlso extraWrite: ((Database) throws -> Void)?) throws {
-        try save(mergePolicy: mergePolicy, writingAlso: extraWrite)
-    }
-
-    /// ``save()``, with `check` run first in the write transaction: what it throws ends the
-    /// save with nothing written and every change kept.
-    func save(checkingFirst check: @escaping (Database) throws -> Void) throws {
-        try save(mergePolicy: mergePolicy, checkingFirst: check, writingAlso: nil)
-    }
-
-    private func save(mergePolicy policy: MergePolicy, checkingFirst check: ((Database) throws -> Void)? = nil,
-                      writingAlso extraWrite: ((Database) throws -> Void)?) throws {
-        guard hasChanges else {
-            processPendingChanges()
-            if let extraWrite { try store.failingClearlyWhenBusy(keeping: "nothing was written") { try store.database.write(extraWrite) } }
-            return
-        }
-        // Changes observers were not told of yet are told only once they are saved (below),
-        // by the IDs they keep: a refused save tells nothing, and a list never shows an
-        // object under a temporary ID that the same save replaces.
-        try validateForSave()
-        let objects = changedObjects
-        var historyTokens: ClosedRange<Int64>?
-        let permanentKeys: [ObjectID: Int64]
-        let resolution: ConflictResolution
-        do {
-            (permanentKeys, resolution) = try store.failingClearlyWhenBusy(keeping: "nothing was saved and every change is kept in the context: save again") {
-                try store.database.write { db in
-                    try check?(db)
-                    let first = try PersistentStore.currentToken(db) + 1
-                    let resolution = try resolveConflicts(of: objects, in: db, policy: policy)
-                    let keys = try writeChanges(of: objects, to: db, temporaryKeys: false, leavingOut: resolution.storeKeys)
-                    try extraWrite?(db)
-                    try store.pruneHistoryIfNeeded(db)
-                    // Recorded before the commit, so that no follower can read the save first.
-                    historyTokens = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db))
-                    return (keys, resolution)
-                }
-            }
-        } catch {
-            if let historyTokens { store.forgetLocalSave(historyTokens) }
-            throw error
-        }
-        var saved = ObjectChanges()
-        var deletedObjects: [ManagedObject] = []
-        // What the save found changed elsewhere: values now shown that no edit here set.
-        var foundElsewhere = ObjectChanges()
-        for object in objects {
-            if resolution.vanished.contains(object) {
-                forget(object)
-                foundElsewhere.deleted.insert(object.objectID)
-                continue
-            }
-            if object.isDeleted {
-                // Unregistered once observers heard of the delete: they may still look at it.
-                deletedObjects.append(object)
-                saved.deleted.insert(object.objectID)
-                object.changes = [:]
-                object.changeBases = [:]
-                continue
-            }
-            let changes = object.changes.mapValues { value -> StoredValue in
-                if case .object(let id?) = value, let pk = permanentKeys[id] {
-                    return .object(ObjectID(entityName: id.entityName, primaryKey: pk))
-                }
-                return value
-            }
-            if object.isInserted {
-                registry[object.objectID] = nil
-                object.temporaryObjectID = object.objectID
-                permanentIDs[object.objectID] = ObjectID(entityName: object.entity.name, primaryKey: permanentKeys[object.objectID]!)
-                object.objectID = ObjectID(entityName: object.entity.name, primaryKey: permanentKeys[object.objectID]!)
-                registry[object.objectID] = object
-                object.isInserted = false
-                // The row as written: a to-one never set is stored as NULL (else the next
-                // save's conflict check would take it for a change made elsewhere).
-                var committed = changes
-                for relationship in object.entity.relationships
-                where committed[relationship.name] == nil && model.storesForeignKey(relationship, of: object.entity) {
-                    committed[relationship.name] = .object(nil)
-                }
-                object.committed = committed
-                saved.inserted.insert(object.objectID)
-            } else {
-                let storeKeys = resolution.storeKeys[object] ?? []
-                let written = changes.filter { !storeKeys.contains($0.key) }
-                if !written.isEmpty { saved.updated[object.objectID] = Set(written.keys) }
-                if let stored = resolution.storedValues[object] {
-                    // Now shown: the row as the save leaves it. Keys whose value differs from
-                    // what the context showed changed elsewhere.
-                    let shown = object.committed.map { $0.merging(changes) { $1 } }
-                    let now = stored.merging(written) { $1 }
-                    let elsewhere = now.keys.filter { key in shown.map { $0[key] != now[key] } ?? !written.keys.contains(key) }
-                    if !elsewhere.isEmpty { foundElsewhere.updated[object.objectID] = Set(elsewhere) }
-                    object.committed = now
-                } else {
-                    object.committed?.merge(changes) { $1 }
-                }
-            }
-            object.changes = [:]
-            object.changeBases = [:]
-        }
-        changedObjects = []
-        toldChangedObjects = []
-        // First the objects observers knew by temporary IDs take their permanent ones, then
-        // observers hear of the changes they were not told yet, by the IDs they keep.
-        post(.didSave(saved))
-        let unprocessedChanges = takeUnprocessedChanges()
-        if !unprocessedChanges.isEmpty { post(.objectsDidChange(unprocessedChanges)) }
-        for object in deletedObjects {
-            registry[object.objectID] = nil
-            object.managedObjectContext = nil
-        }
-        if !foundElsewhere.isEmpty { post(.objectsDidChange(foundElsewhere)) }
-        for (id, keys) in foundElsewhere.updated { saved.updated[id, default: []].formUnion(keys) }
-        saved.deleted.formUnion(foundElsewhere.deleted)
-        store.broadcast(saved, from: self)
-    }
+    // MARK: Rolling back and refreshing (saving is in ObjectContext+Save.swift)
 
     /// Discards every unsaved change: inserted objects go, deleted ones come back, updated
     /// ones get their saved values. Observers are told of what they had been told of; changes
@@ -547,7 +394,7 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// Lets go of an object whose row was deleted elsewhere, with its unsaved changes.
-    private func forget(_ object: ManagedObject) {
+    func forget(_ object: ManagedObject) {
         registry[object.objectID] = nil
         object.isDeleted = true
         object.changes = [:]

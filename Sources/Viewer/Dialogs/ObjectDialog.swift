@@ -130,38 +130,45 @@ final class ObjectDialog {
         if let first = editors.first { gtk_widget_grab_focus(first.widget) }
     }
 
-    /// Sets the values and saves; on failure shows why and changes nothing. With
-    /// `overwriting`, the values replace those another process saved since the dialog opened.
+    /// Sets the values and saves; on failure shows why and changes nothing (a busy store
+    /// too: the dialog keeps what the person typed). With `overwriting`, the values replace
+    /// those another process saved since the dialog opened.
     func save(overwriting: Bool = false) {
         guard isOpen, let session else { return }
-        let context = editingContext ?? session.context
         do {
-            let values = try editors.map { ($0.field.key, try $0.value()) }
             let object: ManagedObject
-            let restore: UndoEntry
             switch mode {
             case .add(let section):
-                object = try context.insert(entityName: session.controller.fetchRequest.entityName)
-                if let section, let inverse = session.sectionRelationshipKey { try object.setValue(section, forKey: inverse) }
-                for (key, value) in values { try object.setValue(value, forKey: key) }
-                try context.save()
-                restore = .remove(object.objectID)
-            case .edit(let shown):
-                guard let edited = editedObject else {
-                    throw ViewerError("It was deleted elsewhere before this dialog opened. Cancel to close.")
+                object = try session.edits.save(whenBusy: .discard, undoneBy: { .remove($0.objectID) }) {
+                    let values = try fieldValues()
+                    let object = try session.context.insert(entityName: session.controller.fetchRequest.entityName)
+                    if let section, let inverse = session.sectionRelationshipKey { try object.setValue(section, forKey: inverse) }
+                    for (key, value) in values { try object.setValue(value, forKey: key) }
+                    return object
                 }
-                restore = UndoEntry.restoring(values.map(\.0), of: shown)
-                for (key, value) in values { try edited.setValue(value, forKey: key) }
-                try context.save(mergePolicy: overwriting ? .editWins : .error)
+            case .edit(let shown):
+                try session.edits.save(in: editingContext, mergePolicy: overwriting ? .editWins : .error, whenBusy: .discard,
+                                       undoneBy: { $0 }) {
+                    let values = try fieldValues()
+                    guard let edited = editedObject else {
+                        throw ViewerError("It was deleted elsewhere before this dialog opened. Cancel to close.")
+                    }
+                    let restore = UndoEntry.restoring(values.map(\.0), of: shown)
+                    for (key, value) in values { try edited.setValue(value, forKey: key) }
+                    return restore
+                }
                 object = shown
             }
-            session.pushUndo(restore)
             didSave?(object)
             gtk_window_destroy(window.cast())
         } catch {
-            context.rollback()
             show(error)
         }
+    }
+
+    /// The values the person typed, by key; throws for one that is not a value of its field.
+    private func fieldValues() throws -> [(String, Any?)] {
+        try editors.map { ($0.field.key, try $0.value()) }
     }
 
     /// Shows the values saved now, dropping what the person typed: the answer to a conflict.

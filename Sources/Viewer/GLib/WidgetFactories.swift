@@ -21,3 +21,22 @@ func labelText(_ label: Widget) -> String {
     String(cString: gtk_label_get_text(label.opaque))
 }
 
+
+/// A new button showing the icon `icon`, with a tooltip.
+func makeButton(icon: String, tooltip: String) -> Widget {
+    let button = gtk_button_new_from_icon_name(icon)!
+    gtk_widget_set_tooltip_text(button, tooltip)
+    return button
+}
+
+/// A new drop-down offering `strings`.
+func makeDropDown(_ strings: [String]) -> Widget {
+    gtk_drop_down_new(makeStringList(strings), nil)
+}
+
+/// A new `GtkStringList` of `strings` (a new reference).
+func makeStringList(_ strings: [String]) -> OpaquePointer {
+    let list = gtk_string_list_new(nil)!
+    for string in strings { gtk_string_list_append(list, string) }
+    return list
+}

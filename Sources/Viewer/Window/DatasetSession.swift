@@ -5,7 +5,7 @@ import GtkBinding
 import ObjectStore
 
 /// One dataset open in a window: its store, context, controller, list model and selection,
-/// and the edits a row makes (a counter tap, a check button).
+/// its ``edits``, and the edits a row makes (a counter tap, a check button, a delete).
 final class DatasetSession {
     let dataset: Dataset
     let context: ObjectContext
@@ -14,8 +14,8 @@ final class DatasetSession {
     let selection: FetchedResultsSelection<ManagedObject>
     private(set) var sortOption = 0
     private(set) var searchText = ""
-    /// The saved edits Undo reverts, last last.
-    private(set) var undoStack: [UndoEntry] = []
+    /// Where every edit of the dataset is saved, undone, or kept while the store is busy.
+    let edits: Edits
     /// Keeps the context following what other processes commit to the store.
     private var storeFollowing: ObservationToken?
 
@@ -31,6 +31,7 @@ final class DatasetSession {
         controller = try dataset.makeController(context: context)
         rows = try FetchedResultsListModel(controller: controller)
         selection = FetchedResultsSelection(rows: rows)
+        edits = Edits(context: context)
         // Changes from a script, another window or the sqlite3 shell show as they are
         // committed, animated like local ones.
         storeFollowing = try context.followStore(interval: Self.followInterval)
@@ -84,32 +85,7 @@ final class DatasetSession {
     /// Deletes `object` (and what its delete rules take with it) and saves; Undo inserts it again.
     func delete(_ object: ManagedObject) throws {
         let deleted = UndoEntry.DeletedObject(object)
-        try edit(undoneBy: .reinsert(deleted)) { try context.delete(object) }
-    }
-
-    /// Remembers a saved edit for ``undo()``.
-    func pushUndo(_ entry: UndoEntry) {
-        undoStack.append(entry)
-    }
-
-    /// Reverts the last saved edit and saves; returns the object it brought back or changed
-    /// (nil when nothing was left to undo or the object was removed).
-    @discardableResult
-    func undo() throws -> ManagedObject? {
-        guard let entry = undoStack.popLast() else { return nil }
-        return try edit(undoneBy: nil) {
-            switch entry {
-            case .restore(let id, let values):
-                let object = try context.existingObject(with: id)
-                for (key, value) in values { try object.setValue(value, forKey: key) }
-                return object
-            case .remove(let id):
-                try context.delete(try context.existingObject(with: id))
-                return nil
-            case .reinsert(let deleted):
-                return try deleted.insert(into: context)
-            }
-        }
+        try edits.save(undoneBy: { _ in .reinsert(deleted) }) { try context.delete(object) }
     }
 
     /// Shows the rows in another order and filtered by another search text, as one animated batch.
@@ -120,61 +96,10 @@ final class DatasetSession {
         self.searchText = searchText ?? self.searchText
     }
 
-    /// Sets one value and saves; when that fails, nothing stays changed.
+    /// Sets one value and saves (see ``Edits`` for what a failed save leaves); Undo sets the
+    /// value it had.
     private func change(_ object: ManagedObject, _ key: String, to value: Any) throws {
-        try edit(undoneBy: UndoEntry.restoring([key], of: object)) { try object.setValue(value, forKey: key) }
-    }
-
-    /// Called when changes kept while the store was busy (see ``edit(undoneBy:_:)``) are saved.
-    var keptChangesSaved: (() -> Void)?
-    private var retryingKeptChanges = false
-
-    /// How long the window waits before saving again changes that found the store locked.
-    static let retryIntervalMilliseconds: UInt32 = 2_000
-
-    /// Makes changes and saves them, remembering `undo` for ``undo()``. When the changes or
-    /// the save fail, every unsaved change is discarded, but for a store kept locked by
-    /// another program (``StoreError/Kind-swift.enum/busy``): then the changes stay, are
-    /// saved again every ``retryIntervalMilliseconds`` until it works, and the error is rethrown so the
-    /// person is told.
-    private func edit<T>(undoneBy undo: UndoEntry?, _ changes: () throws -> T) throws -> T {
-        let result: T
-        do {
-            result = try changes()
-        } catch {
-            context.rollback()
-            throw error
-        }
-        do {
-            try context.save()
-        } catch let error as StoreError where error.kind == .busy {
-            if let undo { pushUndo(undo) }
-            retryKeptChangesLater()
-            throw error
-        } catch {
-            context.rollback()
-            throw error
-        }
-        if let undo { pushUndo(undo) }
-        return result
-    }
-
-    private func retryKeptChangesLater() {
-        guard !retryingKeptChanges else { return }
-        retryingKeptChanges = true
-        MainLoop.after(milliseconds: Self.retryIntervalMilliseconds) { [weak self] in
-            guard let self else { return }
-            self.retryingKeptChanges = false
-            guard self.context.hasChanges else { return }
-            do {
-                try self.context.save()
-                self.keptChangesSaved?()
-            } catch let error as StoreError where error.kind == .busy {
-                self.retryKeptChangesLater()
-            } catch {
-                // Refused for another reason (a conflict, a rule): as for any failed edit.
-                self.context.rollback()
-            }
-        }
+        let restore = UndoEntry.restoring([key], of: object)
+        try edits.save(undoneBy: { _ in restore }) { try object.setValue(value, forKey: key) }
     }
 }

@@ -38,8 +38,7 @@ final class ImportBar: @unchecked Sendable {
         message = makeLabel()
         gtk_label_set_wrap(message.opaque, 1)
         gtk_widget_set_hexpand(message, 1)
-        closeButton = gtk_button_new_from_icon_name("window-close-symbolic")!
-        gtk_widget_set_tooltip_text(closeButton, "Dismiss")
+        closeButton = makeButton(icon: "window-close-symbolic", tooltip: "Dismiss")
         closeButton.addClass("flat")
         widget = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 12, [progressBar, cancelButton, message, closeButton])
         widget.addClass("import-bar")

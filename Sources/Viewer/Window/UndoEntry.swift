@@ -10,6 +10,22 @@ enum UndoEntry {
     /// Insert a deleted object again (under a new ID).
     case reinsert(DeletedObject)
 
+    /// Puts the store back as it was, in `context`, unsaved; returns the object it brought
+    /// back or changed (nil for one it removed).
+    func revert(in context: ObjectContext) throws -> ManagedObject? {
+        switch self {
+        case .restore(let id, let values):
+            let object = try context.existingObject(with: id)
+            for (key, value) in values { try object.setValue(value, forKey: key) }
+            return object
+        case .remove(let id):
+            try context.delete(try context.existingObject(with: id))
+            return nil
+        case .reinsert(let deleted):
+            return try deleted.insert(into: context)
+        }
+    }
+
     /// The values of `keys` that `object` has now, to restore later.
     static func restoring(_ keys: [String], of object: ManagedObject) -> UndoEntry {
         .restore(object.objectID, Dictionary(uniqueKeysWithValues: keys.map { ($0, object.attributeValue(forKey: $0).anyValue) }))

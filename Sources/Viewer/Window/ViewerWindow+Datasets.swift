@@ -1,0 +1,53 @@
+import CGtk
+import Datasets
+import GtkBinding
+
+/// Switching datasets: a new session, its row factory and its choices.
+extension ViewerWindow {
+    /// Shows the dataset `name` instead of the current one.
+    public func open(datasetNamed name: String) throws {
+        let dataset = try Dataset.load(named: name)
+        let session = try DatasetSession(dataset: dataset, storeURL: options.storeURL(for: name), busyTimeout: options.busyTimeout)
+        let factory = RowFactory(session: session)
+        factory.didToggle = { [weak self] object, isOn in
+            self?.later { try $0.setToggle(of: object, to: isOn) }
+        }
+        factory.didTapCounter = { [weak self] object in
+            self?.session?.selection.select(object)
+            self?.later { try $0.incrementCounter(of: object) }
+        }
+        session.selection.didChange = { [weak self] event in self?.selectionChanged(event) }
+        session.edits.keptChangesSaved = { [weak self] in self?.showError(nil) }
+        contextObservation = session.context.addObserver { [weak self] _ in self?.refreshDetail() }
+        self.session = session
+        self.factory = factory
+        notice = nil
+        // Without a model first, so that the new factory never binds the old dataset's items.
+        gtk_list_view_set_model(listView.opaque, nil)
+        gtk_list_view_set_factory(listView.opaque, factory.factory)
+        gtk_list_view_set_model(listView.opaque, session.selection.selectionModel)
+        gtk_window_set_title(window.cast(), dataset.view.title ?? dataset.name)
+        setChoices(for: dataset)
+        showError(nil)
+        // Start with the first object selected, so that the detail pane shows something.
+        let first = (0..<session.rows.count).lazy.compactMap(session.object(atPosition:)).first
+        session.selection.select(first)
+    }
+
+    private func setChoices(for dataset: Dataset) {
+        isSettingChoices = true
+        defer { isSettingChoices = false }
+        gtk_drop_down_set_selected(datasetChoice.opaque, guint(datasetNames.firstIndex(of: dataset.name) ?? 0))
+        let sortTitles = (dataset.view.sortOptions ?? []).map(\.title)
+        let sortModel = makeStringList(sortTitles)
+        gtk_drop_down_set_model(sortChoice.opaque, sortModel)
+        g_object_unref(UnsafeMutableRawPointer(sortModel))
+        gtk_drop_down_set_selected(sortChoice.opaque, 0)
+        sortChoice.isVisible = sortTitles.count > 1
+        gtk_editable_set_text(OpaquePointer(searchEntry), "")
+        searchEntry.isVisible = !(dataset.view.searchKeys ?? []).isEmpty
+        addButton.isVisible = !(dataset.view.addFields ?? []).isEmpty
+        editButton.isVisible = !(dataset.view.editFields ?? []).isEmpty
+        updateButtons()
+    }
+}

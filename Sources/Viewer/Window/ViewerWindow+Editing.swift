@@ -1,0 +1,76 @@
+import CGtk
+import GtkBinding
+
+/// The Add and Edit dialogs, Delete and Undo, and how an edit's failure shows (the banner).
+extension ViewerWindow {
+    /// Opens the Add dialog (when the dataset has `addFields`).
+    func showAddDialog() {
+        guard let session, addButton.isVisible else { return }
+        present(ObjectDialog(session: session, mode: .add(section: session.sectionObjectForNewRow()), parent: window))
+    }
+
+    /// Opens the Edit dialog on the selected object (when the dataset has `editFields`).
+    func showEditDialog() {
+        guard let session, editButton.isVisible, let object = session.selection.selectedObject else { return }
+        present(ObjectDialog(session: session, mode: .edit(object), parent: window))
+    }
+
+    /// Shows `dialog`; what it saves becomes the selection.
+    private func present(_ dialog: ObjectDialog) {
+        dialog.didSave = { [weak self] object in
+            self?.followsSelectionOnce = true
+            self?.session?.selection.select(object)
+            self?.updateButtons()
+        }
+        self.dialog = dialog
+        dialog.present()
+    }
+
+    /// Deletes the selected object; Undo brings it back.
+    func deleteSelection() {
+        guard let object = session?.selection.selectedObject else { return }
+        perform { try $0.delete(object) }
+    }
+
+    /// Reverts the last saved edit and selects what it brought back.
+    func undo() {
+        perform { session in
+            if let object = try session.edits.undo() { session.selection.select(object) }
+        }
+    }
+
+    /// Edit and Delete need a selected object; Undo a saved edit.
+    func updateButtons() {
+        let selected = session?.selection.selectedObject != nil
+        gtk_widget_set_sensitive(editButton, selected ? 1 : 0)
+        gtk_widget_set_sensitive(deleteButton, selected ? 1 : 0)
+        gtk_widget_set_sensitive(undoButton, session?.edits.canUndo == true ? 1 : 0)
+    }
+
+    /// Runs an edit now; a failure shows in the banner (``Edits`` decides what it leaves:
+    /// a busy store keeps the change).
+    func perform(_ edit: (DatasetSession) throws -> Void) {
+        guard let session else { return }
+        followsSelectionOnce = true
+        do {
+            try edit(session)
+            showError(nil)
+        } catch where Edits.keepsChanges(after: error) {
+            showError("another program is writing to the store. Your change is kept and saved as soon as it has finished", prefix: "Not saved yet")
+        } catch {
+            showError("\(error)")
+        }
+    }
+
+    /// Runs an edit once the signal that asked for it is done: a save changes the list, and
+    /// the row whose button was clicked may be rebound or removed.
+    func later(_ edit: @escaping (DatasetSession) throws -> Void) {
+        MainLoop.idle(priority: G_PRIORITY_DEFAULT) { [weak self] in self?.perform(edit) }
+    }
+
+    /// Shows `message` in the banner, or hides the banner (nil).
+    func showError(_ message: String?, prefix: String = "Not saved") {
+        gtk_label_set_text(banner.opaque, message.map { "\(prefix): \($0)" } ?? "")
+        banner.isVisible = message != nil
+    }
+}

@@ -1,0 +1,44 @@
+import CGtk
+import Datasets
+import GtkBinding
+
+/// Reading the window back: what it shows, as text, and where its rows are.
+extension ViewerWindow {
+    /// What the window shows, as text: the title, the list's rows (headers in brackets, the
+    /// selected row marked with `>`), and the detail pane. For tests and `--dump`.
+    public var textDump: String {
+        guard let session else { return "" }
+        var lines = ["title: \(String(cString: gtk_window_get_title(window.cast())))"]
+        let selected = session.selection.selectedPosition
+        for position in 0..<session.rows.count {
+            if let object = session.object(atPosition: position) {
+                let view = session.view
+                let subtitle = view.row.subtitle.map { " · " + ViewConfiguration.render($0, for: object) } ?? ""
+                let check = view.toggle.map { object.attributeValue(forKey: $0) == .bool(true) ? "[x] " : "[ ] " } ?? ""
+                lines.append("\(position == selected ? ">" : " ") \(check)\(ViewConfiguration.render(view.row.title, for: object))\(subtitle)")
+            } else if case .header(let section) = session.rows.item(at: position) {
+                lines.append("[\(session.view.sectionTitle(forSectionName: session.controller.sections![section].name))]")
+            }
+        }
+        lines.append("detail:")
+        lines += detail.text.split(separator: "\n").map { "  " + $0 }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Where the rows GTK shows are: one `TITLE @ x y width height` line each, in the
+    /// coordinates of the window's surface (its X window), for driving it from outside with xdotool.
+    public var layoutDump: String {
+        guard let native = gtk_widget_get_native(window) else { return "" }
+        var surfaceX = 0.0, surfaceY = 0.0
+        gtk_native_get_surface_transform(native, &surfaceX, &surfaceY)
+        return listView.descendants.filter { gtk_widget_has_css_class($0, "object-row") != 0 && gtk_widget_get_mapped($0) != 0 }
+            .compactMap { row -> String? in
+                guard let title = row.descendants.first(where: { gtk_widget_has_css_class($0, "row-title") != 0 }) else { return nil }
+                var bounds = graphene_rect_t()
+                guard gtk_widget_compute_bounds(row, window, &bounds) != 0 else { return nil }
+                let x = Int(Double(bounds.origin.x) + surfaceX), y = Int(Double(bounds.origin.y) + surfaceY)
+                return "\(labelText(title)) @ \(x) \(y) \(Int(bounds.size.width)) \(Int(bounds.size.height))"
+            }
+            .joined(separator: "\n")
+    }
+}
