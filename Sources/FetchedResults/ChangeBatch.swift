@@ -102,6 +102,13 @@ public struct ChangeBatch: Sendable, Hashable {
     /// Applied after every other change; the changes above use the temporary IDs.
     public var renamedObjectIDs: [ObjectID: ObjectID] = [:]
 
+    /// The whole list, when the batch replaces it rather than changing it: every old section
+    /// and object leaves and these arrive, with no other change in the batch. A controller
+    /// sends one when a new fetch request orders the objects anew (another sort) on a list
+    /// too long for a batch of moves to be worth its cost; follow it as a reload, keeping
+    /// what is selected if it is still there.
+    public var reloadedSections: [SectionSnapshot]?
+
     public init(sectionChanges: [SectionChange] = [], objectChanges: [ObjectChange] = [],
                 renamedObjectIDs: [ObjectID: ObjectID] = [:]) {
         self.sectionChanges = sectionChanges
@@ -109,11 +116,24 @@ public struct ChangeBatch: Sendable, Hashable {
         self.renamedObjectIDs = renamedObjectIDs
     }
 
-    public var isEmpty: Bool { sectionChanges.isEmpty && objectChanges.isEmpty && renamedObjectIDs.isEmpty }
+    public var isEmpty: Bool { sectionChanges.isEmpty && objectChanges.isEmpty && renamedObjectIDs.isEmpty && reloadedSections == nil }
+
+    /// A batch that replaces the whole list by `sections`.
+    public static func reload(_ sections: [SectionSnapshot]) -> ChangeBatch {
+        var batch = ChangeBatch()
+        batch.reloadedSections = sections
+        return batch
+    }
 
     /// Applies the batch to `old` by the rules above; throws ``InvalidBatch`` when the batch
     /// breaks a rule or does not fit `old`.
     public func applied(to old: [SectionSnapshot]) throws -> [SectionSnapshot] {
+        if let reloadedSections {
+            guard sectionChanges.isEmpty && objectChanges.isEmpty && renamedObjectIDs.isEmpty else {
+                throw InvalidBatch("a reload carries no other change")
+            }
+            return reloadedSections
+        }
         // Every object a change names where it was must be there.
         for change in objectChanges where change.type != .insert {
             guard let path = change.indexPath, old.indices.contains(path.section),
@@ -155,6 +175,8 @@ private struct SnapshotSteps: ChangeBatchSteps {
     var sections: [SectionSnapshot]
 
     init(sections: [SectionSnapshot]) { self.sections = sections }
+
+    mutating func reload(_ sections: [SectionSnapshot]) { self.sections = sections }
 
     private func fail(_ message: String) -> ChangeBatch.InvalidBatch { ChangeBatch.InvalidBatch(message) }
 

@@ -27,6 +27,8 @@ package protocol ChangeBatchSteps {
     mutating func update(objects: [ObjectChange], sections: [SectionChange]) throws
     /// 6. Objects saved for the first time take their permanent IDs, in place.
     mutating func rename(_ renamed: [ObjectID: ObjectID]) throws
+    /// Instead of all the steps above: the whole list is replaced by `sections`.
+    mutating func reload(_ sections: [SectionSnapshot]) throws
 }
 
 extension ChangeBatch {
@@ -40,6 +42,12 @@ extension ChangeBatch {
     /// ``ChangeBatch``), after checking what needs no state: no object in two changes, moves
     /// with a new index path, no two sections or objects placed at one place.
     package func walk<Steps: ChangeBatchSteps>(_ steps: inout Steps) throws {
+        if let reloadedSections {
+            guard sectionChanges.isEmpty && objectChanges.isEmpty && renamedObjectIDs.isEmpty else {
+                throw InvalidBatch("a reload carries no other change")
+            }
+            return try steps.reload(reloadedSections)
+        }
         var seen = Set<ObjectID>()
         for change in objectChanges where !seen.insert(change.objectID).inserted {
             throw InvalidBatch("\(change.objectID) appears in two changes")

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectStore
+import Synchronization
 
 /// Keeps the result of a fetch request, split into sections, in step with its context, and
 /// tells its delegate exactly what changed: Core Data's `NSFetchedResultsController` for
@@ -40,7 +41,7 @@ import ObjectStore
 /// - ``deleteCache(withName:)``
 public final class FetchedResultsController<Result: ManagedObject> {
     /// The request whose results the controller keeps.
-    public private(set) var fetchRequest: FetchRequest<Result>
+    public internal(set) var fetchRequest: FetchRequest<Result>
     public let managedObjectContext: ObjectContext
     /// The key path whose value names each object's section; nil for one section.
     public let sectionNameKeyPath: String?
@@ -102,6 +103,13 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// Where each object was last seen: ``indexPath(forObjectID:)`` without a scan.
     private var positions = PositionIndex()
     private(set) var hasFetched = false
+    /// How many rows make a list long enough for a new sort order set by
+    /// ``setFetchRequest(_:completion:)`` to reload it (``ChangeBatch/reloadedSections``)
+    /// rather than name a move for nearly every object.
+    public var reloadThreshold = 20_000
+    /// Counts the requests set: a background fetch whose count is no longer the last is
+    /// superseded.
+    let backgroundFetches = RequestGenerations()
     private var observation: ObservationToken?
 
     var entityName: String { fetchRequest.entityName }
@@ -142,6 +150,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
 
     /// Fetches the results and computes the sections (or reads them from the cache).
     public func performFetch() throws {
+        backgroundFetches.next()
         try validate(fetchRequest)
         layout = try fetchLayout(for: fetchRequest, useCache: true)
         hasFetched = true
@@ -151,6 +160,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// Replaces the request and fetches again, reporting the difference to the delegate as
     /// one animated change batch (a new predicate from a search field, another sort order).
     public func setFetchRequest(_ request: FetchRequest<Result>) throws {
+        backgroundFetches.next()
         try validate(request)
         let newLayout = try fetchLayout(for: request, useCache: false)
         fetchRequest = request
@@ -242,7 +252,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
 
     // MARK: Internals
 
-    private func validate(_ request: FetchRequest<Result>) throws {
+    func validate(_ request: FetchRequest<Result>) throws {
         let context = managedObjectContext
         let entity = try context.model.existingEntity(named: request.entityName)
         if sectionFetchRequest == nil && request.sortDescriptors.isEmpty {

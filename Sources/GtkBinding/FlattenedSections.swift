@@ -203,6 +203,14 @@ final class FlattenedSections {
             }
         }
 
+        /// The whole list replaced: one emission.
+        mutating func reload(_ sections: [SectionSnapshot]) {
+            let added = sections.reduce(0) { $0 + $1.objectIDs.count + list.headerCount }
+            emissions.record(0, removed: list.count, added: added)
+            list.sections = sections.map { Section(name: $0.name, keys: $0.objectIDs.map(\.rowKey)) }
+            list.count = added
+        }
+
         /// Objects saved for the first time take their permanent keys, and their rows are
         /// replaced by themselves, so that GTK drops the items that carry the temporary key.
         /// (Temporary keys are negative and unique across entities.)

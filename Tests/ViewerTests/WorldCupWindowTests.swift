@@ -105,7 +105,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(window.rows(inSection: "Africa").first, "> Nigeria · Wins: 1", "the selected team matches and stays selected")
 
         gtk_drop_down_set_selected(window.sortChoice.opaque, 1)  // By name
-        iterateMainLoop(for: 0.1)
+        iterateMainLoop(until: { window.rows(inSection: "Africa").first == "  Algeria · Wins: 0" })
         XCTAssertEqual(window.rows(inSection: "Africa"), ["  Algeria · Wins: 0", "> Nigeria · Wins: 1"])
 
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "")

@@ -26,6 +26,14 @@ extension ObjectContext {
     /// empty string — the same text
     /// ``sectionName(forKeyPath:of:)`` gives for an object in memory.
     package func fetchRowKeys<Result>(_ request: FetchRequest<Result>, sectionNameKeyPath: String?) throws -> SectionedRowKeys {
+        let query = try rowKeysQuery(request, sectionNameKeyPath: sectionNameKeyPath)
+        return try self.query(request) { db in try query.rowKeys(in: db) }
+    }
+
+    /// ``fetchRowKeys(_:sectionNameKeyPath:)``'s query, to run later on any thread
+    /// (``RowKeysQuery/run()``) against the saved data: the request is checked and its SQL
+    /// made here, on the context's queue.
+    package func rowKeysQuery<Result>(_ request: FetchRequest<Result>, sectionNameKeyPath: String?) throws -> RowKeysQuery {
         let entity = try checkedEntity(for: request)
         let sectionSQL = try sectionNameKeyPath.map { try keyPathSQL($0, of: entity, alias: "t0") }
         let sectionType = sectionNameKeyPath.flatMap { try? resolvedKeyPath($0, of: entity).valueType }
@@ -34,34 +42,7 @@ extension ObjectContext {
         sql.append(literal: try whereClause(of: request, entity: entity))
         sql.append(sql: " ORDER BY " + (try orderingTerms(of: request, entity: entity)))
         sql.append(literal: limitClause(of: request))
-        return try query(request) { db in
-            guard sectionSQL != nil else {
-                let keys = try Int64.fetchAll(db, SQLRequest<Int64>(literal: sql))
-                return SectionedRowKeys(rowKeys: keys, sections: keys.isEmpty ? [] : [.init(name: "", count: keys.count)])
-            }
-            var result = SectionedRowKeys(rowKeys: [], sections: [])
-            // Read through SQLite's own buffers: a DatabaseValue (a String) for every row
-            // doubled the time of a million-row fetch; only a new run makes one.
-            let statement = try db.makeStatement(literal: sql)
-            let row = statement.sqliteStatement
-            var previous = PreviousColumnValue()
-            let rows = try Row.fetchCursor(statement)
-            while try rows.next() != nil {
-                result.rowKeys.append(sqlite3_column_int64(row, 0))
-                if previous.isRepeated(in: row, at: 1) {
-                    result.sections[result.sections.count - 1].count += 1
-                    continue
-                }
-                let name = Self.sectionName(of: previous.value, type: sectionType)
-                if result.sections.last?.name == name {
-                    // Dates group by day: another time of the same day.
-                    result.sections[result.sections.count - 1].count += 1
-                } else {
-                    result.sections.append(.init(name: name, count: 1))
-                }
-            }
-            return result
-        }
+        return RowKeysQuery(store: store, sql: sql, isSectioned: sectionSQL != nil, sectionType: sectionType)
     }
 
     /// The section name of `object` for `keyPath`, as a fetch sectioned by `keyPath` names
@@ -147,5 +128,49 @@ private struct PreviousColumnValue {
         // The pointer first, then the size, as SQLite documents.
         let start = type == SQLITE_TEXT ? UnsafeRawPointer(sqlite3_column_text(statement, index)) : sqlite3_column_blob(statement, index)
         return UnsafeRawBufferPointer(start: start, count: start == nil ? 0 : Int(sqlite3_column_bytes(statement, index)))
+    }
+}
+
+
+/// A fetch of row keys and section runs, made on a context's queue, run on any thread
+/// against the store's saved data (a reader of its pool, beside the writer and the others).
+package struct RowKeysQuery: Sendable {
+    let store: PersistentStore
+    let sql: SQL
+    let isSectioned: Bool
+    let sectionType: AttributeType?
+
+    /// Runs the query in a read transaction of its own.
+    package func run() throws -> SectionedRowKeys {
+        try store.database.read { db in try rowKeys(in: db) }
+    }
+
+    func rowKeys(in db: Database) throws -> SectionedRowKeys {
+        guard isSectioned else {
+            let keys = try Int64.fetchAll(db, SQLRequest<Int64>(literal: sql))
+            return SectionedRowKeys(rowKeys: keys, sections: keys.isEmpty ? [] : [.init(name: "", count: keys.count)])
+        }
+        var result = SectionedRowKeys(rowKeys: [], sections: [])
+        // Read through SQLite's own buffers: a DatabaseValue (a String) for every row
+        // doubled the time of a million-row fetch; only a new run makes one.
+        let statement = try db.makeStatement(literal: sql)
+        let row = statement.sqliteStatement
+        var previous = PreviousColumnValue()
+        let rows = try Row.fetchCursor(statement)
+        while try rows.next() != nil {
+            result.rowKeys.append(sqlite3_column_int64(row, 0))
+            if previous.isRepeated(in: row, at: 1) {
+                result.sections[result.sections.count - 1].count += 1
+                continue
+            }
+            let name = ObjectContext.sectionName(of: previous.value, type: sectionType)
+            if result.sections.last?.name == name {
+                // Dates group by day: another time of the same day.
+                result.sections[result.sections.count - 1].count += 1
+            } else {
+                result.sections.append(.init(name: name, count: 1))
+            }
+        }
+        return result
     }
 }

@@ -88,12 +88,15 @@ final class DatasetSession {
         try edits.save(undoneBy: { _ in .reinsert(deleted) }) { try context.delete(object) }
     }
 
-    /// Shows the rows in another order and filtered by another search text, as one animated batch.
-    func apply(sortOption: Int? = nil, searchText: String? = nil) throws {
+    /// Shows the rows in another order and filtered by another search text: fetched off the
+    /// main loop, then shown as one batch (a reload for a new order of a long list). A newer
+    /// call supersedes one still fetching. `shown` is called once the rows are shown, or with
+    /// the error that stopped the fetch.
+    func apply(sortOption: Int? = nil, searchText: String? = nil, shown: @escaping (Error?) -> Void = { _ in }) throws {
         let request = try view.makeFetchRequest(sortOption: sortOption ?? self.sortOption, search: searchText ?? self.searchText)
-        try controller.setFetchRequest(request)
         self.sortOption = sortOption ?? self.sortOption
         self.searchText = searchText ?? self.searchText
+        controller.setFetchRequest(request, completion: shown)
     }
 
     /// Sets one value and saves (see ``Edits`` for what a failed save leaves); Undo sets the

@@ -38,13 +38,18 @@ extension ViewerWindow {
         Signal.connect(sortChoice.object, "notify::selected") { [weak self] (_: gpointer?) in
             guard let self, !self.isSettingChoices else { return }
             let index = Int(gtk_drop_down_get_selected(self.sortChoice.opaque))
-            self.perform { try $0.apply(sortOption: index) }
+            self.perform { try $0.apply(sortOption: index, shown: self.reportFetchFailure) }
         }
         Signal.connect(searchEntry.object, "search-changed") { [weak self] in
             guard let self, !self.isSettingChoices else { return }
             let text = String(cString: gtk_editable_get_text(OpaquePointer(self.searchEntry)))
-            self.perform { try $0.apply(searchText: text) }
+            self.perform { try $0.apply(searchText: text, shown: self.reportFetchFailure) }
         }
+    }
+
+    /// Says why a search or sort could not be shown.
+    func reportFetchFailure(_ error: Error?) {
+        if let error { showError("\(error)", prefix: "Cannot show the rows") }
     }
 
     /// Enter on a row edits the selected object. GtkListView's rows take Enter as `activate`,

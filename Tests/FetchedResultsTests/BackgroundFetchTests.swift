@@ -1,0 +1,114 @@
+import FetchedResults
+import Foundation
+import ObjectStore
+import XCTest
+
+/// A new request fetched off the context's queue: the list takes its results as one valid
+/// batch, a superseded request's results never show, and a new sort on a long list reloads.
+final class BackgroundFetchTests: XCTestCase {
+    private var context: ObjectContext!
+    private var controller: FetchedResultsController<ManagedObject>!
+    private var recorder: BatchRecorder<ManagedObject>!
+
+    private let byZoneThenScore = [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score"), FetchSortDescriptor(key: "name")]
+
+    override func setUpWithError() throws {
+        context = try League.context(self)
+        for i in 0..<200 {
+            try League.insertPlayer(context, name: String(format: "P%03d", i), zone: ["A", "B", "C"][i % 3], score: (i * 7) % 50)
+        }
+        try context.save()
+        controller = FetchedResultsController(
+            fetchRequest: FetchRequest(entityName: "Player", sortDescriptors: byZoneThenScore),
+            managedObjectContext: context, sectionNameKeyPath: "zone")
+        recorder = BatchRecorder()
+        controller.delegate = recorder
+        try controller.performFetch()
+    }
+
+    private func request(_ format: String?, sorts: [FetchSortDescriptor]? = nil) throws -> FetchRequest<ManagedObject> {
+        FetchRequest(entityName: "Player", predicate: try format.map { try FetchPredicate(format: $0) }, sortDescriptors: sorts ?? byZoneThenScore)
+    }
+
+    private func fresh(_ request: FetchRequest<ManagedObject>) throws -> [SectionSnapshot] {
+        let other = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "zone")
+        try other.performFetch()
+        return other.snapshot
+    }
+
+    /// Sets `request` in the background and waits for its completion.
+    private func set(_ request: FetchRequest<ManagedObject>) throws {
+        let done = expectation(description: "shown")
+        nonisolated(unsafe) var failure: Error?
+        controller.setFetchRequest(request) { error in
+            failure = error
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+        if let failure { throw failure }
+    }
+
+    func testASearchIsOneValidBatchOfDeletesAndInserts() throws {
+        for format in ["score > 30", "score > 10", "name CONTAINS '1'", "zone == 'B' OR score < 5", nil] {
+            let before = controller.snapshot
+            recorder.batches.removeAll()
+            let request = try request(format)
+            try set(request)
+            XCTAssertEqual(recorder.batches.count, 1, "\(format ?? "all")")
+            XCTAssertEqual(try recorder.batches[0].applied(to: before), controller.snapshot, "\(format ?? "all")")
+            XCTAssertEqual(controller.snapshot, try fresh(request), "\(format ?? "all")")
+            XCTAssertFalse(recorder.batches[0].objectChanges.contains { $0.type == .move }, "a search moves nothing")
+        }
+    }
+
+    func testASupersededRequestNeverShows() throws {
+        let first = try request("score > 40"), second = try request("score < 3")
+        let done = expectation(description: "the second is shown")
+        nonisolated(unsafe) var completed: [String] = []
+        controller.setFetchRequest(first) { _ in completed.append("first") }
+        controller.setFetchRequest(second) { _ in
+            completed.append("second")
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+        // Give a late first result every chance to arrive.
+        let settle = expectation(description: "settled")
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { settle.fulfill() }
+        wait(for: [settle], timeout: 5)
+        XCTAssertEqual(completed, ["second"], "the superseded request's completion is never called")
+        XCTAssertEqual(controller.snapshot, try fresh(second))
+        XCTAssertEqual(controller.fetchRequest.predicate, second.predicate)
+        XCTAssertLessThanOrEqual(recorder.batches.count, 1, "only the last request's results were shown")
+    }
+
+    func testANewSortReloadsALongListAndMovesAShortOne() throws {
+        let byName = try request(nil, sorts: [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "name")])
+        var before = controller.snapshot
+        controller.changeReporting = .batches   // a list that takes whole batches, as GtkBinding's
+        controller.reloadThreshold = 100
+        try set(byName)
+        XCTAssertEqual(recorder.batches.last?.reloadedSections, controller.snapshot, "200 rows over a threshold of 100: a reload")
+        XCTAssertEqual(try recorder.batches.last!.applied(to: before), controller.snapshot)
+        before = controller.snapshot
+        controller.reloadThreshold = 1_000
+        try set(try request(nil))
+        XCTAssertNil(recorder.batches.last?.reloadedSections, "under the threshold: a difference")
+        XCTAssertTrue(recorder.batches.last!.objectChanges.contains { $0.type == .move })
+        XCTAssertEqual(try recorder.batches.last!.applied(to: before), controller.snapshot)
+        XCTAssertEqual(controller.snapshot, try fresh(try request(nil)))
+        // A delegate of Core Data's per-change calls never gets a reload: it could not follow one.
+        controller.changeReporting = .changes
+        controller.reloadThreshold = 100
+        before = controller.snapshot
+        try set(byName)
+        XCTAssertNil(recorder.batches.last?.reloadedSections)
+        XCTAssertEqual(try recorder.batches.last!.applied(to: before), controller.snapshot)
+    }
+
+    func testUnsavedChangesAreFetchedAtOnceWithTheRequest() throws {
+        try League.insertPlayer(context, name: "Unsaved", zone: "A", score: 49)
+        let request = try request("score > 45")
+        try set(request)
+        XCTAssertTrue(controller.snapshot.flatMap(\.objectIDs).contains { $0.isTemporaryID }, "the unsaved player is in the results")
+    }
+}
