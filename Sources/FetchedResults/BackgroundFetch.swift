@@ -55,7 +55,8 @@ extension FetchedResultsController {
                 guard !superseded() else { return }
                 let new = Self.sections(of: rows)
                 let batch: ChangeBatch
-                if sameOrder, let membership = Self.membershipBatch(from: old, to: new, entityName: entityName) {
+                if sameOrder, let membership = Self.membershipBatch(from: old, to: new, entityName: entityName,
+                                                                    reloadingBeyond: mayReload ? reloadThreshold : nil) {
                     batch = membership
                 } else if mayReload && max(old.reduce(0) { $0 + $1.keys.count }, rows.rowKeys.count) > reloadThreshold {
                     batch = .reload(Self.snapshot(of: new, entityName: entityName))
@@ -122,8 +123,10 @@ extension FetchedResultsController {
     /// (same sort): those on one side only are deleted or inserted, sections that empty or
     /// fill likewise; one pass over the rows, a bitmap look-up for each. Nil when that does
     /// not hold (the data changed too: an object on both sides changed section or place).
-    static func membershipBatch(from old: [Section], to new: [Section], entityName: String) -> ChangeBatch? {
-        let oldKeys = KeyMembership(Set(old.lazy.flatMap(\.keys))), newKeys = KeyMembership(Set(new.lazy.flatMap(\.keys)))
+    /// With `limit`, more changes than that make a reload instead (one emission, not
+    /// hundreds of thousands of rows announced one by one).
+    static func membershipBatch(from old: [Section], to new: [Section], entityName: String, reloadingBeyond limit: Int?) -> ChangeBatch? {
+        let oldKeys = KeyMembership(keysOf: old.map(\.keys)), newKeys = KeyMembership(keysOf: new.map(\.keys))
         // The objects on both sides: the same sequence, section by section.
         let newIndex = Dictionary(new.enumerated().map { ($1.name, $0) }) { a, _ in a }
         var stayingBefore: [[Int64]] = Array(repeating: [], count: new.count)
@@ -133,9 +136,14 @@ extension FetchedResultsController {
             guard let s = newIndex[section.name] else { return nil }
             stayingBefore[s] = staying
         }
-        for (s, section) in new.enumerated() where section.keys.lazy.filter(oldKeys.contains).elementsEqual(stayingBefore[s]) == false {
-            return nil
+        var changes = 0
+        for (s, section) in new.enumerated() {
+            let staying = section.keys.lazy.filter(oldKeys.contains)
+            guard staying.elementsEqual(stayingBefore[s]) else { return nil }
+            changes += section.keys.count - stayingBefore[s].count
         }
+        changes += old.reduce(0) { $0 + $1.keys.count } - stayingBefore.reduce(0) { $0 + $1.count }
+        if let limit, changes > limit { return .reload(snapshot(of: new, entityName: entityName)) }
         let id = { (key: Int64) in ObjectID(entityName: entityName, rowKey: key) }
         var batch = ChangeBatch(sectionChanges: ChangeBatch.sectionChanges(
             from: old.map { SectionSnapshot(name: $0.name, objectIDs: []) }, to: new.map { SectionSnapshot(name: $0.name, objectIDs: []) }))

@@ -108,6 +108,36 @@ struct KeyMembership {
     private let low: Int64, high: Int64
     private let bits: [UInt64]
 
+    /// Membership in the keys of `sections`, which are unique: a bitmap without hashing any
+    /// key when their range is small (SQLite's row IDs), else a set.
+    init(keysOf sections: [[Int64]]) {
+        var low = Int64.max, high = Int64.min, count = 0
+        for keys in sections {
+            count += keys.count
+            for key in keys {
+                low = min(low, key)
+                high = max(high, key)
+            }
+        }
+        guard count > 0, case let (range, overflow) = high.subtractingReportingOverflow(low), !overflow,
+              range < max(1 << 20, Int64(count) * 64) else {
+            self.init(Set(sections.joined()))
+            return
+        }
+        var bits = [UInt64](repeating: 0, count: Int((high - low) >> 6) + 1)
+        for keys in sections {
+            for key in keys {
+                let offset = key - low
+                bits[Int(offset >> 6)] |= 1 << UInt64(offset & 63)
+            }
+        }
+        self.init(set: [], low: low, high: high, bits: bits)
+    }
+
+    private init(set: Set<Int64>, low: Int64, high: Int64, bits: [UInt64]) {
+        (self.set, self.low, self.high, self.bits) = (set, low, high, bits)
+    }
+
     init(_ set: Set<Int64>) {
         self.set = set
         guard let low = set.min(), let high = set.max(), case let (range, overflow) = high.subtractingReportingOverflow(low),

@@ -80,6 +80,18 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
                      passed: cachedMedian <= 0.3 * fetchMedian))
     report.add(.init(figure: "  first performFetch, writing the cache", measured: duration(cached.write)))
 
+    // A new request, as the viewer sets one.
+    print("measuring new requests...")
+    for figure in try MainActor.assumeIsolated({ try RequestChangeBenchmark(store: store).run() }) {
+        // The targets: a search as fast as a fresh fetch, a predicate or sort 1.5×.
+        let limit = figure.isSearch ? 1.0 : 1.5
+        report.add(.init(figure: "\(figure.name): shown", measured: duration(figure.shown),
+                         baseline: "fresh performFetch \(duration(figure.freshFetch))",
+                         target: "≤ \(significant(limit))× fresh (\(ratio(figure.shown / figure.freshFetch)))", passed: figure.shown <= limit * figure.freshFetch))
+        report.add(.init(figure: "  longest main-queue stall meanwhile (\(figure.rows) rows)", measured: duration(figure.longestStall),
+                         target: "≤ 50 ms", passed: figure.longestStall <= 0.050))
+    }
+
     // One saved change.
     print("measuring taps...")
     let taps = TapBenchmark(store: store, taps: options.taps, baselineTaps: options.baselineTaps, seed: options.seed)

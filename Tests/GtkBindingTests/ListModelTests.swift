@@ -90,6 +90,35 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(warnings.withLock { $0[0] }.contains("does not fit"))
     } }
 
+    func testANewSortOfALongListIsOneReloadEmissionThatKeepsTheSelection() throws { try MainActor.assumeIsolated {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let selection = FetchedResultsSelection(rows: rows)
+        let bo = try XCTUnwrap(rows.controller.fetchedObjects?.first { ((try? $0.value(forKey: "name")) as? String) == "Bo" })
+        selection.select(bo)
+        let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
+        let count = rows.count
+        rows.controller.reloadThreshold = 1
+        var request = rows.controller.fetchRequest
+        request.sortDescriptors = [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "name", ascending: false)]
+        let shown = expectation(description: "shown")
+        rows.controller.setFetchRequest(request) { error in
+            XCTAssertNil(error)
+            shown.fulfill()
+        }
+        wait(for: [shown], timeout: 10)
+        XCTAssertEqual(recorder.emissions.map { [$0.position, $0.removed, $0.added] }, [[0, count, count]], "one emission")
+        XCTAssertEqual(recorder.replica, identities(rows))
+        XCTAssertEqual(identities(rows).compactMap { $0 }, flattened(rows.controller.snapshot, headers: true))
+        // The selection is restored when GLib is next idle.
+        let deadline = Date().addingTimeInterval(0.3)
+        while Date() < deadline {
+            while g_main_context_iteration(nil, 0) != 0 {}
+            usleep(2_000)
+        }
+        XCTAssertTrue(selection.selectedObject === bo, "the selected object stays selected")
+        XCTAssertEqual(selection.selectedPosition, rows.position(for: try XCTUnwrap(rows.controller.indexPath(for: bo))))
+    } }
+
     func testAMoveToANewSectionRemovesThenInsertsTheHeaderAndTheRow() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
