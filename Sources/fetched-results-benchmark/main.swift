@@ -92,6 +92,30 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
                          target: "≤ 50 ms", passed: figure.longestStall <= 0.050))
     }
 
+    // Bulk writes.
+    print("measuring bulk writes...")
+    let bulk = BulkWriteBenchmark(folder: folder)
+    let triggers = try bulk.triggers()
+    report.add(.init(figure: "100,000 inserts by SQL, history triggers on", measured: duration(triggers.insertWith),
+                     baseline: "without triggers \(duration(triggers.insertWithout))",
+                     target: "≤ 1.3× (\(ratio(triggers.insertWith / triggers.insertWithout)))", passed: triggers.insertWith <= 1.3 * triggers.insertWithout))
+    report.add(.init(figure: "100,000 updates by SQL, history triggers on", measured: duration(triggers.updateWith),
+                     baseline: "without triggers \(duration(triggers.updateWithout))",
+                     target: "≤ 1.3× (\(ratio(triggers.updateWith / triggers.updateWithout)))", passed: triggers.updateWith <= 1.3 * triggers.updateWithout))
+    // On a copy: the store itself stays as it was built, for --store to reuse.
+    let copy = folder.appendingPathComponent("bulk-saves.sqlite")
+    for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: storeURL.path + suffix) {
+        try FileManager.default.copyItem(atPath: storeURL.path + suffix, toPath: copy.path + suffix)
+    }
+    let copyStore = try PersistentStore(url: copy, model: WorldCupStore.model)
+    let saves = try MainActor.assumeIsolated { try bulk.saves(store: copyStore) }
+    report.add(.init(figure: "save() of 10,000 changed objects, controller on", measured: duration(saves.bulkWith),
+                     baseline: "no controller \(duration(saves.bulkWithout))",
+                     target: "≤ 1.2× (\(ratio(saves.bulkWith / saves.bulkWithout)))", passed: saves.bulkWith <= 1.2 * saves.bulkWithout))
+    report.add(.init(figure: "save() of 1,000 new objects, controller on", measured: duration(saves.insertsWith),
+                     baseline: "no controller \(duration(saves.insertsWithout))",
+                     target: "≤ 50 ms", passed: saves.insertsWith <= 0.050))
+
     // One saved change.
     print("measuring taps...")
     let taps = TapBenchmark(store: store, taps: options.taps, baselineTaps: options.baselineTaps, seed: options.seed)

@@ -42,7 +42,7 @@ extension PersistentStore {
     /// Whether no row of an entity was ever written: the generation the triggers count is 0
     /// and every entity table is empty (files made before the triggers count 0 too).
     private func neverWritten(_ db: Database) throws -> Bool {
-        let generation = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = 'generation'") ?? 0
+        let generation = try Int64.fetchOne(db, sql: Schema.generationSQL) ?? 0
         guard generation == 0 else { return false }
         return try model.entities.allSatisfy { entity in
             try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(entity.name.quotedDatabaseIdentifier))")!

@@ -63,7 +63,8 @@ public final class PersistentStore: Sendable {
         self.busyTimeout = busyTimeout
         let checked = try Self.checkExistingFile(at: path, model: model, busyTimeout: busyTimeout)
         do {
-            let pool = try DatabasePool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout, sqlLog: sqlLog))
+            let pool = try Self.openPool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout, sqlLog: sqlLog),
+                                         busyTimeout: busyTimeout)
             let current = try checked ?? pool.read { db in try Self.readPlan(db, path: path, model: model) }
             if current.needsMigration(to: model) {
                 try pool.writeWithoutTransaction { db in
@@ -83,6 +84,21 @@ public final class PersistentStore: Sendable {
             throw StoreError(.busy, path: path, "cannot open the store: another connection kept it locked for more than \(Self.seconds(busyTimeout)); try again when it has finished writing")
         } catch {
             throw StoreError(.io, path: path, "cannot open the store: \(error); check that the folder exists and is writable")
+        }
+    }
+
+    /// Opens the pool, trying again while another process holds the file in a way SQLite
+    /// does not wait for: turning a new file to WAL mode needs it alone, and several
+    /// processes opening a new store at once get SQLITE_BUSY at once, not after the
+    /// busy timeout.
+    private static func openPool(path: String, configuration: Configuration, busyTimeout: TimeInterval) throws -> DatabasePool {
+        let deadline = Date().addingTimeInterval(busyTimeout)
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
         }
     }
 
@@ -139,6 +155,7 @@ public final class PersistentStore: Sendable {
 
         func needsMigration(to model: Model) -> Bool {
             !appliedMigrations.contains("model \(model.fingerprint)") || !appliedMigrations.contains(historyMigration)
+                || !appliedMigrations.contains(historyOnlyTriggersMigration)
         }
     }
 
@@ -206,6 +223,8 @@ public final class PersistentStore: Sendable {
     /// GRDB's table of applied migrations, which files made by earlier versions have.
     static let migrationsTable = "grdb_migrations"
     static let historyMigration = "change history"
+    /// Triggers that write the history only; the generation is read from it.
+    static let historyOnlyTriggersMigration = "history-only triggers"
 
     /// Brings the file from what `plan` says it holds to `model`, inside the caller's
     /// transaction, and records the steps in the migrations table as GRDB's
@@ -241,6 +260,15 @@ public final class PersistentStore: Sendable {
             }
             try record(historyMigration)
         }
+        if !plan.appliedMigrations.contains(historyOnlyTriggersMigration) {
+            // The generation counted so far stays in the metadata, as the base the history's
+            // tokens add to; a new file's is 0.
+            try db.execute(sql: "UPDATE \(metadataTable) SET value = CAST(value AS INTEGER) - IFNULL((SELECT seq FROM sqlite_sequence WHERE name = '\(Schema.historyTable)'), 0) WHERE key = 'generation'")
+            for entity in model.entities {
+                for statement in Schema.replaceTriggerSQL(for: entity) { try db.execute(sql: statement) }
+            }
+            try record(historyOnlyTriggersMigration)
+        }
     }
 
     /// A random identifier written when the store file is created: another file at the same
@@ -255,7 +283,7 @@ public final class PersistentStore: Sendable {
     /// process or SQLite client: equal generations mean unchanged data.
     public func generation() throws -> Int64 {
         try database.read { db in
-            try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = 'generation'") ?? 0
+            try Int64.fetchOne(db, sql: Schema.generationSQL) ?? 0
         }
     }
 

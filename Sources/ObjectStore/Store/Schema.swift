@@ -29,17 +29,24 @@ enum Schema {
     static let createHistoryTableSQL = "CREATE TABLE IF NOT EXISTS \(historyTable) "
         + "(token INTEGER PRIMARY KEY AUTOINCREMENT, entity TEXT NOT NULL, rowKey INTEGER NOT NULL, kind TEXT NOT NULL)"
 
-    /// The triggers that count every committed change of an entity's rows in the store's
-    /// `generation` (what tells a cache that the data changed) and record it in the
-    /// history, whoever writes them (another process, the `sqlite3` shell).
+    /// The triggers that record every committed change of an entity's rows in the history,
+    /// whoever writes them (another process, the `sqlite3` shell). One row a change and
+    /// nothing else: the store's `generation` is read from the history's sequence
+    /// (``PersistentStore/generation()``), so a bulk write pays for one insert a row, not an
+    /// update of a shared counter too (100,000 rows: about 1.3× the write without
+    /// triggers, where the counter made it about 1.8×).
     static func createTriggerSQL(for entity: EntityDescription) -> [String] {
         ["INSERT", "UPDATE", "DELETE"].map { event in
             let row = event == "DELETE" ? "OLD" : "NEW"
             return "CREATE TRIGGER \(triggerName(for: entity, event: event).quotedDatabaseIdentifier) AFTER \(event) ON \(entity.name.quotedDatabaseIdentifier) "
-                + "BEGIN UPDATE \(PersistentStore.metadataTable) SET value = value + 1 WHERE key = 'generation'; "
-                + "INSERT INTO \(historyTable) (entity, rowKey, kind) VALUES ('\(entity.name.replacingOccurrences(of: "'", with: "''"))', \(row).\(primaryKey), '\(event.lowercased())'); END"
+                + "BEGIN INSERT INTO \(historyTable) (entity, rowKey, kind) VALUES ('\(entity.name.replacingOccurrences(of: "'", with: "''"))', \(row).\(primaryKey), '\(event.lowercased())'); END"
         }
     }
+
+    /// The store's generation: the count kept by earlier triggers (fixed since) plus the
+    /// history's last token, which grows with every change and is never handed out again.
+    static let generationSQL = "SELECT (SELECT CAST(value AS INTEGER) FROM \(PersistentStore.metadataTable) WHERE key = 'generation') "
+        + "+ IFNULL((SELECT seq FROM sqlite_sequence WHERE name = '\(historyTable)'), 0)"
 
     /// The statements that replace an entity's triggers by those of ``createTriggerSQL(for:)``.
     static func replaceTriggerSQL(for entity: EntityDescription) -> [String] {

@@ -67,13 +67,17 @@ final class HistoryTests: XCTestCase {
 
     func testAFileMadeBeforeTheHistoryGetsIt() throws {
         let url = try temporaryFolder(self).appendingPathComponent("old.sqlite")
+        var before: Int64 = 0
         do {
             let store = try PersistentStore(url: url, model: Fixtures.worldCupModel())
             try Fixtures.insertTeams(into: ObjectContext(store: store))
             // What a file of the earlier version held: triggers bumping the generation only.
             try store.database.write { db in
                 try db.execute(sql: "DROP TABLE Z_HISTORY")
-                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'change history'")
+                try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'Z_HISTORY'")
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('change history', 'history-only triggers')")
+                try db.execute(sql: "UPDATE Z_METADATA SET value = 40 WHERE key = 'generation'")
+                before = 40
                 for event in ["insert", "update", "delete"] {
                     try db.execute(sql: "DROP TRIGGER Z_Team_\(event)")
                     try db.execute(sql: "CREATE TRIGGER Z_Team_\(event) AFTER \(event.uppercased()) ON Team BEGIN UPDATE Z_METADATA SET value = value + 1 WHERE key = 'generation'; END")
@@ -83,9 +87,14 @@ final class HistoryTests: XCTestCase {
         let store = try PersistentStore(url: url, model: Fixtures.worldCupModel())
         let token = try store.currentHistoryToken()
         let generation = try store.generation()
+        XCTAssertEqual(generation, before, "the generation counted so far goes on (a section cache made before stays valid)")
         try otherClient(store).write { try $0.execute(sql: "UPDATE Team SET wins = 2 WHERE teamName = 'Ghana'") }
         XCTAssertEqual(try store.changes(since: token).changes.updated.count, 1)
         XCTAssertEqual(try store.generation(), generation + 1)
+        try otherClient(store).write { try $0.execute(sql: "UPDATE Team SET wins = 3") }
+        XCTAssertEqual(try store.generation(), generation + 1 + Int64(Fixtures.worldCupTeams.count), "one a row")
+        let triggers = try store.database.read { try String.fetchAll($0, sql: "SELECT sql FROM sqlite_master WHERE type = 'trigger'") }
+        XCTAssertFalse(triggers.contains { $0.contains("Z_METADATA") }, "the triggers write the history only: \(triggers)")
     }
 
     func testAFollowingContextMergesOtherClientsWritesButNotItsOwn() throws {

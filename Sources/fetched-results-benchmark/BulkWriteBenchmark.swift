@@ -1,0 +1,97 @@
+import FetchedResults
+import Foundation
+import GRDB
+import ObjectStore
+
+/// Writes of many rows: what the change-history triggers cost a bulk write by SQL (the
+/// `sqlite3` shell, another program), and what a controller costs a context's bulk save.
+struct BulkWriteBenchmark {
+    let folder: URL
+
+    struct TriggerFigures {
+        var insertWith = 0.0, insertWithout = 0.0
+        var updateWith = 0.0, updateWithout = 0.0
+    }
+
+    /// 100,000 inserts, then an update of each of them, by SQL in one transaction each: in a
+    /// store (triggers record the history), and in the same store with its triggers dropped.
+    func triggers(rows: Int = 100_000) throws -> TriggerFigures {
+        var figures = TriggerFigures()
+        for withTriggers in [true, false] {
+            let url = folder.appendingPathComponent("bulk-\(withTriggers).sqlite")
+            let store = try PersistentStore(url: url, model: WorldCupStore.model)
+            if !withTriggers {
+                try store.database.write { db in
+                    for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
+                        try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
+                    }
+                }
+            }
+            let insert = try Measure.seconds {
+                try store.database.write { db in
+                    try db.execute(sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < \(rows))
+                        INSERT INTO "Team" (teamName, qualifyingZone, wins) SELECT 'Team ' || i, 'UEFA', i % 50 FROM n
+                        """)
+                }
+            }
+            let update = try Measure.seconds {
+                try store.database.write { db in try db.execute(sql: #"UPDATE "Team" SET wins = wins + 1"#) }
+            }
+            if withTriggers { (figures.insertWith, figures.updateWith) = (insert, update) } else { (figures.insertWithout, figures.updateWithout) = (insert, update) }
+        }
+        return figures
+    }
+
+    struct SaveFigures {
+        /// Saving 10,000 changed objects, with a controller on the context and without.
+        var bulkWith = 0.0, bulkWithout = 0.0
+        /// Saving 1,000 new objects in the controller's context, and in a context without one.
+        var insertsWith = 0.0, insertsWithout = 0.0
+    }
+
+    /// On the benchmark's store (a million teams): `wins += 1` for 10,000 teams of one zone
+    /// and one save, and 1,000 new teams and one save; each in a context with the viewer's
+    /// controller (until its batch) and in one without.
+    @MainActor
+    func saves(store: PersistentStore) throws -> SaveFigures {
+        var figures = SaveFigures()
+        for withController in [false, true] {
+            let context = ObjectContext(store: store)
+            let controller = FetchedResultsController(fetchRequest: WorldCupStore.request, managedObjectContext: context,
+                                                      sectionNameKeyPath: WorldCupStore.sectionNameKeyPath)
+            let probe = TapBenchmark.BatchProbe()
+            if withController {
+                controller.delegate = probe
+                try controller.performFetch()
+            }
+            var request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "qualifyingZone == 'OFC'"),
+                                                      sortDescriptors: [FetchSortDescriptor(key: "teamName")])
+            request.fetchLimit = 10_000
+            let teams = Array(try context.fetch(request))
+            for team in teams {
+                guard case .integer(let wins) = team.attributeValue(forKey: "wins") else { throw OptionsError("no wins") }
+                try team.setValue(wins + 1, forKey: "wins")
+            }
+            let bulk = try Measure.seconds { try context.save() }
+            guard !withController || probe.batch != nil else { throw OptionsError("the bulk save delivered no batch") }
+            probe.batch = nil
+            for n in 0..<1_000 {
+                let team = try context.insert(entityName: "Team")
+                try team.setValue("New team \(withController) \(n)", forKey: "teamName")
+                try team.setValue(WorldCupStore.zones[n % WorldCupStore.zones.count], forKey: "qualifyingZone")
+            }
+            let inserts = try Measure.seconds { try context.save() }
+            guard !withController || probe.batch != nil else { throw OptionsError("the inserts delivered no batch") }
+            if withController {
+                guard controller.allRowKeys == (try WorldCupStore.floorIDs(store)) else {
+                    throw OptionsError("after the bulk saves the controller's order differs from a fresh fetch")
+                }
+                (figures.bulkWith, figures.insertsWith) = (bulk, inserts)
+            } else {
+                (figures.bulkWithout, figures.insertsWithout) = (bulk, inserts)
+            }
+        }
+        return figures
+    }
+}
