@@ -175,9 +175,12 @@ public final class PersistentStore: Sendable {
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             return try queue.read { db in
-                let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
-                guard check == ["ok"] else {
-                    throw StoreError(.corrupt, path: path, "the database is damaged (\(check.prefix(3).joined(separator: "; "))); restore it from a backup (this file was left as it is)")
+                // Not `PRAGMA quick_check`: it reads the whole file (150 ms of a million-row
+                // store's open). The schema, and the first row of every table, are read
+                // instead: a file damaged there is refused before anything is written; damage
+                // deeper in is reported by the read or write that meets it.
+                for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") {
+                    _ = try Row.fetchOne(db, sql: "SELECT * FROM \(name.quotedDatabaseIdentifier) LIMIT 1")
                 }
                 return try readPlan(db, path: path, model: model)
             }
