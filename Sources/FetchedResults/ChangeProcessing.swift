@@ -53,12 +53,15 @@ extension FetchedResultsController {
     /// it leads back to), or a section object.
     private func note(_ id: ObjectID, keys: Set<String>?, into changed: inout [Int64: Set<String>?], sectionsChanged: inout Bool) {
         if id.entityName == entityName {
-            if let keys, let existing = changed[id.rowKey] {
-                changed[id.rowKey] = existing.map { $0.union(keys) }
-            } else if changed[id.rowKey] == nil {
-                changed[id.rowKey] = keys
-            } else {
-                changed[id.rowKey] = .some(nil)
+            // Spelled out: `changed[key] = existing.map { … }` with `existing` nil removed the
+            // entry (an object inserted and updated in one set of changes was dropped).
+            switch changed[id.rowKey] {
+            case .none:
+                changed[id.rowKey] = .some(keys)
+            case .some(.some(let existing)):
+                changed[id.rowKey] = .some(keys.map { existing.union($0) })
+            case .some(.none):
+                break   // every key already
             }
             return
         }

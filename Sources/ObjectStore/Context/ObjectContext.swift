@@ -390,6 +390,13 @@ public final class ObjectContext: @unchecked Sendable {
         for id in changes.updated.keys {
             if let object = registry[id] { object.committed = nil }
         }
+        // An insert of a row this context already holds: another program replaced it
+        // (`INSERT OR REPLACE`, whose implicit delete fires no trigger). Its values are new.
+        for id in changes.inserted {
+            guard let object = registry[id], !object.isInserted else { continue }
+            object.committed = nil
+            merged.updated[id] = Set(Schema.columns(of: object.entity, in: model).map(\.name))
+        }
         post(.objectsDidChange(merged))
     }
 
