@@ -56,7 +56,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// holds them (``ObjectRegistry``).
     var registry = ObjectRegistry()
     /// The permanent IDs of saved objects, by the temporary IDs they had.
-    var permanentIDs: [ObjectID: ObjectID] = [:]
+    var permanentIDs = RecentIDMap(capacity: 10_000)
     /// Objects with unsaved changes (inserted, updated or deleted).
     var changedObjects: Set<ManagedObject> = []
     /// Changes made since observers were last told.
@@ -421,4 +421,34 @@ private final class QueueMark: Sendable {
         self.queue = queue
         isMain = queue.label == DispatchQueue.main.label
     }
+}
+
+/// The permanent IDs of the objects a context saved most recently, by their temporary IDs:
+/// a temporary ID kept by the code that inserted an object still names it after the save,
+/// for the last `capacity` saved objects. Bounded, so that a long-running process that
+/// inserts (an `apply` fed for hours) does not grow without end.
+struct RecentIDMap {
+    private var map: [ObjectID: ObjectID] = [:]
+    private var order: [ObjectID] = []
+    private var next = 0
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    subscript(temporary: ObjectID) -> ObjectID? {
+        get { map[temporary] }
+        set {
+            guard let newValue else { map[temporary] = nil; return }
+            if map.updateValue(newValue, forKey: temporary) != nil { return }
+            if order.count < capacity {
+                order.append(temporary)
+            } else {
+                map[order[next]] = nil
+                order[next] = temporary
+                next = (next + 1) % capacity
+            }
+        }
+    }
+
+    var count: Int { map.count }
 }

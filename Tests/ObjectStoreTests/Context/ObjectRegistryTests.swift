@@ -55,4 +55,25 @@ final class ObjectRegistryTests: XCTestCase {
         let other = ObjectContext(store: context.store)
         XCTAssertEqual((try other.existingObject(with: id) as! Team).wins, 42)
     }
+
+    func testTemporaryIDsNameTheirSavedObjectsForTheLastTenThousandSavesOnly() throws {
+        var map = RecentIDMap(capacity: 3)
+        let ids = (1...5).map { (ObjectID(entityName: "Team", rowKey: -Int64($0)), ObjectID(entityName: "Team", rowKey: Int64($0))) }
+        for (temporary, permanent) in ids { map[temporary] = permanent }
+        XCTAssertEqual(map.count, 3, "bounded")
+        XCTAssertNil(map[ids[0].0])
+        XCTAssertNil(map[ids[1].0])
+        XCTAssertEqual(map[ids[4].0], ids[4].1)
+        XCTAssertEqual(map[ids[2].0], ids[2].1)
+
+        // Through a context: a temporary ID still names its object after the save.
+        let context = ObjectContext(store: try store())
+        let team = try context.insert(Team.self)
+        team.teamName = "New"
+        team.qualifyingZone = "Oceania"
+        let temporary = team.objectID
+        try context.save()
+        XCTAssertTrue(try context.object(with: temporary) === team)
+        XCTAssertEqual(context.permanentIDs.capacity, 10_000)
+    }
 }
