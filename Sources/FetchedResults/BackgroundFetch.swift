@@ -26,13 +26,7 @@ extension FetchedResultsController {
         let generations = backgroundFetches
         let generation = generations.next()
         guard hasFetched, sectionFetchRequest == nil, !managedObjectContext.hasChanges else {
-            do {
-                try setFetchRequest(request)
-                completion(nil)
-            } catch {
-                completion(error)
-            }
-            return
+            return setAtOnce(request, completion: completion)
         }
         let query: RowKeysQuery
         do {
@@ -89,18 +83,22 @@ extension FetchedResultsController {
     private func show(_ found: Found, for request: FetchRequest<Result>, replacing old: [Section], completion: (Error?) -> Void) {
         if let error = found.error { return completion(error) }
         guard let new = found.layout, let batch = found.batch, layout == old else {
-            do {
-                try setFetchRequest(request)
-                completion(nil)
-            } catch {
-                completion(error)
-            }
-            return
+            return setAtOnce(request, completion: completion)
         }
         fetchRequest = request
         layout = new
         deliver(batch, from: old)
         completion(nil)
+    }
+
+    /// ``setFetchRequest(_:)``, its outcome told to `completion`.
+    private func setAtOnce(_ request: FetchRequest<Result>, completion: (Error?) -> Void) {
+        do {
+            try setFetchRequest(request)
+            completion(nil)
+        } catch {
+            completion(error)
+        }
     }
 
     /// The sections of fetched row keys.

@@ -294,14 +294,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
         if useCache, let cacheName, let cached = SectionCache.read(name: cacheName, request: request, sectionNameKeyPath: sectionNameKeyPath, context: context) {
             return cached
         }
-        let rows = try context.fetchRowKeys(request, sectionNameKeyPath: sectionNameKeyPath)
-        var sections: [Section] = []
-        sections.reserveCapacity(rows.sections.count)
-        var start = 0
-        for run in rows.sections {
-            sections.append(Section(name: run.name, keys: Array(rows.rowKeys[start..<start + run.count])))
-            start += run.count
-        }
+        let sections = Self.sections(of: try context.fetchRowKeys(request, sectionNameKeyPath: sectionNameKeyPath))
         if useCache, let cacheName {
             SectionCache.write(sections, name: cacheName, request: request, sectionNameKeyPath: sectionNameKeyPath, context: context)
         }
