@@ -21,7 +21,7 @@ extension FetchedResultsController {
         let updated = Set(changed.compactMap { key, keys in keys != nil ? ObjectID(entityName: entityName, rowKey: key) : nil })
 
         if sectionFetchRequest != nil || fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 || changes.invalidatedAllObjects
-            || changed.count > Self.placementLimit(objectCount: numberOfObjects) {
+            || changed.count > placementLimit {
             let fresh: [Section]
             do {
                 fresh = try fetchLayout(for: fetchRequest, useCache: false)
@@ -46,6 +46,18 @@ extension FetchedResultsController {
     static func placementLimit(objectCount n: Int) -> Int {
         let log2n = Double(Int.bitWidth - max(n, 2).leadingZeroBitCount)
         return max(8, Int(Double(n) / (220 * log2n)))
+    }
+
+    /// How many changed objects are placed in memory before fetching again is cheaper:
+    /// one by one up to ``placementLimit(objectCount:)``; beyond that, when the sort keys
+    /// are the objects' own attributes, together (their searches in step, about 60 µs an
+    /// object against 0.18 µs a row for a refetch: up to n / 330, 3,000 among a million).
+    var placementLimit: Int {
+        if let placementOverride { return placementOverride.together }
+        let n = numberOfObjects
+        let oneByOne = Self.placementLimit(objectCount: n)
+        guard fetchRequest.sortDescriptors.allSatisfy({ !$0.key.contains(".") }) else { return oneByOne }
+        return max(oneByOne, n / 330)
     }
 
     /// Records `id`'s change when it can change the results: an object of the fetched
@@ -138,8 +150,10 @@ extension FetchedResultsController {
                 }
             }
         } else {
+            // A bitmap look-up a row; hashing only the changed ones.
+            let changedKeys = KeyMembership(Set(changed.keys))
             for (s, section) in layout.enumerated() {
-                for (i, key) in section.keys.enumerated() where changed[key] != nil { oldLocations[key] = Location(section: s, item: i) }
+                for (i, key) in section.keys.enumerated() where changedKeys.contains(key) { oldLocations[key] = Location(section: s, item: i) }
             }
         }
         // 2. Take them out; remember their gap among the unchanged objects of their section.
@@ -147,7 +161,13 @@ extension FetchedResultsController {
         for s in layout.indices {
             let mine = oldLocations.filter { $0.value.section == s }.sorted { $0.value.item < $1.value.item }
             for (n, entry) in mine.enumerated() { oldGaps[entry.key] = entry.value.item - n }
-            for entry in mine.reversed() { layout[s].keys.remove(at: entry.value.item) }
+            if mine.count > 8 {
+                // One pass, not a move of the section's tail for each.
+                let leaving = Set(mine.map(\.value.item))
+                layout[s].keys = layout[s].keys.enumerated().compactMap { leaving.contains($0.offset) ? nil : $0.element }
+            } else {
+                for entry in mine.reversed() { layout[s].keys.remove(at: entry.value.item) }
+            }
         }
         // 3. Which changed objects belong to the results now, in result order.
         var members: [(key: Int64, object: ManagedObject, section: String)] = []
@@ -166,13 +186,18 @@ extension FetchedResultsController {
         // A section whose objects all changed is empty now: its first member stands for it.
         var firstMembers: [String: ManagedObject] = [:]
         for member in members where firstMembers[member.section] == nil { firstMembers[member.section] = member.object }
-        for member in members {
-            let s = sectionIndex(named: member.section, for: member.object, firstMembers: firstMembers, sorts: sorts, context: context)
-            let low = insertionIndex(of: member.object, inSection: s, sorts: sorts, context: context)
-            layout[s].keys.insert(member.key, at: low)
-            newItems[member.key] = low
-            newGaps[member.key] = low - insertedHere[member.section, default: 0]
-            insertedHere[member.section, default: 0] += 1
+        if members.count > (placementOverride?.oneByOne ?? Self.placementLimit(objectCount: numberOfObjects)),
+           let placed = placeTogether(members, firstMembers: firstMembers, sorts: sorts, context: context) {
+            (newItems, newGaps) = placed
+        } else {
+            for member in members {
+                let s = sectionIndex(named: member.section, for: member.object, firstMembers: firstMembers, sorts: sorts, context: context)
+                let low = insertionIndex(of: member.object, inSection: s, sorts: sorts, context: context)
+                layout[s].keys.insert(member.key, at: low)
+                newItems[member.key] = low
+                newGaps[member.key] = low - insertedHere[member.section, default: 0]
+                insertedHere[member.section, default: 0] += 1
+            }
         }
         // 5. Sections left empty go.
         layout.removeAll { $0.keys.isEmpty }
@@ -195,6 +220,49 @@ extension FetchedResultsController {
             from: oldPlaces, to: newPlaces, sameSection: { oldNames[$0] == self.layout[$1].name },
             isUpdated: { _ in true }, objectID: { ObjectID(entityName: self.entityName, rowKey: $0) })
         deliver(batch, from: oldLayout)
+    }
+
+    /// Step 4 for many members: each section's members placed together, their binary
+    /// searches advancing in step (``ObjectContext/insertionIndexes(of:in:entityName:sortedBy:)``),
+    /// then merged into the section's keys in one pass. Returns each member's index and gap
+    /// (its place among the objects that did not change); nil, with no member placed, when
+    /// the searches cannot be made together (the caller places them one by one).
+    private func placeTogether(_ members: [(key: Int64, object: ManagedObject, section: String)], firstMembers: [String: ManagedObject],
+                               sorts: [FetchSortDescriptor], context: ObjectContext) -> (items: [Int64: Int], gaps: [Int64: Int])? {
+        var names: [String] = [], groups: [String: [(key: Int64, object: ManagedObject)]] = [:]
+        for member in members {
+            if groups[member.section] == nil { names.append(member.section) }
+            groups[member.section, default: []].append((member.key, member.object))
+        }
+        // Every section first (made when new): making one moves the indexes of those after it.
+        for name in names {
+            _ = sectionIndex(named: name, for: groups[name]![0].object, firstMembers: firstMembers, sorts: sorts, context: context)
+        }
+        var positions: [String: [Int]] = [:]
+        for name in names {
+            let s = layout.firstIndex { $0.name == name }!
+            guard let found = try? context.insertionIndexes(of: groups[name]!.map(\.object), in: layout[s].keys, entityName: entityName, sortedBy: sorts),
+                  zip(found, found.dropFirst()).allSatisfy({ $0 <= $1 }) else { return nil }
+            positions[name] = found
+        }
+        var items: [Int64: Int] = [:], gaps: [Int64: Int] = [:]
+        for name in names {
+            let s = layout.firstIndex { $0.name == name }!
+            let keys = layout[s].keys, group = groups[name]!
+            var merged: [Int64] = []
+            merged.reserveCapacity(keys.count + group.count)
+            var next = 0
+            for (member, position) in zip(group, positions[name]!) {
+                merged.append(contentsOf: keys[next..<position])
+                next = position
+                items[member.key] = merged.count
+                gaps[member.key] = position
+                merged.append(member.key)
+            }
+            merged.append(contentsOf: keys[next...])
+            layout[s].keys = merged
+        }
+        return (items, gaps)
     }
 
     /// Where `object` goes among the objects of section `s`. The context's search reads one

@@ -107,6 +107,9 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// ``setFetchRequest(_:completion:)`` to reload it (``ChangeBatch/reloadedSections``)
     /// rather than name a move for nearly every object.
     public var reloadThreshold = 20_000
+    /// Tests' own limits for placing changed objects one by one and together (see
+    /// `placementLimit`), so that small stores take every path.
+    package var placementOverride: (oneByOne: Int, together: Int)?
     /// Counts the requests set: a background fetch whose count is no longer the last is
     /// superseded.
     let backgroundFetches = RequestGenerations()

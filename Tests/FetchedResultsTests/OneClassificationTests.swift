@@ -34,18 +34,26 @@ final class OneClassificationTests: XCTestCase {
         var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts)
         limited.fetchLimit = 1_000_000
         let refetching = FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")
-        let placed = BatchRecorder<ManagedObject>(), refetched = BatchRecorder<ManagedObject>()
+        // A third places every change of more than two objects together (batched searches).
+        let together = FetchedResultsController(
+            fetchRequest: FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts),
+            managedObjectContext: context, sectionNameKeyPath: "zone")
+        together.placementOverride = (oneByOne: 2, together: 1_000)
+        let placed = BatchRecorder<ManagedObject>(), refetched = BatchRecorder<ManagedObject>(), placedTogether = BatchRecorder<ManagedObject>()
         placing.delegate = placed
         refetching.delegate = refetched
+        together.delegate = placedTogether
         try placing.performFetch()
         try refetching.performFetch()
+        try together.performFetch()
         var moves = 0, sectionChanges = 0
 
         for round in 0..<150 {
             let before = placing.snapshot
             placed.batches.removeAll()
             refetched.batches.removeAll()
-            for _ in 0..<Int.random(in: 1...4, using: &random) {
+            placedTogether.batches.removeAll()
+            for _ in 0..<Int.random(in: 1...(round % 5 == 0 ? 12 : 4), using: &random) {
                 switch Int.random(in: 0..<10, using: &random) {
                 case 0 where players.count > 5:
                     try context.delete(players.remove(at: Int.random(in: 0..<players.count, using: &random)))
@@ -63,6 +71,8 @@ final class OneClassificationTests: XCTestCase {
             }
             try context.save()
             XCTAssertEqual(placed.batches, refetched.batches, "round \(round), seed \(seed): the two paths name the change differently")
+            XCTAssertEqual(placedTogether.batches, refetched.batches, "round \(round), seed \(seed): placing together names the change differently")
+            XCTAssertEqual(together.snapshot, refetching.snapshot, "round \(round), seed \(seed)")
             var state = before
             for batch in placed.batches { state = try batch.applied(to: state) }
             XCTAssertEqual(state, placing.snapshot, "round \(round), seed \(seed)")

@@ -123,6 +123,54 @@ extension ObjectContext {
         }
     }
 
+    /// Where each of `objects` belongs among `keys` (as ``insertionIndex(of:in:entityName:sortedBy:)``
+    /// answers for one), for many objects at once: their binary searches advance together,
+    /// one query a step for the rows all of them probe (about 20 queries among a million
+    /// rows, whatever the number of objects). Nil when a descriptor sorts by a key path across
+    /// relationships, or a probed row is gone.
+    package func insertionIndexes(of objects: [ManagedObject], in keys: [Int64], entityName: String,
+                                  sortedBy sortDescriptors: [FetchSortDescriptor]) throws -> [Int]? {
+        guard sortDescriptors.allSatisfy({ !$0.key.contains(".") }) else { return nil }
+        try fulfillFaults(objects.filter(\.isFault))
+        let entity = try model.existingEntity(named: entityName)
+        let columns = columns(of: entity)
+        let select = "SELECT t0.\(Schema.primaryKey), \(columnList(of: entity, alias: "t0")) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN "
+        var low = [Int](repeating: 0, count: objects.count), high = [Int](repeating: keys.count, count: objects.count)
+        var probes: [Int64: ManagedObject] = [:]
+        return try store.database.read { db -> [Int]? in
+            while true {
+                var needed = Set<Int64>()
+                for i in objects.indices where low[i] < high[i] {
+                    let key = keys[(low[i] + high[i]) / 2]
+                    if probes[key] == nil { needed.insert(key) }
+                }
+                if needed.isEmpty && !objects.indices.contains(where: { low[$0] < high[$0] }) { return low }
+                let wanted = Array(needed)
+                for start in stride(from: 0, to: wanted.count, by: 500) {
+                    let chunk = wanted[start..<min(wanted.count, start + 500)]
+                    let sql = select + "(" + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
+                    for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(Array(chunk))) {
+                        let key: Int64 = row[0]
+                        let object = try registeredObject(with: ObjectID(entityName: entityName, sqlKey: key))
+                        if object.isFault { load(row, into: object, columns: columns) }
+                        probes[key] = object
+                    }
+                }
+                for i in objects.indices where low[i] < high[i] {
+                    let mid = (low[i] + high[i]) / 2
+                    guard let other = probes[keys[mid]] else { return nil }   // the row is gone
+                    let precedes: Bool
+                    switch sortDescriptors.compare(other, objects[i]) {
+                    case .orderedAscending: precedes = true
+                    case .orderedDescending: precedes = false
+                    case .orderedSame: precedes = other.objectID < objects[i].objectID
+                    }
+                    if precedes { low[i] = mid + 1 } else { high[i] = mid }
+                }
+            }
+        }
+    }
+
     /// The object at `position` of a list of row keys of one entity; with a batch size, a
     /// fault there loads the values of its whole batch (`batchSize` keys around it) in one
     /// query, as a fetch with ``FetchRequest/fetchBatchSize`` does.
