@@ -202,3 +202,28 @@ final class BulkChangeTests: XCTestCase {
         }
     }
 }
+
+/// A bulk save with a controller watching writes each changed row once: the controller
+/// computes its batch from the committed store, not by writing the pending changes into a
+/// rolled-back transaction first.
+final class BulkSaveStatementTests: XCTestCase {
+    func testABulkSaveWithAControllerWritesEachRowOnce() throws {
+        let log = SQLLog()
+        let (_, context) = try WorldCup.open(in: temporaryFolder(self), sqlLog: log)
+        for i in 0..<300 { try WorldCup.insert("Extra \(i)", ["Africa", "Asia", "Europe"][i % 3], wins: i % 7, into: context) }
+        try context.save()
+        let controller = WorldCup.controller(context)
+        let recorder = BatchRecorder<WorldCup.Team>()
+        controller.delegate = recorder
+        try controller.performFetch()
+        let teams = try context.fetch(FetchRequest<WorldCup.Team>(predicate: try FetchPredicate(format: "teamName BEGINSWITH 'Extra'"),
+                                                                  sortDescriptors: [FetchSortDescriptor(key: "teamName")]))
+        for team in teams { team.wins += 1 }   // more than the controller places one by one
+        log.reset()
+        try context.save()
+        XCTAssertEqual(recorder.batches.count, 1)
+        let updates = log.statements.filter { $0.uppercased().hasPrefix("UPDATE \"TEAM\"") }
+        XCTAssertEqual(updates.count, teams.count, "each changed row written once: \(updates.count) UPDATEs for \(teams.count) rows")
+        XCTAssertFalse(log.statements.contains { $0.uppercased().hasPrefix("ROLLBACK") }, "no write rolled back to compute the batch")
+    }
+}
