@@ -136,7 +136,7 @@ extension ObjectContext {
         let columns = columns(of: entity)
         let select = "SELECT t0.\(Schema.primaryKey), \(columnList(of: entity, alias: "t0")) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN "
         var low = [Int](repeating: 0, count: objects.count), high = [Int](repeating: keys.count, count: objects.count)
-        var probes: [Int64: ManagedObject] = [:]
+        var probes: [Int64: any KeyValueReading] = [:]
         return try store.database.read { db -> [Int]? in
             while true {
                 var needed = Set<Int64>()
@@ -151,9 +151,14 @@ extension ObjectContext {
                     let sql = select + "(" + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
                     for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(Array(chunk))) {
                         let key: Int64 = row[0]
-                        let object = try registeredObject(with: ObjectID(entityName: entityName, sqlKey: key))
-                        if object.isFault { load(row, into: object, columns: columns) }
-                        probes[key] = object
+                        // The row's values, as the context holds them: an object with unsaved
+                        // changes compares by those; the others by the row, without making
+                        // an object for each probe.
+                        if let object = registry[ObjectID(entityName: entityName, sqlKey: key)], object.hasChanges {
+                            probes[key] = object
+                        } else {
+                            probes[key] = ProbeRow(values: storedValues(of: row, columns: columns))
+                        }
                     }
                 }
                 for i in objects.indices where low[i] < high[i] {
@@ -163,7 +168,7 @@ extension ObjectContext {
                     switch sortDescriptors.compare(other, objects[i]) {
                     case .orderedAscending: precedes = true
                     case .orderedDescending: precedes = false
-                    case .orderedSame: precedes = other.objectID < objects[i].objectID
+                    case .orderedSame: precedes = ObjectID(entityName: entityName, sqlKey: keys[mid]) < objects[i].objectID
                     }
                     if precedes { low[i] = mid + 1 } else { high[i] = mid }
                 }
@@ -185,4 +190,16 @@ extension ObjectContext {
         try? fulfillFaults(batch)
         return object
     }
+}
+
+/// A probed row's values, compared by sort descriptors without an object made for it.
+private struct ProbeRow: KeyValueReading {
+    let values: [String: StoredValue]
+
+    func attributeValue(forKey key: String) -> Value {
+        if case .attribute(let value)? = values[key] { return value }
+        return .null
+    }
+
+    func relatedObjects(forKey key: String) -> [any KeyValueReading] { [] }
 }
