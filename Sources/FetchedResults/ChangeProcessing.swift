@@ -178,7 +178,19 @@ extension FetchedResultsController {
             members.append((key, object, sectionNameKeyPath.map { context.sectionName(forKeyPath: $0, of: object) } ?? ""))
         }
         let sorts = fetchRequest.sortDescriptors
-        members.sort { a, b in Self.precedes(a.object, b.object, sorts) }
+        if members.count > 16, sorts.allSatisfy({ !$0.key.contains(".") }) {
+            // Many: each object's sort values read once, not at every comparison.
+            let values = Dictionary(members.map { ($0.key, SortValues(of: $0.object, keys: sorts.map(\.key))) }) { a, _ in a }
+            members.sort { a, b in
+                switch sorts.compare(values[a.key]!, values[b.key]!) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: return a.object.objectID < b.object.objectID
+                }
+            }
+        } else {
+            members.sort { a, b in Self.precedes(a.object, b.object, sorts) }
+        }
         // 4. Put each one in its place: its section (made when new), then a search.
         var newGaps: [Int64: Int] = [:]
         var newItems: [Int64: Int] = [:]

@@ -137,6 +137,7 @@ extension ObjectContext {
         let select = "SELECT t0.\(Schema.primaryKey), \(columnList(of: entity, alias: "t0")) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN "
         var low = [Int](repeating: 0, count: objects.count), high = [Int](repeating: keys.count, count: objects.count)
         var probes: [Int64: any KeyValueReading] = [:]
+        let members = objects.map { SortValues(of: $0, keys: sortDescriptors.map(\.key)) }
         return try store.database.read { db -> [Int]? in
             while true {
                 var needed = Set<Int64>()
@@ -165,7 +166,7 @@ extension ObjectContext {
                     let mid = (low[i] + high[i]) / 2
                     guard let other = probes[keys[mid]] else { return nil }   // the row is gone
                     let precedes: Bool
-                    switch sortDescriptors.compare(other, objects[i]) {
+                    switch sortDescriptors.compare(other, members[i]) {
                     case .orderedAscending: precedes = true
                     case .orderedDescending: precedes = false
                     case .orderedSame: precedes = ObjectID(entityName: entityName, sqlKey: keys[mid]) < objects[i].objectID
@@ -190,6 +191,21 @@ extension ObjectContext {
         try? fulfillFaults(batch)
         return object
     }
+}
+
+/// An object's values for a few keys, read once: sorting or searching many objects compares
+/// each many times, and reading a value through the object costs a context look-up.
+package struct SortValues: KeyValueReading {
+    private let values: [String: Value]
+
+    /// `object`'s values of `keys` (attribute keys of the object itself).
+    package init(of object: ManagedObject, keys: [String]) {
+        values = Dictionary(keys.map { ($0, object.attributeValue(forKey: $0)) }) { a, _ in a }
+    }
+
+    package func attributeValue(forKey key: String) -> Value { values[key] ?? .null }
+
+    package func relatedObjects(forKey key: String) -> [any KeyValueReading] { [] }
 }
 
 /// A probed row's values, compared by sort descriptors without an object made for it.
