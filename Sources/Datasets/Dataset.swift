@@ -64,12 +64,18 @@ public struct Dataset: Sendable {
         return base.appendingPathComponent("fetched-results").appendingPathComponent("\(name).sqlite")
     }
 
-    /// Opens the store at `url` (the default when nil), creating its folder, and fills a
+    /// Opens the store at `url` (the default when nil; read-only when the file exists and
+    /// this process may not write it), creating its folder, and fills a
     /// new store with the seed records (see ``PersistentStore/insertInitialContents(_:)``:
     /// a store emptied by its user stays empty).
     /// `busyTimeout` is the store's ``PersistentStore/busyTimeout``.
     public func openStore(at url: URL? = nil, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws -> PersistentStore {
         let url = url ?? defaultStoreURL
+        // A store this process may not write (a read-only file, another user's) is opened
+        // for reading: it can be shown and dumped, not changed.
+        if FileManager.default.fileExists(atPath: url.path) && !FileManager.default.isWritableFile(atPath: url.path) {
+            return try PersistentStore(readingFrom: url, model: model, busyTimeout: busyTimeout)
+        }
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         let store = try PersistentStore(url: url, model: model, busyTimeout: busyTimeout)
         do {

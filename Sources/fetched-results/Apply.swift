@@ -37,7 +37,7 @@ struct Apply: ParsableCommand {
     var mergePolicy: Policy = .error
 
     func run() throws {
-        let (dataset, store) = try options.open()
+        let (dataset, store) = try options.open(toWrite: "apply")
         let context = ObjectContext(store: store)
         context.mergePolicy = mergePolicy.mergePolicy
         let controller = try dataset.makeController(context: context)

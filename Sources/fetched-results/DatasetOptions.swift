@@ -14,7 +14,16 @@ struct DatasetOptions: ParsableArguments {
     @Option(help: "Seconds a write waits while another process (or the sqlite3 shell) is writing the store.")
     var busyTimeout: Double = PersistentStore.defaultBusyTimeout
 
-    /// The dataset and its opened store.
+    /// The dataset and its opened store, which must be writable for a command that writes.
+    func open(toWrite command: String) throws -> (Dataset, PersistentStore) {
+        let (dataset, store) = try open()
+        if store.isReadOnly {
+            throw ValidationError("--store: \(store.url?.path ?? "the store") is read-only for this user, and \(command) writes to it; use a copy you may write, or `dump` to read it")
+        }
+        return (dataset, store)
+    }
+
+    /// The dataset and its opened store (read-only when this user may not write the file).
     func open() throws -> (Dataset, PersistentStore) {
         guard busyTimeout >= 0, busyTimeout.isFinite else {
             throw ValidationError("--busy-timeout: \(busyTimeout) is not a number of seconds of 0 or more")

@@ -56,7 +56,7 @@ struct Import: ParsableCommand {
     }
 
     func run() throws {
-        let (dataset, store) = try options.open()
+        let (dataset, store) = try options.open(toWrite: "import")
         let entityName = entity ?? dataset.view.fetchRequest.entity
         let reporter = ProgressReporter(name: URL(fileURLWithPath: file).lastPathComponent, isTerminal: isatty(STDERR_FILENO) == 1)
         do {

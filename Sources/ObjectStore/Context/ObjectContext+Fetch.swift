@@ -77,7 +77,9 @@ extension ObjectContext {
     }
 
     func query<Result, T>(_ request: FetchRequest<Result>, _ body: (Database) throws -> T) throws -> T {
-        request.includesPendingChanges ? try withPendingChanges(body) : try store.database.read(body)
+        // A read-only store cannot take the pending changes even into a rolled-back
+        // transaction: its fetches answer from the saved data.
+        request.includesPendingChanges && !store.isReadOnly ? try withPendingChanges(body) : try store.database.read(body)
     }
 
     /// The object at `position` of a fetch result; with a batch size, a fault there loads

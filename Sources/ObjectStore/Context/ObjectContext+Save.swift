@@ -52,6 +52,9 @@ extension ObjectContext {
     /// commit changes the context.
     private func save(mergePolicy policy: MergePolicy, checkingFirst check: ((Database) throws -> Void)? = nil,
                       writingAlso extraWrite: ((Database) throws -> Void)?) throws {
+        if store.isReadOnly && (hasChanges || extraWrite != nil) {
+            throw StoreError(.readOnly, path: store.url?.path ?? ":memory:", "the store was opened read-only; nothing was written and every change is kept")
+        }
         guard hasChanges else {
             processPendingChanges()
             if let extraWrite { try store.failingClearlyWhenBusy(keeping: "nothing was written") { try store.database.write(extraWrite) } }

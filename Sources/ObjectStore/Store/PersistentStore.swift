@@ -29,8 +29,11 @@ public final class PersistentStore: Sendable {
     public let model: Model
     /// The store file, or nil for an in-memory store.
     public let url: URL?
-    /// The GRDB connection(s): a `DatabasePool` for a file, a `DatabaseQueue` in memory.
+    /// The GRDB connection(s): a `DatabasePool` for a file, a `DatabaseQueue` in memory or
+    /// opened read-only.
     package let database: any DatabaseWriter
+    /// Whether the store was opened read-only (``init(readingFrom:model:busyTimeout:)``).
+    public let isReadOnly: Bool
 
     private let contexts = Mutex<[WeakContext]>([])
     /// The history tokens written by saves of this store's contexts: followers skip them,
@@ -61,6 +64,7 @@ public final class PersistentStore: Sendable {
         self.url = url
         self.model = model
         self.busyTimeout = busyTimeout
+        isReadOnly = false
         let checked = try Self.checkExistingFile(at: path, model: model, busyTimeout: busyTimeout)
         do {
             let pool = try Self.openPool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout, sqlLog: sqlLog),
@@ -87,6 +91,44 @@ public final class PersistentStore: Sendable {
         }
     }
 
+    /// Opens an existing store for reading only: a file this process may not write (a
+    /// read-only file, another user's store), or one it must not change. Nothing is written
+    /// to the file: no migration (a store made for another model is refused with
+    /// `StoreError.Kind.readOnly`), and a save throws that error, keeping the context's changes.
+    public init(readingFrom url: URL, model: Model, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws {
+        let path = url.path
+        self.url = url
+        self.model = model
+        self.busyTimeout = busyTimeout
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.io, path: path, "there is no store file to read; give the path of an existing store")
+        }
+        var configuration = Self.configuration(busyTimeout: busyTimeout)
+        configuration.readonly = true
+        // A WAL database is read through its `-shm` file, which SQLite must be able to create:
+        // in a folder this process cannot write, the file is read as unchanging (SQLite's
+        // `immutable`; nobody can be writing a file that this user's folder keeps read-only
+        // without the owner's writes going unseen until the next open).
+        let folder = url.deletingLastPathComponent().path
+        let openPath = FileManager.default.isWritableFile(atPath: folder) || FileManager.default.fileExists(atPath: path + "-shm")
+            ? path : "file:" + (path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? path) + "?immutable=1"
+        do {
+            let queue = try DatabaseQueue(path: openPath, configuration: configuration)
+            let plan = try queue.read { db in try Self.readPlan(db, path: path, model: model) }
+            if plan.needsMigration(to: model) {
+                throw StoreError(.readOnly, path: path, "the store was made by another version or for another model, and a read-only open cannot migrate it; open it once with write access")
+            }
+            database = queue
+        } catch let error as StoreError {
+            throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
+            throw StoreError(.notADatabase, path: path, "not an SQLite database; point the store at an existing store file (this file was left as it is)")
+        } catch {
+            throw StoreError(.io, path: path, "cannot read the store: \(error)")
+        }
+        isReadOnly = true
+    }
+
     /// Opens the pool, trying again while another process holds the file in a way SQLite
     /// does not wait for: turning a new file to WAL mode needs it alone, and several
     /// processes opening a new store at once get SQLITE_BUSY at once, not after the
@@ -107,6 +149,7 @@ public final class PersistentStore: Sendable {
         self.url = nil
         self.database = queue
         self.busyTimeout = 0
+        isReadOnly = false
         try queue.inTransaction(.immediate) { db in
             try Self.migrate(db, from: MigrationPlan(storedModel: nil, appliedMigrations: []), to: model)
             return .commit

@@ -16,6 +16,9 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         /// for longer than the store's ``PersistentStore/busyTimeout``. A save that fails so
         /// keeps every change in its context: save again later.
         case busy
+        /// The store was opened read-only (``PersistentStore/init(readingFrom:model:busyTimeout:)``):
+        /// it cannot be saved to, nor migrated to another model.
+        case readOnly
         /// Any other failure to read or write the file.
         case io
     }

@@ -124,3 +124,40 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try context.count(for: FetchRequest<Team>()), Fixtures.worldCupTeams.count)
     }
 }
+
+/// A store opened for reading only: it reads as any store does, writes nothing, refuses a
+/// save with the changes kept, and refuses to migrate.
+final class ReadOnlyStoreTests: XCTestCase {
+    func testAReadOnlyStoreReadsAndNeverWrites() throws {
+        let url = try temporaryFolder(self).appendingPathComponent("teams.sqlite")
+        do {
+            let context = ObjectContext(store: try PersistentStore(url: url, model: Fixtures.worldCupModel()))
+            try Fixtures.insertTeams(into: context)
+        }
+        try DatabaseQueue(path: url.path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let before = try Data(contentsOf: url)
+
+        let store = try PersistentStore(readingFrom: url, model: Fixtures.worldCupModel())
+        XCTAssertTrue(store.isReadOnly)
+        let context = ObjectContext(store: store)
+        let teams = try context.fetch(FetchRequest<Team>(sortDescriptors: [FetchSortDescriptor(key: "teamName")]))
+        XCTAssertEqual(teams.count, Fixtures.worldCupTeams.count)
+        teams[0].wins = 9
+        XCTAssertThrowsError(try context.save()) { error in
+            XCTAssertEqual((error as? StoreError)?.kind, .readOnly, "\(error)")
+        }
+        XCTAssertTrue(context.hasChanges, "the change is kept")
+        XCTAssertEqual(teams[0].wins, 9)
+        XCTAssertEqual(try context.count(for: FetchRequest<Team>()), Fixtures.worldCupTeams.count, "fetching with unsaved changes still reads")
+        XCTAssertEqual(try Data(contentsOf: url), before, "the file is unchanged")
+
+        // A model that would need a migration is refused, not migrated.
+        var entities = try Fixtures.worldCupModel().entities
+        entities[0].attributes.append(AttributeDescription(name: "losses", type: .integer, defaultValue: .integer(0)))
+        XCTAssertThrowsError(try PersistentStore(readingFrom: url, model: Model(entities: entities))) { error in
+            XCTAssertEqual((error as? StoreError)?.kind, .readOnly, "\(error)")
+        }
+        XCTAssertEqual(try Data(contentsOf: url), before)
+        XCTAssertThrowsError(try PersistentStore(readingFrom: url.appendingPathExtension("missing"), model: Fixtures.worldCupModel()))
+    }
+}
