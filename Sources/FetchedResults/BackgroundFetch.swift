@@ -113,10 +113,6 @@ extension FetchedResultsController {
         return sections
     }
 
-    static func snapshot(of layout: [Section], entityName: String) -> [SectionSnapshot] {
-        layout.map { SectionSnapshot(name: $0.name, objectIDs: $0.keys.map { ObjectID(entityName: entityName, rowKey: $0) }) }
-    }
-
     /// The batch from `old` to `new` when the objects on both sides are in the same order
     /// (same sort): those on one side only are deleted or inserted, sections that empty or
     /// fill likewise; one pass over the rows, a bitmap look-up for each. Nil when that does

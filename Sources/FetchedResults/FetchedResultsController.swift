@@ -223,6 +223,11 @@ public final class FetchedResultsController<Result: ManagedObject> {
 
     /// The sections as names and object IDs.
     public var snapshot: [SectionSnapshot] {
+        Self.snapshot(of: layout, entityName: entityName, sectionEntityName: sectionEntityName)
+    }
+
+    /// `layout` as names and object IDs (on any thread).
+    static func snapshot(of layout: [Section], entityName: String, sectionEntityName: String? = nil) -> [SectionSnapshot] {
         layout.map { section in
             SectionSnapshot(name: section.name, objectIDs: section.keys.map { ObjectID(entityName: entityName, rowKey: $0) },
                             sectionObjectID: section.sectionObjectKey.map { ObjectID(entityName: sectionEntityName!, rowKey: $0) })

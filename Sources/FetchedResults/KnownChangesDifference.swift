@@ -111,6 +111,16 @@ struct KeyMembership {
     /// Membership in the keys of `sections`, which are unique: a bitmap without hashing any
     /// key when their range is small (SQLite's row IDs), else a set.
     init(keysOf sections: [[Int64]]) {
+        self.init(keysOf: sections, set: nil)
+    }
+
+    init(_ set: Set<Int64>) {
+        self.init(keysOf: [Array(set)], set: set)
+    }
+
+    /// The bitmap over the keys' range when it is small, else `set` (made from the keys
+    /// when not given).
+    private init(keysOf sections: [[Int64]], set given: Set<Int64>?) {
         var low = Int64.max, high = Int64.min, count = 0
         for keys in sections {
             count += keys.count
@@ -121,7 +131,7 @@ struct KeyMembership {
         }
         guard count > 0, case let (range, overflow) = high.subtractingReportingOverflow(low), !overflow,
               range < max(1 << 20, Int64(count) * 64) else {
-            self.init(Set(sections.joined()))
+            (set, self.low, self.high, bits) = (given ?? Set(sections.joined()), 0, 0, [])
             return
         }
         var bits = [UInt64](repeating: 0, count: Int((high - low) >> 6) + 1)
@@ -131,27 +141,7 @@ struct KeyMembership {
                 bits[Int(offset >> 6)] |= 1 << UInt64(offset & 63)
             }
         }
-        self.init(set: [], low: low, high: high, bits: bits)
-    }
-
-    private init(set: Set<Int64>, low: Int64, high: Int64, bits: [UInt64]) {
-        (self.set, self.low, self.high, self.bits) = (set, low, high, bits)
-    }
-
-    init(_ set: Set<Int64>) {
-        self.set = set
-        guard let low = set.min(), let high = set.max(), case let (range, overflow) = high.subtractingReportingOverflow(low),
-              !overflow, range < max(1 << 20, Int64(set.count) * 64) else {
-            (self.low, self.high, bits) = (0, 0, [])
-            return
-        }
-        (self.low, self.high) = (low, high)
-        var bits = [UInt64](repeating: 0, count: Int((high - low) >> 6) + 1)
-        for key in set {
-            let offset = key - low
-            bits[Int(offset >> 6)] |= 1 << UInt64(offset & 63)
-        }
-        self.bits = bits
+        (set, self.low, self.high, self.bits) = ([], low, high, bits)
     }
 
     @inline(__always)

@@ -36,10 +36,24 @@ final class FlattenedSections {
 
     fileprivate var headerCount: Int { showsHeaders ? 1 : 0 }
 
+    /// The items `sections` make: their objects, and a header each when headers are shown.
+    private static func itemCount(of sections: [Section], showsHeaders: Bool) -> Int {
+        sections.reduce(0) { $0 + $1.keys.count + (showsHeaders ? 1 : 0) }
+    }
+
+    /// Replaces the whole list by `new`; returns how many items were there and are now.
+    fileprivate func replaceAll(by new: [Section]) -> (removed: Int, added: Int) {
+        let removed = count
+        hidden = nil
+        sections = new
+        count = Self.itemCount(of: new, showsHeaders: showsHeaders)
+        return (removed, count)
+    }
+
     init(sections: [Section], showsHeaders: Bool) {
         self.sections = sections
         self.showsHeaders = showsHeaders
-        self.count = sections.reduce(0) { $0 + $1.keys.count + (showsHeaders ? 1 : 0) }
+        self.count = Self.itemCount(of: sections, showsHeaders: showsHeaders)
     }
 
     // MARK: Positions
@@ -107,11 +121,8 @@ final class FlattenedSections {
         } catch {
             // Each step checks before it changes anything: the list is what was recorded.
             steps.emissions.flush()
-            hidden = nil
-            let announced = count
-            sections = reload()
-            count = sections.reduce(0) { $0 + $1.keys.count + headerCount }
-            emit(0, announced, count)
+            let (removed, added) = replaceAll(by: reload())
+            emit(0, removed, added)
             return error as? ChangeBatch.InvalidBatch ?? ChangeBatch.InvalidBatch("\(error)")
         }
     }
@@ -205,10 +216,10 @@ final class FlattenedSections {
 
         /// The whole list replaced: one emission.
         mutating func reload(_ sections: [SectionSnapshot]) {
-            let added = sections.reduce(0) { $0 + $1.objectIDs.count + list.headerCount }
-            emissions.record(0, removed: list.count, added: added)
-            list.sections = sections.map { Section(name: $0.name, keys: $0.objectIDs.map(\.rowKey)) }
-            list.count = added
+            // Recorded as the list is before the change, as every step is.
+            let new = sections.map { Section(name: $0.name, keys: $0.objectIDs.map(\.rowKey)) }
+            emissions.record(0, removed: list.count, added: FlattenedSections.itemCount(of: new, showsHeaders: list.showsHeaders))
+            _ = list.replaceAll(by: new)
         }
 
         /// Objects saved for the first time take their permanent keys, and their rows are

@@ -160,7 +160,7 @@ extension ObjectContext {
                         if let object = registry[ObjectID(entityName: entityName, sqlKey: key)], object.hasChanges {
                             probes[key] = object
                         } else {
-                            probes[key] = ProbeRow(values: storedValues(of: row, columns: columns))
+                            probes[key] = SortValues(stored: storedValues(of: row, columns: columns))
                         }
                     }
                 }
@@ -205,19 +205,12 @@ package struct SortValues: KeyValueReading {
         values = Dictionary(keys.map { ($0, object.attributeValue(forKey: $0)) }) { a, _ in a }
     }
 
+    /// A stored row's attribute values: a row compared without an object made for it.
+    init(stored: [String: StoredValue]) {
+        values = stored.compactMapValues { if case .attribute(let value) = $0 { value } else { nil } }
+    }
+
     package func attributeValue(forKey key: String) -> Value { values[key] ?? .null }
 
     package func relatedObjects(forKey key: String) -> [any KeyValueReading] { [] }
-}
-
-/// A probed row's values, compared by sort descriptors without an object made for it.
-private struct ProbeRow: KeyValueReading {
-    let values: [String: StoredValue]
-
-    func attributeValue(forKey key: String) -> Value {
-        if case .attribute(let value)? = values[key] { return value }
-        return .null
-    }
-
-    func relatedObjects(forKey key: String) -> [any KeyValueReading] { [] }
 }

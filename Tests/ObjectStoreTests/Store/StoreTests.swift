@@ -49,13 +49,7 @@ final class StoreTests: XCTestCase {
     }
 
     func testIncompatibleModelsAreRefusedAndTheFileIsUntouched() throws {
-        let url = try temporaryFolder(self).appendingPathComponent("teams.sqlite")
-        do {
-            let context = ObjectContext(store: try PersistentStore(url: url, model: Fixtures.worldCupModel()))
-            try Fixtures.insertTeams(into: context)
-        }
-        // Fold the WAL into the file so that its bytes are the whole store.
-        try DatabaseQueue(path: url.path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let url = try Fixtures.closedWorldCupFile(self)
         let before = try bytes(url)
 
         var retyped = Fixtures.team
@@ -90,12 +84,7 @@ final class StoreTests: XCTestCase {
     }
 
     func testACorruptDatabaseIsRefusedAndKept() throws {
-        let url = try temporaryFolder(self).appendingPathComponent("teams.sqlite")
-        do {
-            let context = ObjectContext(store: try PersistentStore(url: url, model: Fixtures.worldCupModel()))
-            try Fixtures.insertTeams(into: context)
-        }
-        try DatabaseQueue(path: url.path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let url = try Fixtures.closedWorldCupFile(self)
         var data = try bytes(url)
         // Keep the header, scramble every page after the first.
         for i in stride(from: 4096, to: data.count, by: 1) { data[i] = UInt8(truncatingIfNeeded: i &* 31) }
@@ -129,12 +118,7 @@ final class StoreTests: XCTestCase {
 /// save with the changes kept, and refuses to migrate.
 final class ReadOnlyStoreTests: XCTestCase {
     func testAReadOnlyStoreReadsAndNeverWrites() throws {
-        let url = try temporaryFolder(self).appendingPathComponent("teams.sqlite")
-        do {
-            let context = ObjectContext(store: try PersistentStore(url: url, model: Fixtures.worldCupModel()))
-            try Fixtures.insertTeams(into: context)
-        }
-        try DatabaseQueue(path: url.path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        let url = try Fixtures.closedWorldCupFile(self)
         let before = try Data(contentsOf: url)
 
         let store = try PersistentStore(readingFrom: url, model: Fixtures.worldCupModel())

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import ObjectStore
 import XCTest
 @_exported import TestSupport
@@ -102,6 +103,17 @@ enum Fixtures {
     /// A file store for `model` in a fresh temporary folder.
     static func store(_ model: Model, _ test: XCTestCase, sqlLog: (@Sendable (String) -> Void)? = nil) throws -> PersistentStore {
         try PersistentStore(url: temporaryFolder(test).appendingPathComponent("store.sqlite"), model: model, sqlLog: sqlLog)
+    }
+
+    /// `teams.sqlite` in a temporary folder: a closed World Cup store with the teams, its WAL
+    /// folded into the file so that the file's bytes are the whole store.
+    static func closedWorldCupFile(_ test: XCTestCase) throws -> URL {
+        let url = try temporaryFolder(test).appendingPathComponent("teams.sqlite")
+        do {
+            try insertTeams(into: ObjectContext(store: try PersistentStore(url: url, model: worldCupModel())))
+        }
+        try DatabaseQueue(path: url.path).writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        return url
     }
 
     static let worldCupTeams: [(String, String)] = [
