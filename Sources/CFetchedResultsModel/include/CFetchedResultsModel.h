@@ -51,6 +51,15 @@ G_DECLARE_FINAL_TYPE (FrListModel, fr_list_model, FR, LIST_MODEL, GObject)
 GListModel *fr_list_model_new (FrListModelCountFunc count, FrListModelItemFunc item,
                                gpointer user_data, GDestroyNotify destroy);
 
+// MARK: Clicks on rows that moved under a still pointer
+
+/// Adds a click gesture (capture phase, primary button) to `list_widget` (a GtkWidget *,
+/// usually a GtkListView) that gives each press to the widget under the pointer, where
+/// GTK 4.8 would give it to a stale one: a button or check button inside a row is activated
+/// when pressed; a row is selected, and activated on a double-click. Returns the gesture
+/// (owned by the widget).
+gpointer fr_list_retarget_clicks (gpointer list_widget);
+
 // MARK: Casts (the G_OBJECT macro)
 
 /// `instance` as a GObject (unchecked: any GObject-derived instance).

@@ -10,7 +10,8 @@ extension ViewerWindow {
         let session = try DatasetSession(dataset: dataset, storeURL: options.storeURL(for: name), busyTimeout: options.busyTimeout)
         let factory = RowFactory(session: session)
         factory.didToggle = { [weak self] object, isOn in
-            self?.later { try $0.setToggle(of: object, to: isOn) }
+            let isSelected = self?.session?.selection.selectedObject === object
+            self?.later(followsSelection: isSelected) { try $0.setToggle(of: object, to: isOn) }
         }
         factory.didTapCounter = { [weak self] object in
             self?.session?.selection.select(object)

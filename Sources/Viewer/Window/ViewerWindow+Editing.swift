@@ -48,10 +48,12 @@ extension ViewerWindow {
     }
 
     /// Runs an edit now; a failure shows in the banner (``Edits`` decides what it leaves:
-    /// a busy store keeps the change).
-    func perform(_ edit: (DatasetSession) throws -> Void) {
+    /// a busy store keeps the change). When `followsSelection`, the list keeps the selected
+    /// row in view (and the focus on it) if the edit moves it; an edit of another row (a
+    /// check box ticked far from the selection) leaves the view where it is.
+    func perform(followsSelection: Bool = true, _ edit: (DatasetSession) throws -> Void) {
         guard let session else { return }
-        followsSelectionOnce = true
+        followsSelectionOnce = followsSelection
         do {
             try edit(session)
             showError(nil)
@@ -64,8 +66,8 @@ extension ViewerWindow {
 
     /// Runs an edit once the signal that asked for it is done: a save changes the list, and
     /// the row whose button was clicked may be rebound or removed.
-    func later(_ edit: @escaping (DatasetSession) throws -> Void) {
-        MainLoop.idle(priority: G_PRIORITY_DEFAULT) { [weak self] in self?.perform(edit) }
+    func later(followsSelection: Bool = true, _ edit: @escaping (DatasetSession) throws -> Void) {
+        MainLoop.idle(priority: G_PRIORITY_DEFAULT) { [weak self] in self?.perform(followsSelection: followsSelection, edit) }
     }
 
     /// Shows `message` in the banner, or hides the banner (nil).

@@ -28,7 +28,7 @@ extension ViewerWindow {
     /// Moves the keyboard focus (where the arrows and Enter start) to the selected row when the list has
     /// it: GTK's focus stays at the old position when the selected row moves, so the arrows
     /// would move on from whichever team took its place.
-    private func keepFocusOnSelection(retry: Bool = true) {
+    func keepFocusOnSelection(retry: Bool = true) {
         guard let session, let object = session.selection.selectedObject, let position = session.selection.selectedPosition else { return }
         let focus = gtk_root_get_focus(OpaquePointer(window))
         guard focus == nil || gtk_widget_is_ancestor(focus, listView) != 0 || focus == listView else { return }
@@ -44,7 +44,7 @@ extension ViewerWindow {
     /// Scrolls the header of the selected row's section into view when the row is the
     /// section's first: GTK keeps a moved row where the list was anchored, which can leave
     /// the header of its new place just above the top.
-    private func revealSectionHeader() {
+    func revealSectionHeader() {
         guard let session, let position = session.selection.selectedPosition, let indexPath = session.rows.indexPath(at: position),
               indexPath.item == 0, let header = session.rows.position(forSectionHeader: indexPath.section) else { return }
         gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(header)))

@@ -25,8 +25,9 @@ extension ViewerWindow {
         return lines.joined(separator: "\n")
     }
 
-    /// Where the rows GTK shows are: one `TITLE @ x y width height` line each, in the
-    /// coordinates of the window's surface (its X window), for driving it from outside with xdotool.
+    /// Where the rows GTK shows are: one `TITLE @ x y width height` line each, followed by
+    /// ` counter x y` (the centre of its +1 button) when it shows one, in the coordinates of
+    /// the window's surface (its X window), for driving it from outside with xdotool.
     public var layoutDump: String {
         guard let native = gtk_widget_get_native(window) else { return "" }
         var surfaceX = 0.0, surfaceY = 0.0
@@ -37,7 +38,12 @@ extension ViewerWindow {
                 var bounds = graphene_rect_t()
                 guard gtk_widget_compute_bounds(row, window, &bounds) != 0 else { return nil }
                 let x = Int(Double(bounds.origin.x) + surfaceX), y = Int(Double(bounds.origin.y) + surfaceY)
-                return "\(labelText(title)) @ \(x) \(y) \(Int(bounds.size.width)) \(Int(bounds.size.height))"
+                var line = "\(labelText(title)) @ \(x) \(y) \(Int(bounds.size.width)) \(Int(bounds.size.height))"
+                if let counter = row.descendants.first(where: { gtk_widget_has_css_class($0, "counter-button") != 0 && gtk_widget_get_mapped($0) != 0 }),
+                   gtk_widget_compute_bounds(counter, window, &bounds) != 0 {
+                    line += " counter \(Int(Double(bounds.origin.x + bounds.size.width / 2) + surfaceX)) \(Int(Double(bounds.origin.y + bounds.size.height / 2) + surfaceY))"
+                }
+                return line
             }
             .joined(separator: "\n")
     }

@@ -26,7 +26,7 @@ import ObjectStore
 /// - ``isImporting``
 public final class ViewerWindow {
     // Here: the window's state, widgets and layout. The rest is in extensions by concern:
-    // +Datasets, +Events (signals and keys), +Editing (dialogs, delete, undo, the error
+    // +Datasets, +Events (signals and keys), +Keyboard (moving through the list), +Editing (dialogs, delete, undo, the error
     // banner), +Import, +Selection (focus, detail pane) and +TextDump (reading it back).
     /// The `GtkApplicationWindow` (a plain `GtkWindow` without an application).
     public let window: UnsafeMutablePointer<GtkWidget>
@@ -43,6 +43,8 @@ public final class ViewerWindow {
     /// and moves the focus after it. Changes from elsewhere (an import, another process)
     /// leave the view where the person put it.
     var followsSelectionOnce = false
+    /// Where the key presses not yet followed move the selection (see +Keyboard).
+    var pendingListPosition: Int?
     /// Called after the window showed a change: an edit, a selection, another dataset.
     public var didUpdate: (() -> Void)?
 
@@ -97,6 +99,9 @@ public final class ViewerWindow {
 
         listView = gtk_list_view_new(nil, nil)
         listView.addClass("rich-list")
+        // Rows move under a still pointer after every tap: each click must reach the row
+        // that is under the pointer now.
+        RowClicks.retargetClicks(in: listView)
         let scrolled = gtk_scrolled_window_new()!
         gtk_scrolled_window_set_policy(scrolled.opaque, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
         gtk_scrolled_window_set_child(scrolled.opaque, listView)
@@ -116,6 +121,7 @@ public final class ViewerWindow {
 
         connectSignals()
         enterController = addEnterEdits()
+        addListNavigation()
         addShortcuts()
         do {
             try open(datasetNamed: options.datasetName)

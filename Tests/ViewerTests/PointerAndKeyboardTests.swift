@@ -1,0 +1,176 @@
+import Foundation
+import XCTest
+
+/// The launched viewer driven from outside as a person drives it: clicks with the pointer
+/// held still while rows move under it (xdotool `click` without `mousemove`), fast and slow,
+/// and the keyboard across section headers. Read back from `--dump`; run with
+/// `G_DEBUG=fatal-criticals` (scripts/test sets it), so a GTK critical ends the app and fails
+/// the test.
+final class PointerAndKeyboardTests: XCTestCase {
+    /// The viewer process on a new World Cup store, and its dump.
+    private final class Viewer {
+        let process = Process()
+        let dump: URL
+        let errors = Pipe()
+
+        init(test: XCTestCase, arguments: [String] = []) throws {
+            let folder = try temporaryFolder(test)
+            dump = folder.appendingPathComponent("window.txt")
+            process.executableURL = builtExecutable("fetched-results", besides: PointerAndKeyboardTests.self)
+            process.arguments = ["view", "--store", folder.appendingPathComponent("cup.sqlite").path, "--dump", dump.path] + arguments
+            var environment = ProcessInfo.processInfo.environment
+            environment["XDG_DATA_HOME"] = folder.path
+            process.environment = environment
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = errors
+            try process.run()
+        }
+
+        deinit { if process.isRunning { process.terminate() } }
+
+        var shown: String { (try? String(contentsOf: dump, encoding: .utf8)) ?? "" }
+
+        /// The list's lines (before the detail pane).
+        var listLines: [Substring] { shown.split(separator: "\n").prefix { $0 != "detail:" }.dropFirst().map { $0 } }
+
+        /// The selected row's line, without the marker.
+        var selected: String? { listLines.first { $0.hasPrefix(">") }.map { String($0.dropFirst(2)) } }
+
+        /// `TITLE @ x y w h [counter cx cy]` lines: the rows on screen, top first.
+        var layout: [(title: String, numbers: [Int])] {
+            shown.components(separatedBy: "\nlayout:\n").last.map {
+                $0.split(separator: "\n").compactMap { line in
+                    let parts = line.components(separatedBy: " @ ")
+                    guard parts.count == 2 else { return nil }
+                    return (parts[0], parts[1].split(separator: " ").compactMap { Int($0) })
+                }
+            } ?? []
+        }
+
+        func row(_ title: String) -> (x: Int, y: Int, counterX: Int, counterY: Int)? {
+            guard let numbers = layout.first(where: { $0.title == title })?.numbers, numbers.count >= 6 else { return nil }
+            return (numbers[0] + 100, numbers[1] + numbers[3] / 2, numbers[4], numbers[5])
+        }
+
+        @discardableResult
+        func wait(timeout: TimeInterval = 20, until condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(timeout)
+            while !condition() {
+                guard Date() < deadline, process.isRunning else { return false }
+                usleep(20_000)
+            }
+            return true
+        }
+
+        var stderr: String {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            return String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+    }
+
+    private func xdotool(_ arguments: String...) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["xdotool"] + arguments
+        XCTAssertNoThrow(try process.run())
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "xdotool \(arguments.joined(separator: " "))")
+    }
+
+    private func launch(_ arguments: [String] = []) throws -> Viewer {
+        guard environmentNamesADisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/xdotool") else {
+            throw XCTSkip("xdotool is not installed (scripts/install-deps installs it)")
+        }
+        let viewer = try Viewer(test: self, arguments: arguments)
+        XCTAssertTrue(viewer.wait { viewer.row("Ghana") != nil }, "the window shows its rows:\n\(viewer.shown)")
+        return viewer
+    }
+
+    private func wins(_ viewer: Viewer) -> Int {
+        viewer.listLines.compactMap { line in line.components(separatedBy: "Wins: ").last.flatMap { Int($0) } }.reduce(0, +)
+    }
+
+    /// +1 clicked 20 times with the pointer held still, at spacings from 0.1 s to 1 s: each
+    /// click moves a team up and another one under the pointer, and each one counts.
+    func testEveryClickWithTheMouseHeldStillCounts() throws {
+        let viewer = try launch()
+        let ghana = try XCTUnwrap(viewer.row("Ghana"))
+        xdotool("mousemove", "\(ghana.counterX)", "\(ghana.counterY)")
+        let spacings = [100_000, 250_000, 500_000, 1_000_000] as [useconds_t]
+        for click in 1...20 {
+            xdotool("click", "1")
+            usleep(spacings[click % spacings.count])
+        }
+        XCTAssertTrue(viewer.wait { wins(viewer) == 20 }, "20 clicks, \(wins(viewer)) wins:\n\(viewer.shown)")
+        XCTAssertTrue(viewer.process.isRunning)
+    }
+
+    /// 100 clicks 20 ms apart at one spot over rows that move after each: the app stays up
+    /// (no GTK critical, which `G_DEBUG=fatal-criticals` makes fatal) and counts every click.
+    func testAHundredFastClicksOverMovingRowsAllCount() throws {
+        let viewer = try launch()
+        let ghana = try XCTUnwrap(viewer.row("Ghana"))
+        xdotool("mousemove", "\(ghana.counterX)", "\(ghana.counterY)")
+        xdotool("click", "--repeat", "100", "--delay", "20", "1")
+        XCTAssertTrue(viewer.wait { wins(viewer) == 100 }, "100 clicks, \(wins(viewer)) wins:\n\(viewer.shown)")
+        XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
+        XCTAssertFalse(viewer.stderr.contains("CRITICAL"), viewer.stderr)
+    }
+
+    /// Taps that move a row up within the rows on screen leave the list where it is: the
+    /// first row shown stays the same, at the same place.
+    func testTapsThatKeepTheRowInViewLeaveTheListStill() throws {
+        let viewer = try launch()
+        // Scrolled a little, so that the list could move either way.
+        let ghana = try XCTUnwrap(viewer.row("Ghana"))
+        xdotool("mousemove", "\(ghana.x)", "\(ghana.y)")
+        for _ in 0..<3 { xdotool("click", "5") }
+        XCTAssertTrue(viewer.wait { viewer.layout.first?.title != "Algeria" }, "the wheel scrolls:\n\(viewer.shown)")
+        usleep(300_000)
+        let first = try XCTUnwrap(viewer.layout.first)
+        // A row in the middle of the screen: each tap moves it (or the one that takes its
+        // place) to the top of its section, in view.
+        let middle = try XCTUnwrap(viewer.layout.dropFirst(viewer.layout.count / 2).first { $0.numbers.count >= 6 })
+        xdotool("mousemove", "\(middle.numbers[4])", "\(middle.numbers[5])")
+        for tap in 1...6 {
+            xdotool("click", "1")
+            XCTAssertTrue(viewer.wait { wins(viewer) == tap }, "tap \(tap):\n\(viewer.shown)")
+            usleep(200_000)
+            let now = try XCTUnwrap(viewer.layout.first)
+            XCTAssertEqual(now.title, first.title, "tap \(tap): the first row shown:\n\(viewer.shown)")
+            XCTAssertEqual(now.numbers.prefix(2), first.numbers.prefix(2), "tap \(tap): where it is:\n\(viewer.shown)")
+        }
+    }
+
+    /// Up and Down cross section headers; Home and End reach the first and last teams; Page
+    /// Down and Page Up move by a screen, to a team, never to a header.
+    func testTheKeyboardMovesAcrossSectionHeaders() throws {
+        let viewer = try launch()
+        let nigeria = try XCTUnwrap(viewer.row("Nigeria"), "the last team of Africa is on screen")
+        xdotool("mousemove", "\(nigeria.x)", "\(nigeria.y)", "click", "1")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Nigeria · Wins: 0" }, viewer.shown)
+        let steps: [(key: String, selected: String)] = [
+            ("Down", "Australia"), ("Up", "Nigeria"), ("Up", "Ivory Coast"), ("End", "Uruguay"), ("Up", "Ecuador"),
+            ("Home", "Algeria"), ("Up", "Algeria"),
+        ]
+        for step in steps {
+            xdotool("key", step.key)
+            XCTAssertTrue(viewer.wait { viewer.selected == "\(step.selected) · Wins: 0" }, "\(step.key) selects \(step.selected):\n\(viewer.shown)")
+        }
+        xdotool("key", "Page_Down")
+        XCTAssertTrue(viewer.wait { viewer.selected.map { !$0.hasPrefix("Algeria") } ?? false }, "Page Down moves:\n\(viewer.shown)")
+        let afterPage = viewer.selected
+        xdotool("key", "Page_Down")
+        XCTAssertTrue(viewer.wait { viewer.selected != afterPage && viewer.selected != nil }, "Page Down again:\n\(viewer.shown)")
+        // The selected row is on screen (the list scrolled to it).
+        let title = try XCTUnwrap(viewer.selected?.components(separatedBy: " · ").first)
+        XCTAssertTrue(viewer.wait { viewer.row(title) != nil }, "\(title) is shown:\n\(viewer.shown)")
+        xdotool("key", "Page_Up")
+        xdotool("key", "Page_Up")
+        xdotool("key", "Page_Up")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 0" }, "Page Up back to the top:\n\(viewer.shown)")
+        XCTAssertTrue(viewer.process.isRunning)
+    }
+}
