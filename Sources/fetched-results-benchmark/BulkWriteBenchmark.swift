@@ -14,33 +14,48 @@ struct BulkWriteBenchmark {
     }
 
     /// 100,000 inserts, then an update of each of them, by SQL in one transaction each: in a
-    /// store (triggers record the history), and in the same store with its triggers dropped.
-    func triggers(rows: Int = 100_000) throws -> TriggerFigures {
-        var figures = TriggerFigures()
-        for withTriggers in [true, false] {
-            let url = folder.appendingPathComponent("bulk-\(withTriggers).sqlite")
-            let store = try PersistentStore(url: url, model: WorldCupStore.model)
-            if !withTriggers {
-                try store.database.write { db in
-                    for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
-                        try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
-                    }
-                }
+    /// new store (triggers record the history), and in a new store with its triggers
+    /// dropped. The median of `runs` runs, each measuring both, so that a busy moment of the
+    /// machine slows one run of each rather than one side.
+    func triggers(rows: Int = 100_000, runs: Int) throws -> TriggerFigures {
+        var inserts: [Bool: [Double]] = [:], updates: [Bool: [Double]] = [:]
+        for run in 0..<runs {
+            for withTriggers in [true, false] {
+                let (insert, update) = try bulkWrite(rows: rows, withTriggers: withTriggers, name: "bulk-\(run)-\(withTriggers)")
+                inserts[withTriggers, default: []].append(insert)
+                updates[withTriggers, default: []].append(update)
             }
-            let insert = try Measure.seconds {
-                try store.database.write { db in
-                    try db.execute(sql: """
-                        WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < \(rows))
-                        INSERT INTO "Team" (teamName, qualifyingZone, wins) SELECT 'Team ' || i, 'UEFA', i % 50 FROM n
-                        """)
-                }
-            }
-            let update = try Measure.seconds {
-                try store.database.write { db in try db.execute(sql: #"UPDATE "Team" SET wins = wins + 1"#) }
-            }
-            if withTriggers { (figures.insertWith, figures.updateWith) = (insert, update) } else { (figures.insertWithout, figures.updateWithout) = (insert, update) }
         }
-        return figures
+        return TriggerFigures(insertWith: Measure.median(inserts[true]!), insertWithout: Measure.median(inserts[false]!),
+                              updateWith: Measure.median(updates[true]!), updateWithout: Measure.median(updates[false]!))
+    }
+
+    /// Seconds to insert `rows` teams, and to update each of them, in a new store.
+    private func bulkWrite(rows: Int, withTriggers: Bool, name: String) throws -> (insert: Double, update: Double) {
+        let url = folder.appendingPathComponent("\(name).sqlite")
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        }
+        let store = try PersistentStore(url: url, model: WorldCupStore.model)
+        if !withTriggers {
+            try store.database.write { db in
+                for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
+                    try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
+                }
+            }
+        }
+        let insert = try Measure.seconds {
+            try store.database.write { db in
+                try db.execute(sql: """
+                    WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < \(rows))
+                    INSERT INTO "Team" (teamName, qualifyingZone, wins) SELECT 'Team ' || i, 'UEFA', i % 50 FROM n
+                    """)
+            }
+        }
+        let update = try Measure.seconds {
+            try store.database.write { db in try db.execute(sql: #"UPDATE "Team" SET wins = wins + 1"#) }
+        }
+        return (insert, update)
     }
 
     struct SaveFigures {

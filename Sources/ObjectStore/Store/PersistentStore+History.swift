@@ -89,21 +89,24 @@ extension PersistentStore {
             if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
             var changes = ObjectChanges()
             var newToken = token
+            let entities = try Schema.entitiesByNumber(in: db, model: model)
             let rows = try Row.fetchCursor(db, sql: "SELECT token, entity, rowKey, kind FROM \(Schema.historyTable) WHERE token > ? ORDER BY token", arguments: [token])
             while let row = try rows.next() {
                 let rowToken: Int64 = row[0]
                 newToken = rowToken
                 if skip(rowToken) { continue }
-                guard let entity = model.entity(named: row[1]) else { continue }
-                let id = ObjectID(entityName: entity.name, primaryKey: row[2])
-                switch row[3] as String {
-                case "insert":
+                // The columns allow NULL (see `Schema.historyTable`): a row without an entity
+                // or key, which only a hand-made insert leaves, names no object.
+                guard let number: Int64 = row[1], let entity = entities[number], let key: Int64 = row[2] else { continue }
+                let id = ObjectID(entityName: entity.name, primaryKey: key)
+                switch (row[3] as Int64?).flatMap(Schema.HistoryKind.init(rawValue:)) {
+                case .insert:
                     changes.deleted.remove(id)
                     changes.inserted.insert(id)
-                case "delete":
+                case .delete:
                     changes.updated[id] = nil
                     if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
-                default:
+                case .update, nil:
                     if !changes.inserted.contains(id) {
                         changes.updated[id] = Set(Schema.columns(of: entity, in: model).map(\.name))
                     }

@@ -198,7 +198,7 @@ public final class PersistentStore: Sendable {
 
         func needsMigration(to model: Model) -> Bool {
             !appliedMigrations.contains("model \(model.fingerprint)") || !appliedMigrations.contains(historyMigration)
-                || !appliedMigrations.contains(historyOnlyTriggersMigration)
+                || !appliedMigrations.contains(historyOnlyTriggersMigration) || !appliedMigrations.contains(numberedHistoryMigration)
         }
     }
 
@@ -271,6 +271,8 @@ public final class PersistentStore: Sendable {
     static let historyMigration = "change history"
     /// Triggers that write the history only; the generation is read from it.
     static let historyOnlyTriggersMigration = "history-only triggers"
+    /// A history of numbers without constraints, cheaper to append to (see `Schema.historyTable`).
+    static let numberedHistoryMigration = "numbered history"
 
     /// Brings the file from what `plan` says it holds to `model`, inside the caller's
     /// transaction, and records the steps in the migrations table as GRDB's
@@ -279,6 +281,8 @@ public final class PersistentStore: Sendable {
     /// first open used to leave a file that could never be opened.
     private static func migrate(_ db: Database, from plan: MigrationPlan, to model: Model) throws {
         try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(migrationsTable) (identifier TEXT NOT NULL PRIMARY KEY)")
+        // Before the entities of a new model: their history triggers number them there.
+        try db.execute(sql: Schema.createEntityTableSQL)
         func record(_ identifier: String) throws {
             try db.execute(sql: "INSERT INTO \(migrationsTable) (identifier) VALUES (?)", arguments: [identifier])
         }
@@ -298,22 +302,53 @@ public final class PersistentStore: Sendable {
                 arguments: [String(decoding: model.jsonData(), as: UTF8.self), model.fingerprint])
             try record(identifier)
         }
+        // The history's formats, oldest first; the triggers of the newest are installed last.
         if !plan.appliedMigrations.contains(historyMigration) {
             // Files made before the history: add its table and record changes from now on.
             try db.execute(sql: Schema.createHistoryTableSQL)
-            for entity in model.entities {
-                for statement in Schema.replaceTriggerSQL(for: entity) { try db.execute(sql: statement) }
-            }
             try record(historyMigration)
         }
         if !plan.appliedMigrations.contains(historyOnlyTriggersMigration) {
             // The generation counted so far stays in the metadata, as the base the history's
             // tokens add to; a new file's is 0.
             try db.execute(sql: "UPDATE \(metadataTable) SET value = CAST(value AS INTEGER) - IFNULL((SELECT seq FROM sqlite_sequence WHERE name = '\(Schema.historyTable)'), 0) WHERE key = 'generation'")
-            for entity in model.entities {
-                for statement in Schema.replaceTriggerSQL(for: entity) { try db.execute(sql: statement) }
-            }
             try record(historyOnlyTriggersMigration)
+        }
+        if !plan.appliedMigrations.contains(numberedHistoryMigration) {
+            if plan.storedModel != nil {
+                // A new file has its triggers already, and its history was made numbered.
+                if plan.appliedMigrations.contains(historyMigration) { try numberHistory(db, model: model) }
+                for entity in model.entities { try Schema.installTriggers(for: entity, in: db) }
+            }
+            try record(numberedHistoryMigration)
+        }
+    }
+
+    /// Rewrites a history of names (the format before ``numberedHistoryMigration``) in
+    /// numbers, in a table made as a new store's is. Every token stays, and so does the
+    /// sequence the next one follows (the generation adds to it).
+    private static func numberHistory(_ db: Database, model: Model) throws {
+        let sequence = try currentToken(db)
+        // The triggers name the table, which cannot be renamed under them; they are made again after.
+        for entity in model.entities {
+            for statement in Schema.dropTriggerSQL(for: entity) { try db.execute(sql: statement) }
+            try Schema.number(of: entity, in: db)
+        }
+        let old = Schema.historyTable + "_names"
+        try db.execute(sql: "ALTER TABLE \(Schema.historyTable) RENAME TO \(old)")
+        try db.execute(sql: Schema.createHistoryTableSQL)
+        try db.execute(sql: """
+            INSERT INTO \(Schema.historyTable) (token, entity, rowKey, kind)
+            SELECT token, (SELECT Z_ENT FROM \(Schema.entityTable) WHERE Z_NAME = entity), rowKey,
+                CASE kind WHEN 'insert' THEN \(Schema.HistoryKind.insert.rawValue) WHEN 'delete' THEN \(Schema.HistoryKind.delete.rawValue)
+                ELSE \(Schema.HistoryKind.update.rawValue) END
+            FROM \(old) ORDER BY token
+            """)
+        try db.execute(sql: "DROP TABLE \(old)")
+        // Tokens pruned from the top of the history were handed out all the same.
+        try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = ?", arguments: [Schema.historyTable])
+        if sequence > 0 {
+            try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", arguments: [Schema.historyTable, sequence])
         }
     }
 

@@ -23,31 +23,76 @@ enum Schema {
     }
 
     /// The table of change history: one row per inserted, updated or deleted row of an
-    /// entity, with an increasing token (see ``PersistentStore/changes(since:)``).
+    /// entity, with an increasing token (see ``PersistentStore/changes(since:)``), the
+    /// entity's number in ``entityTable``, the row's key and a ``HistoryKind``.
+    ///
+    /// Every row of a bulk write adds one, so the table is kept cheap to append to: numbers
+    /// rather than names (the first entity's number, 1, and the kinds of inserts and updates,
+    /// 0 and 1, take no bytes of a record at all), and no `NOT NULL`, whose possible abort
+    /// has SQLite copy every existing page a statement changes into a statement journal
+    /// first. `AUTOINCREMENT` stays: a token is never handed out again, not even after the
+    /// history was pruned empty, and it costs one read and one write of `sqlite_sequence` a
+    /// statement, not a row.
     static let historyTable = "Z_HISTORY"
 
     static let createHistoryTableSQL = "CREATE TABLE IF NOT EXISTS \(historyTable) "
-        + "(token INTEGER PRIMARY KEY AUTOINCREMENT, entity TEXT NOT NULL, rowKey INTEGER NOT NULL, kind TEXT NOT NULL)"
+        + "(token INTEGER PRIMARY KEY AUTOINCREMENT, entity INTEGER, rowKey INTEGER, kind INTEGER)"
+
+    /// What a row of the history records.
+    enum HistoryKind: Int64 {
+        case insert = 0, update = 1, delete = 2
+    }
+
+    /// The entities' numbers in the history (Core Data's `Z_ENT`): given in the order the
+    /// entities came into the store, and kept, since an entity is never removed.
+    static let entityTable = "Z_ENTITY"
+
+    static let createEntityTableSQL = "CREATE TABLE IF NOT EXISTS \(entityTable) (Z_ENT INTEGER PRIMARY KEY, Z_NAME TEXT NOT NULL UNIQUE)"
+
+    /// The entities of the history, by number.
+    static func entitiesByNumber(in db: Database, model: Model) throws -> [Int64: EntityDescription] {
+        var entities: [Int64: EntityDescription] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT Z_ENT, Z_NAME FROM \(entityTable)")) {
+            entities[row[0]] = model.entity(named: row[1])
+        }
+        return entities
+    }
+
+    /// Replaces an entity's triggers by those that record its changes in the history,
+    /// numbering the entity first if it has no number yet.
+    static func installTriggers(for entity: EntityDescription, in db: Database) throws {
+        let number = try self.number(of: entity, in: db)
+        for statement in dropTriggerSQL(for: entity) + createTriggerSQL(for: entity, number: number) {
+            try db.execute(sql: statement)
+        }
+    }
+
+    /// The number of `entity` in the history, given to it now if it has none.
+    @discardableResult
+    static func number(of entity: EntityDescription, in db: Database) throws -> Int64 {
+        try db.execute(sql: "INSERT OR IGNORE INTO \(entityTable) (Z_NAME) VALUES (?)", arguments: [entity.name])
+        return try Int64.fetchOne(db, sql: "SELECT Z_ENT FROM \(entityTable) WHERE Z_NAME = ?", arguments: [entity.name]) ?? 0
+    }
 
     /// The triggers that record every committed change of an entity's rows in the history,
     /// whoever writes them (another process, the `sqlite3` shell). One row a change and
     /// nothing else: the store's `generation` is read from the history's sequence
     /// (``PersistentStore/generation()``), so a bulk write pays for one insert a row, not an
-    /// update of a shared counter too (100,000 rows: about 1.3× the write without
-    /// triggers, where the counter made it about 1.8×).
-    static func createTriggerSQL(for entity: EntityDescription) -> [String] {
-        let name = "'\(entity.name.replacingOccurrences(of: "'", with: "''"))'"
+    /// update of a shared counter too.
+    private static func createTriggerSQL(for entity: EntityDescription, number: Int64) -> [String] {
         let table = entity.name.quotedDatabaseIdentifier
-        let record = { (row: String, kind: String) in "INSERT INTO \(historyTable) (entity, rowKey, kind) VALUES (\(name), \(row).\(primaryKey), '\(kind)');" }
-        return ["INSERT", "UPDATE", "DELETE"].map { event in
+        let record = { (row: String, kind: HistoryKind) in
+            "INSERT INTO \(historyTable) (entity, rowKey, kind) VALUES (\(number), \(row).\(primaryKey), \(kind.rawValue));"
+        }
+        return [("INSERT", HistoryKind.insert), ("UPDATE", .update), ("DELETE", .delete)].map { event, kind in
             "CREATE TRIGGER \(triggerName(for: entity, event: event).quotedDatabaseIdentifier) AFTER \(event) ON \(table) "
-                + "BEGIN \(record(event == "DELETE" ? "OLD" : "NEW", event.lowercased())) END"
+                + "BEGIN \(record(event == "DELETE" ? "OLD" : "NEW", kind)) END"
         } + [
             // A row given another key (`UPDATE … SET Z_PK = …`, which only another program
             // writes) is the old key's row deleted and the new one's inserted. This trigger
             // fires only for updates that name the key column: others pay nothing for it.
             "CREATE TRIGGER \(triggerName(for: entity, event: "key").quotedDatabaseIdentifier) AFTER UPDATE OF \(primaryKey) ON \(table) "
-                + "WHEN OLD.\(primaryKey) IS NOT NEW.\(primaryKey) BEGIN \(record("OLD", "delete")) \(record("NEW", "insert")) END",
+                + "WHEN OLD.\(primaryKey) IS NOT NEW.\(primaryKey) BEGIN \(record("OLD", .delete)) \(record("NEW", .insert)) END",
         ]
     }
 
@@ -56,10 +101,9 @@ enum Schema {
     static let generationSQL = "SELECT (SELECT CAST(value AS INTEGER) FROM \(PersistentStore.metadataTable) WHERE key = 'generation') "
         + "+ IFNULL((SELECT seq FROM sqlite_sequence WHERE name = '\(historyTable)'), 0)"
 
-    /// The statements that replace an entity's triggers by those of ``createTriggerSQL(for:)``.
-    static func replaceTriggerSQL(for entity: EntityDescription) -> [String] {
+    /// The statements that drop an entity's history triggers.
+    static func dropTriggerSQL(for entity: EntityDescription) -> [String] {
         ["INSERT", "UPDATE", "DELETE", "KEY"].map { "DROP TRIGGER IF EXISTS \(triggerName(for: entity, event: $0).quotedDatabaseIdentifier)" }
-            + createTriggerSQL(for: entity)
     }
 
     private static func triggerName(for entity: EntityDescription, event: String) -> String {

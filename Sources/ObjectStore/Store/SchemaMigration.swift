@@ -9,6 +9,9 @@ import GRDB
 /// ``StoreError/Kind/incompatibleModel``.
 struct SchemaMigration {
     private var statements: [(sql: String, arguments: StatementArguments)] = []
+    /// The entities whose tables the migration creates: their history triggers follow the
+    /// statements, once the entity has its number in the history.
+    private var addedEntities: [EntityDescription] = []
 
     init(from stored: Model?, to model: Model, path: String) throws {
         func refuse(_ place: String, _ reason: String) -> StoreError {
@@ -85,7 +88,7 @@ struct SchemaMigration {
 
     private mutating func addEntity(_ entity: EntityDescription, in model: Model) {
         statements.append((Schema.createTableSQL(for: entity, in: model), []))
-        statements += Schema.createTriggerSQL(for: entity).map { ($0, []) }
+        addedEntities.append(entity)
         statements += Schema.createIndexSQL(for: entity, in: model).map { ($0.sql, []) }
     }
 
@@ -93,6 +96,9 @@ struct SchemaMigration {
     func apply(_ db: Database) throws {
         for statement in statements {
             try db.execute(sql: statement.sql, arguments: statement.arguments)
+        }
+        for entity in addedEntities {
+            try Schema.installTriggers(for: entity, in: db)
         }
     }
 }

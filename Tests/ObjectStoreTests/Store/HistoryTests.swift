@@ -75,7 +75,8 @@ final class HistoryTests: XCTestCase {
             try store.database.write { db in
                 try db.execute(sql: "DROP TABLE Z_HISTORY")
                 try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'Z_HISTORY'")
-                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('change history', 'history-only triggers')")
+                try db.execute(sql: "DROP TABLE Z_ENTITY")
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier IN ('change history', 'history-only triggers', 'numbered history')")
                 try db.execute(sql: "UPDATE Z_METADATA SET value = 40 WHERE key = 'generation'")
                 before = 40
                 for event in ["insert", "update", "delete"] {

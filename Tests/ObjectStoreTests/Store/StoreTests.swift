@@ -43,7 +43,7 @@ final class StoreTests: XCTestCase {
         try context.save()
         let migrations = try store.database.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
         XCTAssertEqual(migrations.filter { $0.hasPrefix("model ") }.count, 2)
-        XCTAssertEqual(migrations.filter { !$0.hasPrefix("model ") }, ["change history", "history-only triggers"])
+        XCTAssertEqual(migrations.filter { !$0.hasPrefix("model ") }, ["change history", "history-only triggers", "numbered history"])
         // Opening again with the same model changes nothing.
         XCTAssertNoThrow(try PersistentStore(url: url, model: newModel))
     }
