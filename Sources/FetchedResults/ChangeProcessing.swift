@@ -178,13 +178,18 @@ extension FetchedResultsController {
                 for entry in mine.reversed() { layout[s].keys.remove(at: entry.value.item) }
             }
         }
-        // 3. Which changed objects belong to the results now, in result order.
+        // 3. Which changed objects belong to the results now, in result order. Those not
+        // in memory (merged from another context's save) are read in one query, not one each.
+        let candidates = changed.keys.filter { !deleted.contains($0) }.compactMap { key in
+            (try? context.object(with: ObjectID(entityName: entityName, rowKey: key))).map { (key: key, object: $0) }
+        }
+        try? context.fulfillFaults(candidates.map(\.object))
         var members: [Member] = []
-        for key in changed.keys where !deleted.contains(key) {
-            guard let object = try? context.object(with: ObjectID(entityName: entityName, rowKey: key)),
-                  object.managedObjectContext != nil, !object.isDeleted,
+        let sectionName = sectionNameKeyPath.map { context.sectionNamer(forKeyPath: $0, entityName: entityName) }
+        for (key, object) in candidates {
+            guard object.managedObjectContext != nil, !object.isDeleted,
                   fetchRequest.predicate?.evaluate(with: object) ?? true else { continue }
-            members.append(Member(key: key, object: object, section: sectionNameKeyPath.map { context.sectionName(forKeyPath: $0, of: object) } ?? ""))
+            members.append(Member(key: key, object: object, section: sectionName?(object) ?? ""))
         }
         let sorts = fetchRequest.sortDescriptors
         if members.count > 16, sorts.allSatisfy({ !$0.key.contains(".") }) {

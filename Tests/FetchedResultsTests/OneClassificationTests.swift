@@ -89,4 +89,98 @@ final class OneClassificationTests: XCTestCase {
         XCTAssertGreaterThan(moves, 30)
         XCTAssertGreaterThan(sectionChanges, 3)
     }
+
+    /// Another context's saves merged into the controllers' context, as an import's chunks
+    /// arrive: new players (objects the context never held, read in one query), updates and
+    /// deletes of saved ones the context may not hold, and, beside them, unsaved edits of the
+    /// context itself. The controller that places many changes together must name each
+    /// merged change as the refetching one does; names sort without case, so that the
+    /// searches compare folded strings.
+    func testMergedSavesPlacedTogetherNameEveryChangeAsARefetch() throws {
+        let seed = SeededGenerator.seed()
+        print("OneClassificationTests merged seed: \(seed) (SEED=\(seed) replays it)")
+        var random = SeededGenerator(seed: seed)
+        let store = try PersistentStore(url: temporaryFolder(self).appendingPathComponent("league.sqlite"), model: League.model())
+        let context = ObjectContext(store: store)
+        context.automaticallyMergesChangesFromStore = false
+        context.mergePolicy = .editWins
+        let other = ObjectContext(store: store)
+        other.automaticallyMergesChangesFromStore = false
+        other.mergePolicy = .editWins
+        var saved: [ObjectChanges] = []
+        let token = other.addObserver { event in
+            if case .didSave(let changes) = event { saved.append(changes) }
+        }
+        let zones: [String?] = ["A", "b", "C", nil]
+        var theirs: [ManagedObject] = []
+        func insertTheirs(_ count: Int, round: Int) throws {
+            for i in 0..<count {
+                let player = try other.insert(entityName: "Player")
+                try player.setValue((Bool.random(using: &random) ? "n" : "N") + "\(round)-\(i)", forKey: "name")
+                try player.setValue(Int.random(in: 0..<20, using: &random), forKey: "score")
+                if let zone = zones.randomElement(using: &random)! { try player.setValue(zone, forKey: "zone") }
+                theirs.append(player)
+            }
+        }
+        try insertTheirs(40, round: -1)
+        try other.save()
+        saved = []
+
+        let sorts = [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false),
+                     FetchSortDescriptor(key: "name", options: [.caseInsensitive])]
+        let predicate = try FetchPredicate(format: "score < 18")
+        var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: predicate, sortDescriptors: sorts)
+        limited.fetchLimit = 1_000_000
+        let refetching = FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")
+        let together = FetchedResultsController(
+            fetchRequest: FetchRequest<ManagedObject>(entityName: "Player", predicate: predicate, sortDescriptors: sorts),
+            managedObjectContext: context, sectionNameKeyPath: "zone")
+        together.placementOverride = (oneByOne: 2, together: 1_000)
+        let refetched = BatchRecorder<ManagedObject>(), placedTogether = BatchRecorder<ManagedObject>()
+        refetching.delegate = refetched
+        together.delegate = placedTogether
+        try refetching.performFetch()
+        try together.performFetch()
+        var inserts = 0, moves = 0
+
+        for round in 0..<60 {
+            let before = together.snapshot
+            refetched.batches.removeAll()
+            placedTogether.batches.removeAll()
+            try insertTheirs(Int.random(in: 0...(round % 4 == 0 ? 30 : 6), using: &random), round: round)
+            for _ in 0..<Int.random(in: 0...5, using: &random) {
+                guard let player = theirs.randomElement(using: &random) else { break }
+                if Int.random(in: 0..<8, using: &random) == 0 && theirs.count > 10 {
+                    try other.delete(player)
+                    theirs.removeAll { $0 === player }
+                } else {
+                    try player.setValue(Int.random(in: 0..<20, using: &random), forKey: "score")
+                }
+            }
+            if Bool.random(using: &random), let mine = theirs.filter({ !$0.objectID.isTemporaryID }).randomElement(using: &random) {
+                // An unsaved edit here, of a player the other context may change too.
+                try context.existingObject(with: mine.objectID).setValue(Int.random(in: 0..<20, using: &random), forKey: "score")
+            }
+            context.processPendingChanges()
+            refetched.batches.removeAll()
+            placedTogether.batches.removeAll()
+            let edited = together.snapshot
+            try other.save()
+            for changes in saved { context.mergeChanges(fromContextDidSave: changes) }
+            saved = []
+            XCTAssertEqual(placedTogether.batches, refetched.batches, "round \(round), seed \(seed): placing merged changes together names them differently")
+            XCTAssertEqual(together.snapshot, refetching.snapshot, "round \(round), seed \(seed)")
+            var state = edited
+            for batch in placedTogether.batches { state = try batch.applied(to: state) }
+            XCTAssertEqual(state, together.snapshot, "round \(round), seed \(seed)")
+            _ = before
+            let changes = placedTogether.batches.flatMap(\.objectChanges)
+            inserts += changes.filter { $0.type == .insert }.count
+            moves += changes.filter { $0.type == .move }.count
+        }
+        withExtendedLifetime(token) {}
+        // The rounds reached what they are about.
+        XCTAssertGreaterThan(inserts, 100)
+        XCTAssertGreaterThan(moves, 10)
+    }
 }

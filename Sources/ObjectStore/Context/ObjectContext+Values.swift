@@ -91,7 +91,7 @@ extension ObjectContext {
 
     /// Loads the saved values of faults, one query for all of them (per entity). An object
     /// whose row is gone stays a fault.
-    func fulfillFaults(_ objects: [ManagedObject]) throws {
+    package func fulfillFaults(_ objects: [ManagedObject]) throws {
         let faults = objects.filter { $0.isFault && $0.objectID.primaryKey != nil }
         guard !faults.isEmpty else { return }
         for group in Dictionary(grouping: faults, by: \.entity.name).values {
