@@ -31,21 +31,12 @@ final class OneClassificationTests: XCTestCase {
         let placing = FetchedResultsController(
             fetchRequest: FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts),
             managedObjectContext: context, sectionNameKeyPath: "zone")
-        var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts)
-        limited.fetchLimit = 1_000_000
-        let refetching = FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")
-        // A third places every change of more than two objects together (batched searches).
-        let together = FetchedResultsController(
-            fetchRequest: FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts),
-            managedObjectContext: context, sectionNameKeyPath: "zone")
-        together.placementOverride = (oneByOne: 2, together: 1_000)
-        let placed = BatchRecorder<ManagedObject>(), refetched = BatchRecorder<ManagedObject>(), placedTogether = BatchRecorder<ManagedObject>()
+        let placed = BatchRecorder<ManagedObject>()
         placing.delegate = placed
-        refetching.delegate = refetched
-        together.delegate = placedTogether
         try placing.performFetch()
-        try refetching.performFetch()
-        try together.performFetch()
+        // A third places every change of more than two objects together (batched searches).
+        let (refetching, refetched, together, placedTogether) = try Self.refetchingAndPlacingTogether(
+            FetchRequest(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts), in: context)
         var moves = 0, sectionChanges = 0
 
         for round in 0..<150 {
@@ -128,25 +119,11 @@ final class OneClassificationTests: XCTestCase {
 
         let sorts = [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false),
                      FetchSortDescriptor(key: "name", options: [.caseInsensitive])]
-        let predicate = try FetchPredicate(format: "score < 18")
-        var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: predicate, sortDescriptors: sorts)
-        limited.fetchLimit = 1_000_000
-        let refetching = FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")
-        let together = FetchedResultsController(
-            fetchRequest: FetchRequest<ManagedObject>(entityName: "Player", predicate: predicate, sortDescriptors: sorts),
-            managedObjectContext: context, sectionNameKeyPath: "zone")
-        together.placementOverride = (oneByOne: 2, together: 1_000)
-        let refetched = BatchRecorder<ManagedObject>(), placedTogether = BatchRecorder<ManagedObject>()
-        refetching.delegate = refetched
-        together.delegate = placedTogether
-        try refetching.performFetch()
-        try together.performFetch()
+        let (refetching, refetched, together, placedTogether) = try Self.refetchingAndPlacingTogether(
+            FetchRequest(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts), in: context)
         var inserts = 0, moves = 0
 
         for round in 0..<60 {
-            let before = together.snapshot
-            refetched.batches.removeAll()
-            placedTogether.batches.removeAll()
             try insertTheirs(Int.random(in: 0...(round % 4 == 0 ? 30 : 6), using: &random), round: round)
             for _ in 0..<Int.random(in: 0...5, using: &random) {
                 guard let player = theirs.randomElement(using: &random) else { break }
@@ -173,7 +150,6 @@ final class OneClassificationTests: XCTestCase {
             var state = edited
             for batch in placedTogether.batches { state = try batch.applied(to: state) }
             XCTAssertEqual(state, together.snapshot, "round \(round), seed \(seed)")
-            _ = before
             let changes = placedTogether.batches.flatMap(\.objectChanges)
             inserts += changes.filter { $0.type == .insert }.count
             moves += changes.filter { $0.type == .move }.count
@@ -182,5 +158,24 @@ final class OneClassificationTests: XCTestCase {
         // The rounds reached what they are about.
         XCTAssertGreaterThan(inserts, 100)
         XCTAssertGreaterThan(moves, 10)
+    }
+
+    /// Two controllers of `request` sectioned by zone, fetched, each with its recorder: one
+    /// whose (never reached) fetch limit makes it fetch again after every change and classify
+    /// the known changes, and one that places every change of more than two objects together.
+    private static func refetchingAndPlacingTogether(_ request: FetchRequest<ManagedObject>, in context: ObjectContext) throws -> (
+        FetchedResultsController<ManagedObject>, BatchRecorder<ManagedObject>, FetchedResultsController<ManagedObject>, BatchRecorder<ManagedObject>
+    ) {
+        var limited = request
+        limited.fetchLimit = 1_000_000
+        let refetching = FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")
+        let together = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "zone")
+        together.placementOverride = (oneByOne: 2, together: 1_000)
+        let refetched = BatchRecorder<ManagedObject>(), placedTogether = BatchRecorder<ManagedObject>()
+        refetching.delegate = refetched
+        together.delegate = placedTogether
+        try refetching.performFetch()
+        try together.performFetch()
+        return (refetching, refetched, together, placedTogether)
     }
 }
