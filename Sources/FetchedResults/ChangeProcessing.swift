@@ -257,7 +257,7 @@ extension FetchedResultsController {
     }
 
     /// Step 4 for many members: each section's members placed together, their binary
-    /// searches advancing in step (``ObjectContext/insertionIndexes(of:in:entityName:sortedBy:)``),
+    /// searches advancing in step (``ObjectContext/insertionIndexes(of:values:in:entityName:sortedBy:)``),
     /// then merged into the section's keys in one pass. Returns each member's index and gap
     /// (its place among the objects that did not change); nil, with no member placed, when
     /// the searches cannot be made together (the caller places them one by one).
