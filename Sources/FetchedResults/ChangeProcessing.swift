@@ -51,7 +51,9 @@ extension FetchedResultsController {
     /// How many changed objects are placed in memory before fetching again is cheaper:
     /// one by one up to ``placementLimit(objectCount:)``; beyond that, when the sort keys
     /// are the objects' own attributes, together (their searches in step, about 60 µs an
-    /// object against 0.18 µs a row for a refetch: up to n / 330, 3,000 among a million).
+    /// object when this was set, against 0.18 µs a row for a refetch: up to n / 330, 3,000
+    /// among a million; an inserted object costs about a third of that since the searches
+    /// read only the sort columns, updates were not measured again).
     var placementLimit: Int {
         if let placementOverride { return placementOverride.together }
         let n = numberOfObjects
@@ -132,6 +134,15 @@ extension FetchedResultsController {
         var item: Int
     }
 
+    /// A changed object that belongs to the results, with its section's name and, when
+    /// many are placed, its sort values.
+    private struct Member {
+        var key: Int64
+        var object: ManagedObject
+        var section: String
+        var values: SortValues? = nil
+    }
+
     private func placeInMemory(changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext) {
         let oldLayout = layout
         let oldNames = oldLayout.map(\.name)
@@ -169,24 +180,35 @@ extension FetchedResultsController {
                 for entry in mine.reversed() { layout[s].keys.remove(at: entry.value.item) }
             }
         }
-        // 3. Which changed objects belong to the results now, in result order.
-        var members: [(key: Int64, object: ManagedObject, section: String)] = []
-        for key in changed.keys where !deleted.contains(key) {
-            guard let object = try? context.object(with: ObjectID(entityName: entityName, rowKey: key)),
-                  object.managedObjectContext != nil, !object.isDeleted,
+        // 3. Which changed objects belong to the results now, in result order. Those not
+        // in memory (merged from another context's save) are read in one query, not one each.
+        let candidates = changed.keys.filter { !deleted.contains($0) }.compactMap { key in
+            (try? context.object(with: ObjectID(entityName: entityName, rowKey: key))).map { (key: key, object: $0) }
+        }
+        try? context.fulfillFaults(candidates.map(\.object))
+        var members: [Member] = []
+        let sectionName = sectionNameKeyPath.map { context.sectionNamer(forKeyPath: $0, entityName: entityName) }
+        for (key, object) in candidates {
+            guard object.managedObjectContext != nil, !object.isDeleted,
                   fetchRequest.predicate?.evaluate(with: object) ?? true else { continue }
-            members.append((key, object, sectionNameKeyPath.map { context.sectionName(forKeyPath: $0, of: object) } ?? ""))
+            members.append(Member(key: key, object: object, section: sectionName?(object) ?? ""))
         }
         let sorts = fetchRequest.sortDescriptors
         if members.count > 16, sorts.allSatisfy({ !$0.key.contains(".") }) {
             // Many: each object's sort values read once, not at every comparison.
-            let values = Dictionary(members.map { ($0.key, SortValues(of: $0.object, keys: sorts.map(\.key))) }) { a, _ in a }
-            members.sort { a, b in
-                switch sorts.compare(values[a.key]!, values[b.key]!) {
+            // Their indexes are sorted: moving the members themselves costs more than comparing them.
+            let values = members.map { SortValues(of: $0.object, sortedBy: sorts) }
+            let order = members.indices.sorted { a, b in
+                switch sorts.compare(values[a], values[b]) {
                 case .orderedAscending: return true
                 case .orderedDescending: return false
-                case .orderedSame: return a.object.objectID < b.object.objectID
+                case .orderedSame: return members[a].object.objectID < members[b].object.objectID
                 }
+            }
+            members = order.map { i in
+                var member = members[i]
+                member.values = values[i]
+                return member
             }
         } else {
             members.sort { a, b in Self.precedes(a.object, b.object, sorts) }
@@ -235,16 +257,16 @@ extension FetchedResultsController {
     }
 
     /// Step 4 for many members: each section's members placed together, their binary
-    /// searches advancing in step (``ObjectContext/insertionIndexes(of:in:entityName:sortedBy:)``),
+    /// searches advancing in step (``ObjectContext/insertionIndexes(of:values:in:entityName:sortedBy:)``),
     /// then merged into the section's keys in one pass. Returns each member's index and gap
     /// (its place among the objects that did not change); nil, with no member placed, when
     /// the searches cannot be made together (the caller places them one by one).
-    private func placeTogether(_ members: [(key: Int64, object: ManagedObject, section: String)], firstMembers: [String: ManagedObject],
+    private func placeTogether(_ members: [Member], firstMembers: [String: ManagedObject],
                                sorts: [FetchSortDescriptor], context: ObjectContext) -> (items: [Int64: Int], gaps: [Int64: Int])? {
-        var names: [String] = [], groups: [String: [(key: Int64, object: ManagedObject)]] = [:]
+        var names: [String] = [], groups: [String: [Member]] = [:]
         for member in members {
             if groups[member.section] == nil { names.append(member.section) }
-            groups[member.section, default: []].append((member.key, member.object))
+            groups[member.section, default: []].append(member)
         }
         // Every section first (made when new): making one moves the indexes of those after it.
         for name in names {
@@ -253,7 +275,10 @@ extension FetchedResultsController {
         var positions: [String: [Int]] = [:]
         for name in names {
             let s = layout.firstIndex { $0.name == name }!
-            guard let found = try? context.insertionIndexes(of: groups[name]!.map(\.object), in: layout[s].keys, entityName: entityName, sortedBy: sorts),
+            let group = groups[name]!
+            let values = group.allSatisfy { $0.values != nil } ? group.map { $0.values! } : nil
+            guard let found = try? context.insertionIndexes(of: group.map(\.object), values: values, in: layout[s].keys,
+                                                            entityName: entityName, sortedBy: sorts),
                   zip(found, found.dropFirst()).allSatisfy({ $0 <= $1 }) else { return nil }
             positions[name] = found
         }

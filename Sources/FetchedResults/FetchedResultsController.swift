@@ -450,23 +450,27 @@ public final class FetchedResultsController<Result: ManagedObject> {
         }
         guard !renamed.isEmpty else { return }
         let old = layout
-        var renamedAny = false
+        // The renames of objects the list shows, found as they are renamed: no set of every
+        // row key made to ask.
+        var shownRenamed: [ObjectID: ObjectID] = [:]
         for s in layout.indices {
-            if let key = layout[s].sectionObjectKey, let id = renamed[ObjectID(entityName: sectionEntityName ?? "", rowKey: key)] {
+            if let key = layout[s].sectionObjectKey, case let temporary = ObjectID(entityName: sectionEntityName ?? "", rowKey: key),
+               let id = renamed[temporary] {
                 layout[s].sectionObjectKey = id.rowKey
-                renamedAny = true
+                shownRenamed[temporary] = id
             }
+            // Unsaved objects have negative keys: most sections hold none (one pass, not
+            // an access of the layout for each key).
+            guard layout[s].keys.contains(where: { $0 < 0 }) else { continue }
             for i in layout[s].keys.indices where layout[s].keys[i] < 0 {
-                if let id = renamed[ObjectID(entityName: entityName, rowKey: layout[s].keys[i])] {
+                let temporary = ObjectID(entityName: entityName, rowKey: layout[s].keys[i])
+                if let id = renamed[temporary] {
                     layout[s].keys[i] = id.rowKey
-                    renamedAny = true
+                    shownRenamed[temporary] = id
                 }
             }
         }
-        guard renamedAny else { return }
-        let shown = Set(old.flatMap(\.keys)), shownSections = Set(old.compactMap(\.sectionObjectKey))
-        deliver(ChangeBatch(renamedObjectIDs: renamed.filter { temporary, _ in
-            temporary.entityName == entityName ? shown.contains(temporary.rowKey) : shownSections.contains(temporary.rowKey)
-        }), from: old)
+        guard !shownRenamed.isEmpty else { return }
+        deliver(ChangeBatch(renamedObjectIDs: shownRenamed), from: old)
     }
 }

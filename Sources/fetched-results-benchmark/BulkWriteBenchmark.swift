@@ -109,4 +109,57 @@ struct BulkWriteBenchmark {
         }
         return figures
     }
+
+    struct MergeFigures {
+        /// Each chunk: from the end of the other context's save to the controller's batch on
+        /// the main queue (the merge and the controller's work, what the main loop spends).
+        var placed: [Double] = []
+        /// The same chunks merged into a controller made to fetch again and take the
+        /// difference of the known changes (what a chunk cost before it was placed).
+        var refetched: [Double] = []
+    }
+
+    /// On the benchmark's store: an import's chunks, 1,000 new teams saved by a context of
+    /// another queue, merged into the main context, where the viewer's controller follows
+    /// them; `chunks` of them into a controller that places them, then as many into one
+    /// that fetches again.
+    @MainActor
+    func mergedInserts(store: PersistentStore, chunks: Int = 5) throws -> MergeFigures {
+        var figures = MergeFigures()
+        let background = ObjectContext(store: store, queue: DispatchQueue(label: "benchmark.import"))
+        background.automaticallyMergesChangesFromStore = false
+        var chunk = 0
+        for refetching in [false, true] {
+            let context = ObjectContext(store: store)
+            let controller = FetchedResultsController(fetchRequest: WorldCupStore.request, managedObjectContext: context,
+                                                      sectionNameKeyPath: WorldCupStore.sectionNameKeyPath)
+            if refetching { controller.placementOverride = (oneByOne: 0, together: 0) }
+            let probe = TapBenchmark.BatchProbe()
+            controller.delegate = probe
+            try controller.performFetch()
+            for round in 0...chunks {   // the first one is a warm-up
+                probe.deliveredAt = nil
+                let saved = try background.performAndWait { () throws -> ContinuousClock.Instant in
+                    for n in 0..<1_000 {
+                        let team = try background.insert(entityName: "Team")
+                        try team.setValue("Imported team \(chunk) \(n)", forKey: "teamName")
+                        try team.setValue(WorldCupStore.zones[(n * 7 + chunk) % WorldCupStore.zones.count], forKey: "qualifyingZone")
+                        try team.setValue(Int64((n * 31 + chunk) % 51), forKey: "wins")
+                    }
+                    try background.save()
+                    return .now
+                }
+                chunk += 1
+                let deadline = Date().addingTimeInterval(10)
+                while probe.deliveredAt == nil && Date() < deadline { RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.001)) }
+                guard let delivered = probe.deliveredAt else { throw OptionsError("a merged chunk delivered no batch") }
+                guard round > 0 else { continue }
+                if refetching { figures.refetched.append((delivered - saved).seconds) } else { figures.placed.append((delivered - saved).seconds) }
+            }
+            guard controller.allRowKeys == (try WorldCupStore.floorIDs(store)) else {
+                throw OptionsError("after the merged chunks the controller's order differs from a fresh fetch")
+            }
+        }
+        return figures
+    }
 }

@@ -31,21 +31,12 @@ final class OneClassificationTests: XCTestCase {
         let placing = FetchedResultsController(
             fetchRequest: FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts),
             managedObjectContext: context, sectionNameKeyPath: "zone")
-        var limited = FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts)
-        limited.fetchLimit = 1_000_000
-        let refetching = FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")
-        // A third places every change of more than two objects together (batched searches).
-        let together = FetchedResultsController(
-            fetchRequest: FetchRequest<ManagedObject>(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts),
-            managedObjectContext: context, sectionNameKeyPath: "zone")
-        together.placementOverride = (oneByOne: 2, together: 1_000)
-        let placed = BatchRecorder<ManagedObject>(), refetched = BatchRecorder<ManagedObject>(), placedTogether = BatchRecorder<ManagedObject>()
+        let placed = BatchRecorder<ManagedObject>()
         placing.delegate = placed
-        refetching.delegate = refetched
-        together.delegate = placedTogether
         try placing.performFetch()
-        try refetching.performFetch()
-        try together.performFetch()
+        // A third places every change of more than two objects together (batched searches).
+        let (refetching, refetched, together, placedTogether) = try Self.refetchingAndPlacingTogether(
+            FetchRequest(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts), in: context)
         var moves = 0, sectionChanges = 0
 
         for round in 0..<150 {
@@ -88,5 +79,103 @@ final class OneClassificationTests: XCTestCase {
         // The rounds reached what they are about.
         XCTAssertGreaterThan(moves, 30)
         XCTAssertGreaterThan(sectionChanges, 3)
+    }
+
+    /// Another context's saves merged into the controllers' context, as an import's chunks
+    /// arrive: new players (objects the context never held, read in one query), updates and
+    /// deletes of saved ones the context may not hold, and, beside them, unsaved edits of the
+    /// context itself. The controller that places many changes together must name each
+    /// merged change as the refetching one does; names sort without case, so that the
+    /// searches compare folded strings.
+    func testMergedSavesPlacedTogetherNameEveryChangeAsARefetch() throws {
+        let seed = SeededGenerator.seed()
+        print("OneClassificationTests merged seed: \(seed) (SEED=\(seed) replays it)")
+        var random = SeededGenerator(seed: seed)
+        let store = try PersistentStore(url: temporaryFolder(self).appendingPathComponent("league.sqlite"), model: League.model())
+        let context = ObjectContext(store: store)
+        context.automaticallyMergesChangesFromStore = false
+        context.mergePolicy = .editWins
+        let other = ObjectContext(store: store)
+        other.automaticallyMergesChangesFromStore = false
+        other.mergePolicy = .editWins
+        var saved: [ObjectChanges] = []
+        let token = other.addObserver { event in
+            if case .didSave(let changes) = event { saved.append(changes) }
+        }
+        let zones: [String?] = ["A", "b", "C", nil]
+        var theirs: [ManagedObject] = []
+        func insertTheirs(_ count: Int, round: Int) throws {
+            for i in 0..<count {
+                let player = try other.insert(entityName: "Player")
+                try player.setValue((Bool.random(using: &random) ? "n" : "N") + "\(round)-\(i)", forKey: "name")
+                try player.setValue(Int.random(in: 0..<20, using: &random), forKey: "score")
+                if let zone = zones.randomElement(using: &random)! { try player.setValue(zone, forKey: "zone") }
+                theirs.append(player)
+            }
+        }
+        try insertTheirs(40, round: -1)
+        try other.save()
+        saved = []
+
+        let sorts = [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "score", ascending: false),
+                     FetchSortDescriptor(key: "name", options: [.caseInsensitive])]
+        let (refetching, refetched, together, placedTogether) = try Self.refetchingAndPlacingTogether(
+            FetchRequest(entityName: "Player", predicate: try FetchPredicate(format: "score < 18"), sortDescriptors: sorts), in: context)
+        var inserts = 0, moves = 0
+
+        for round in 0..<60 {
+            try insertTheirs(Int.random(in: 0...(round % 4 == 0 ? 30 : 6), using: &random), round: round)
+            for _ in 0..<Int.random(in: 0...5, using: &random) {
+                guard let player = theirs.randomElement(using: &random) else { break }
+                if Int.random(in: 0..<8, using: &random) == 0 && theirs.count > 10 {
+                    try other.delete(player)
+                    theirs.removeAll { $0 === player }
+                } else {
+                    try player.setValue(Int.random(in: 0..<20, using: &random), forKey: "score")
+                }
+            }
+            if Bool.random(using: &random), let mine = theirs.filter({ !$0.objectID.isTemporaryID }).randomElement(using: &random) {
+                // An unsaved edit here, of a player the other context may change too.
+                try context.existingObject(with: mine.objectID).setValue(Int.random(in: 0..<20, using: &random), forKey: "score")
+            }
+            context.processPendingChanges()
+            refetched.batches.removeAll()
+            placedTogether.batches.removeAll()
+            let edited = together.snapshot
+            try other.save()
+            for changes in saved { context.mergeChanges(fromContextDidSave: changes) }
+            saved = []
+            XCTAssertEqual(placedTogether.batches, refetched.batches, "round \(round), seed \(seed): placing merged changes together names them differently")
+            XCTAssertEqual(together.snapshot, refetching.snapshot, "round \(round), seed \(seed)")
+            var state = edited
+            for batch in placedTogether.batches { state = try batch.applied(to: state) }
+            XCTAssertEqual(state, together.snapshot, "round \(round), seed \(seed)")
+            let changes = placedTogether.batches.flatMap(\.objectChanges)
+            inserts += changes.filter { $0.type == .insert }.count
+            moves += changes.filter { $0.type == .move }.count
+        }
+        withExtendedLifetime(token) {}
+        // The rounds reached what they are about.
+        XCTAssertGreaterThan(inserts, 100)
+        XCTAssertGreaterThan(moves, 10)
+    }
+
+    /// Two controllers of `request` sectioned by zone, fetched, each with its recorder: one
+    /// whose (never reached) fetch limit makes it fetch again after every change and classify
+    /// the known changes, and one that places every change of more than two objects together.
+    private static func refetchingAndPlacingTogether(_ request: FetchRequest<ManagedObject>, in context: ObjectContext) throws -> (
+        FetchedResultsController<ManagedObject>, BatchRecorder<ManagedObject>, FetchedResultsController<ManagedObject>, BatchRecorder<ManagedObject>
+    ) {
+        var limited = request
+        limited.fetchLimit = 1_000_000
+        let refetching = FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")
+        let together = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "zone")
+        together.placementOverride = (oneByOne: 2, together: 1_000)
+        let refetched = BatchRecorder<ManagedObject>(), placedTogether = BatchRecorder<ManagedObject>()
+        refetching.delegate = refetched
+        together.delegate = placedTogether
+        try refetching.performFetch()
+        try together.performFetch()
+        return (refetching, refetched, together, placedTogether)
     }
 }

@@ -128,40 +128,38 @@ extension ObjectContext {
     /// Where each of `objects` belongs among `keys` (as ``insertionIndex(of:in:entityName:sortedBy:)``
     /// answers for one), for many objects at once: their binary searches advance together,
     /// one query a step for the rows all of them probe (about 20 queries among a million
-    /// rows, whatever the number of objects). Nil when a descriptor sorts by a key path across
-    /// relationships, or a probed row is gone.
-    package func insertionIndexes(of objects: [ManagedObject], in keys: [Int64], entityName: String,
+    /// rows, whatever the number of objects), reading only the sort columns. `values` are the
+    /// objects' own (``SortValues``), when the caller has them. Nil when a descriptor sorts by
+    /// a key path across relationships, or a probed row is gone.
+    package func insertionIndexes(of objects: [ManagedObject], values: [SortValues]? = nil, in keys: [Int64], entityName: String,
                                   sortedBy sortDescriptors: [FetchSortDescriptor]) throws -> [Int]? {
         guard sortDescriptors.allSatisfy({ !$0.key.contains(".") }) else { return nil }
         try fulfillFaults(objects.filter(\.isFault))
         let entity = try model.existingEntity(named: entityName)
-        let columns = columns(of: entity)
-        let select = "SELECT t0.\(Schema.primaryKey), \(columnList(of: entity, alias: "t0")) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN "
+        let types = sortDescriptors.map { entity.attribute(named: $0.key)?.type }
+        let columns = sortDescriptors.map { "t0.\($0.key.quotedDatabaseIdentifier)" }.joined(separator: ", ")
+        // Rows whose objects have unsaved changes compare by those: usually none.
+        let edited = Dictionary(changedObjects.filter { $0.entity.name == entityName && !$0.isInserted && !$0.isDeleted }
+            .map { ($0.objectID.sqlKey, $0) }) { a, _ in a }
         var low = [Int](repeating: 0, count: objects.count), high = [Int](repeating: keys.count, count: objects.count)
-        var probes: [Int64: any KeyValueReading] = [:]
-        let members = objects.map { SortValues(of: $0, keys: sortDescriptors.map(\.key)) }
+        var probes: [Int64: SortValues] = [:]
+        let members = values ?? objects.map { SortValues(of: $0, sortedBy: sortDescriptors) }
         return try store.database.read { db -> [Int]? in
             while true {
-                var needed = Set<Int64>()
+                var needed: [Int64] = []
+                var searching = false
                 for i in objects.indices where low[i] < high[i] {
+                    searching = true
                     let key = keys[(low[i] + high[i]) / 2]
-                    if probes[key] == nil { needed.insert(key) }
+                    if probes[key] == nil, needed.last != key { needed.append(key) }
                 }
-                if needed.isEmpty && !objects.indices.contains(where: { low[$0] < high[$0] }) { return low }
-                let wanted = Array(needed)
-                for start in stride(from: 0, to: wanted.count, by: 500) {
-                    let chunk = wanted[start..<min(wanted.count, start + 500)]
-                    let sql = select + "(" + Array(repeating: "?", count: chunk.count).joined(separator: ",") + ")"
-                    for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(Array(chunk))) {
-                        let key: Int64 = row[0]
-                        // The row's values, as the context holds them: an object with unsaved
-                        // changes compares by those; the others by the row, without making
-                        // an object for each probe.
-                        if let object = registry[ObjectID(entityName: entityName, sqlKey: key)], object.hasChanges {
-                            probes[key] = object
-                        } else {
-                            probes[key] = SortValues(stored: storedValues(of: row, columns: columns))
-                        }
+                if !searching { return low }
+                try forEachRow(of: entity, keys: needed, columns: columns, in: db) { row in
+                    let key: Int64 = row[0]
+                    if let object = edited[key] {
+                        probes[key] = SortValues(of: object, sortedBy: sortDescriptors)
+                    } else {
+                        probes[key] = SortValues(row: row, types: types, sortedBy: sortDescriptors)
                     }
                 }
                 for i in objects.indices where low[i] < high[i] {
@@ -193,24 +191,4 @@ extension ObjectContext {
         try? fulfillFaults(batch)
         return object
     }
-}
-
-/// An object's values for a few keys, read once: sorting or searching many objects compares
-/// each many times, and reading a value through the object costs a context look-up.
-package struct SortValues: KeyValueReading {
-    private let values: [String: Value]
-
-    /// `object`'s values of `keys` (attribute keys of the object itself).
-    package init(of object: ManagedObject, keys: [String]) {
-        values = Dictionary(keys.map { ($0, object.attributeValue(forKey: $0)) }) { a, _ in a }
-    }
-
-    /// A stored row's attribute values: a row compared without an object made for it.
-    init(stored: [String: StoredValue]) {
-        values = stored.compactMapValues { if case .attribute(let value) = $0 { value } else { nil } }
-    }
-
-    package func attributeValue(forKey key: String) -> Value { values[key] ?? .null }
-
-    package func relatedObjects(forKey key: String) -> [any KeyValueReading] { [] }
 }

@@ -91,7 +91,7 @@ extension ObjectContext {
 
     /// Loads the saved values of faults, one query for all of them (per entity). An object
     /// whose row is gone stays a fault.
-    func fulfillFaults(_ objects: [ManagedObject]) throws {
+    package func fulfillFaults(_ objects: [ManagedObject]) throws {
         let faults = objects.filter { $0.isFault && $0.objectID.primaryKey != nil }
         guard !faults.isEmpty else { return }
         for group in Dictionary(grouping: faults, by: \.entity.name).values {
@@ -109,6 +109,14 @@ extension ObjectContext {
     /// rows are left out), each the primary key then ``columns(of:)``.
     func rows(of entity: EntityDescription, keys: [Int64], in db: Database) throws -> [Row] {
         var rows: [Row] = []
+        try forEachRow(of: entity, keys: keys, columns: columnList(of: entity, alias: "t0"), in: db) { rows.append($0.copy()) }
+        return rows
+    }
+
+    /// Calls `body` with each row of `entity` whose primary key is in `keys` (in no
+    /// particular order; missing rows are left out): the primary key, then `columns` (SQL
+    /// for `FROM "Entity" t0`). The row is valid only during the call.
+    func forEachRow(of entity: EntityDescription, keys: [Int64], columns: String, in db: Database, _ body: (Row) throws -> Void) throws {
         // SQLite takes at most 32,766 arguments a statement.
         for start in stride(from: 0, to: keys.count, by: 1024) {
             var chunk = Array(keys[start..<min(keys.count, start + 1024)])
@@ -117,10 +125,10 @@ extension ObjectContext {
             let placeholderCount = 1 << (Int.bitWidth - (chunk.count - 1).leadingZeroBitCount)
             chunk += Array(repeating: chunk[chunk.count - 1], count: placeholderCount - chunk.count)
             let placeholders = Array(repeating: "?", count: placeholderCount).joined(separator: ",")
-            let sql = "SELECT t0.\(Schema.primaryKey), \(columnList(of: entity, alias: "t0")) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN (\(placeholders))"
-            rows += try Row.fetchAll(db.cachedStatement(sql: sql), arguments: StatementArguments(chunk))
+            let sql = "SELECT t0.\(Schema.primaryKey), \(columns) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN (\(placeholders))"
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(chunk))
+            while let row = try rows.next() { try body(row) }
         }
-        return rows
     }
 
     // MARK: Writing changes

@@ -49,8 +49,19 @@ extension ObjectContext {
     /// its row: strings as they are, numbers in decimal, bools as `1` and `0`, dates as their
     /// day (`2014-06-12`, UTC), nil as the empty string.
     public func sectionName(forKeyPath keyPath: String, of object: any KeyValueReading) -> String {
-        let type = (object as? ManagedObject).flatMap { try? resolvedKeyPath(keyPath, of: $0.entity).valueType }
-        return Self.sectionName(of: KeyPathReader.value(keyPath.split(separator: ".").map(String.init), of: object), type: type)
+        sectionNamer(forKeyPath: keyPath, entity: (object as? ManagedObject)?.entity)(object)
+    }
+
+    /// ``sectionName(forKeyPath:of:)`` for many objects of the entity named `entityName`:
+    /// the key path is resolved once.
+    package func sectionNamer(forKeyPath keyPath: String, entityName: String) -> (any KeyValueReading) -> String {
+        sectionNamer(forKeyPath: keyPath, entity: model.entity(named: entityName))
+    }
+
+    private func sectionNamer(forKeyPath keyPath: String, entity: EntityDescription?) -> (any KeyValueReading) -> String {
+        let type = entity.flatMap { try? resolvedKeyPath(keyPath, of: $0).valueType }
+        let components = keyPath.split(separator: ".").map(String.init)
+        return { Self.sectionName(of: KeyPathReader.value(components, of: $0), type: type) }
     }
 
     /// Checks that `keyPath` leads from `entity` to one attribute value per object.
