@@ -42,6 +42,11 @@ let package = Package(
             pkgConfig: "gtk4",
             providers: [.apt(["libgtk-4-dev"])]
         ),
+        .systemLibrary(
+            name: "CAdw",
+            pkgConfig: "libadwaita-1",
+            providers: [.apt(["libadwaita-1-dev"])]
+        ),
         .target(
             name: "CFetchedResultsModel",
             dependencies: ["CGtk"]
@@ -56,7 +61,7 @@ let package = Package(
         ),
         .target(
             name: "Viewer",
-            dependencies: ["CGtk", "CViewer", "GtkBinding", "Datasets", "FetchedResults", "ObjectStore"],
+            dependencies: ["CGtk", "CAdw", "CViewer", "GtkBinding", "Datasets", "FetchedResults", "ObjectStore"],
             // GTK runs on the main thread: so does every declaration of the app.
             swiftSettings: [.defaultIsolation(MainActor.self)]
         ),
@@ -88,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ViewerTests",
-            dependencies: ["TestSupport", "Viewer", "GtkBinding", "Datasets", "CGtk", "FetchedResults", "ObjectStore"]
+            dependencies: ["TestSupport", "Viewer", "GtkBinding", "Datasets", "CGtk", "CAdw", "FetchedResults", "ObjectStore"]
         ),
     ]
 )

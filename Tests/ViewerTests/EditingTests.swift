@@ -185,7 +185,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         iterateMainLoop(for: 0.1)
         XCTAssertEqual(window.listLines.count, 533)
         XCTAssertTrue(window.listLines[0].hasPrefix(">"), "the next bank is selected")
-        XCTAssertTrue(window.detailLines[0].hasSuffix("was deleted."), "\(window.detailLines)")
+        XCTAssertTrue(window.shownToast?.hasSuffix("” deleted") == true, "a toast with Undo: \(window.shownToast ?? "none")")
 
         window.undo()
         iterateMainLoop(for: 0.1)

@@ -56,7 +56,7 @@ final class FollowingStoreTests: ViewerTestCase, @unchecked Sendable {
         iterateMainLoop(for: 0.1)
         try sqlite3(storeURL, "DELETE FROM Team WHERE teamName = 'Japan'")
         // (Process.waitUntilExit runs the main queue, so the merge may already have happened.)
-        XCTAssertTrue(iterateMainLoop(until: { window.detailLines.first == "“Japan” was deleted." }), "\(window.detailLines)")
+        XCTAssertTrue(iterateMainLoop(until: { window.shownToast == "“Japan” was deleted" }), window.shownToast ?? "no toast")
         XCTAssertNil(window.position(ofRowTitled: "Japan"))
         XCTAssertEqual(window.rows(inSection: "Asia"), ["  Australia · Wins: 0", "  Iran · Wins: 0", "> South Korea · Wins: 0"],
                        "the row that took its place is selected")

@@ -31,7 +31,7 @@ final class PointerAndKeyboardTests: XCTestCase {
         var shown: String { (try? String(contentsOf: dump, encoding: .utf8)) ?? "" }
 
         /// The list's lines (before the detail pane).
-        var listLines: [Substring] { shown.split(separator: "\n").prefix { $0 != "detail:" }.dropFirst().map { $0 } }
+        var listLines: [Substring] { shown.split(separator: "\n").prefix { $0 != "detail:" && !$0.hasPrefix("toast: ") }.dropFirst().map { $0 } }
 
         /// The selected row's line, without the marker.
         var selected: String? { listLines.first { $0.hasPrefix(">") }.map { String($0.dropFirst(2)) } }

@@ -72,7 +72,7 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
 @MainActor extension ViewerWindow {
     /// The lines of ``textDump`` before the detail pane: headers in brackets, then rows.
     var listLines: [String] {
-        Array(textDump.split(separator: "\n").map(String.init).dropFirst().prefix { $0 != "detail:" })
+        Array(textDump.split(separator: "\n").map(String.init).dropFirst().prefix { $0 != "detail:" && !$0.hasPrefix("toast: ") })
     }
 
     /// The detail pane's lines.

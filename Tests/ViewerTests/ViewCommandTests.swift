@@ -158,7 +158,7 @@ final class ViewCommandTests: XCTestCase {
 
         // Delete deletes the selected team, Ctrl+Z brings it back.
         XCTAssertNotNil(tool("xdotool", ["key", "Delete"]))
-        XCTAssertTrue(wait(for: "“Ghana” was deleted."), shown())
+        XCTAssertTrue(wait(for: "toast: “Ghana” deleted"), shown())
         XCTAssertFalse(shown().contains("Ghana ·"))
         XCTAssertNotNil(tool("xdotool", ["key", "ctrl+z"]))
         XCTAssertTrue(wait(for: "[Africa]\n> Ghana · Wins: 3\n"), "Undo restores it:\n\(shown())")

@@ -1,3 +1,4 @@
+import CAdw
 import CGtk
 import GtkBinding
 import Foundation
@@ -27,7 +28,7 @@ import Foundation
     }()
 
     public let options: ViewerOptions
-    /// The `GtkApplication`.
+    /// The `AdwApplication` (a `GtkApplication`).
     public let application: UnsafeMutablePointer<GtkApplication>
     /// The open windows.
     public private(set) var windows: [ViewerWindow] = []
@@ -37,7 +38,9 @@ import Foundation
         self.options = options
         // Not unique: a second `view --dataset movies` opens its own window on its own store
         // instead of handing its options to a running instance that would ignore them.
-        application = gtk_application_new(Self.applicationID, G_APPLICATION_NON_UNIQUE)
+        // An AdwApplication: libadwaita's styles, dark mode and the app's own CSS.
+        application = UnsafeMutableRawPointer(adw_application_new(Self.applicationID, G_APPLICATION_NON_UNIQUE))
+            .assumingMemoryBound(to: GtkApplication.self)
         Signal.connect(UnsafeMutableRawPointer(application), "activate") { [weak self] in self?.activate() }
     }
 

@@ -33,7 +33,7 @@ final class DatasetSession {
         selection = FetchedResultsSelection(rows: rows)
         edits = Edits(context: context)
         // Changes from a script, another window or the sqlite3 shell show as they are
-        // committed, animated like local ones.
+        // committed, like local ones.
         storeFollowing = try context.followStore(interval: Self.followInterval)
     }
 

@@ -1,3 +1,4 @@
+import CAdw
 import CGtk
 import GtkBinding
 
@@ -31,7 +32,11 @@ enum Style {
         .dialog-error { padding: 6px 10px; border-radius: 6px; color: #c01c28; background-color: alpha(#c01c28, 0.1); }
         .import-bar { padding: 6px 12px; border-bottom: 1px solid alpha(currentColor, 0.15); }
         .import-bar.import-error label { color: #c01c28; }
-        .error-banner { padding: 8px 12px; background-color: #c01c28; color: white; }
+        .error-banner { padding: 8px 12px; background-color: @error_bg_color; color: @error_fg_color; }
+        /* The selected row in the accent colour, as GTK's own theme has it: libadwaita's
+           faint grey is hard to find in a long list. */
+        listview.rich-list > row:selected { background-color: @accent_bg_color; color: @accent_fg_color; }
+        listview.rich-list > row:selected .dim-label { opacity: 0.8; }
         """
 
     /// Adds the CSS to the default display (once).

@@ -1,3 +1,4 @@
+import CAdw
 import CGtk
 import Datasets
 import GtkBinding
@@ -18,11 +19,14 @@ extension ViewerWindow {
             self?.later { try $0.incrementCounter(of: object) }
         }
         session.selection.didChange = { [weak self] event in self?.selectionChanged(event) }
+        // The list's status page follows the rows, whatever changed them.
+        Signal.connect(UnsafeMutableRawPointer(session.rows.listModel), "items-changed") { [weak self] (_: guint, _: guint, _: guint) in
+            self?.showEmptyState()
+        }
         session.edits.keptChangesSaved = { [weak self] in self?.showError(nil) }
         contextObservation = session.context.addObserver { [weak self] _ in self?.refreshDetail() }
         self.session = session
         self.factory = factory
-        notice = nil
         // Without a model first, so that the new factory never binds the old dataset's items.
         gtk_list_view_set_model(listView.opaque, nil)
         gtk_list_view_set_factory(listView.opaque, factory.factory)
@@ -39,14 +43,14 @@ extension ViewerWindow {
         isSettingChoices = true
         defer { isSettingChoices = false }
         gtk_drop_down_set_selected(datasetChoice.opaque, guint(datasetNames.firstIndex(of: dataset.name) ?? 0))
-        let sortTitles = (dataset.view.sortOptions ?? []).map(\.title)
-        let sortModel = makeStringList(sortTitles)
-        gtk_drop_down_set_model(sortChoice.opaque, sortModel)
-        g_object_unref(UnsafeMutableRawPointer(sortModel))
-        gtk_drop_down_set_selected(sortChoice.opaque, 0)
-        sortChoice.isVisible = sortTitles.count > 1
+        setMenu(sortTitles: (dataset.view.sortOptions ?? []).map(\.title))
+        g_simple_action_set_state(sortAction, g_variant_new_int32(0))
         gtk_editable_set_text(OpaquePointer(searchEntry), "")
-        searchEntry.isVisible = !(dataset.view.searchKeys ?? []).isEmpty
+        gtk_search_bar_set_search_mode(searchBar.opaque, 0)
+        let searchable = !(dataset.view.searchKeys ?? []).isEmpty
+        searchButton.isVisible = searchable
+        // Typing starts a search only where there is one.
+        gtk_search_bar_set_key_capture_widget(searchBar.opaque, searchable ? window : nil)
         addButton.isVisible = !(dataset.view.addFields ?? []).isEmpty
         editButton.isVisible = !(dataset.view.editFields ?? []).isEmpty
         updateButtons()

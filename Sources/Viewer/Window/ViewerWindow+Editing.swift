@@ -1,3 +1,4 @@
+import CAdw
 import CGtk
 import GtkBinding
 
@@ -68,6 +69,20 @@ extension ViewerWindow {
     /// the row whose button was clicked may be rebound or removed.
     func later(followsSelection: Bool = true, _ edit: @escaping (DatasetSession) throws -> Void) {
         MainLoop.idle(priority: G_PRIORITY_DEFAULT) { [weak self] in self?.perform(followsSelection: followsSelection, edit) }
+    }
+
+    /// Shows a toast saying `text`, with an Undo button (`win.undo`) when `undo`.
+    func showToast(_ text: String, undo: Bool = false) {
+        let toast = adw_toast_new(text)!
+        if undo {
+            adw_toast_set_button_label(toast, "_Undo")
+            adw_toast_set_action_name(toast, "win.undo")
+        }
+        shownToast = text
+        Signal.connect(UnsafeMutableRawPointer(toast), "dismissed") { [weak self] () -> Void in
+            if self?.shownToast == text { self?.shownToast = nil }
+        }
+        adw_toast_overlay_add_toast(toastOverlay.opaque, toast)
     }
 
     /// Shows `message` in the banner, or hides the banner (nil).

@@ -1,9 +1,10 @@
+import CAdw
 import CGtk
 import GtkBinding
 
 /// What the window does on a signal, a key or a shortcut.
 extension ViewerWindow {
-    /// The header bar's buttons and choices, the list's activation and the import bar.
+    /// The header bars' buttons and choices, the search bar, the list's activation and the import bar.
     func connectSignals() {
         Signal.connect(listView.object, "activate") { [weak self] (position: guint) in
             guard let self, let session = self.session, let object = session.object(atPosition: Int(position)) else { return }
@@ -20,13 +21,15 @@ extension ViewerWindow {
         Signal.connect(editButton.object, "clicked") { [weak self] in self?.showEditDialog() }
         Signal.connect(deleteButton.object, "clicked") { [weak self] in self?.deleteSelection() }
         Signal.connect(undoButton.object, "clicked") { [weak self] in self?.undo() }
-        Signal.connect(importButton.object, "clicked") { [weak self] in self?.chooseImportFile() }
+        Signal.connect(backButton.object, "clicked") { [weak self] in
+            guard let self else { return }
+            _ = adw_leaflet_navigate(self.leaflet.opaque, ADW_NAVIGATION_DIRECTION_BACK)
+        }
         // One import at a time, into the dataset it started in.
         importBar.didChangeState = { [weak self] in
             guard let self else { return }
-            let idle: gboolean = self.importBar.isRunning ? 0 : 1
-            gtk_widget_set_sensitive(self.importButton, idle)
-            gtk_widget_set_sensitive(self.datasetChoice, idle)
+            Action.setEnabled(self.importAction, !self.importBar.isRunning)
+            gtk_widget_set_sensitive(self.datasetChoice, self.importBar.isRunning ? 0 : 1)
         }
         Signal.connect(window.object, "destroy") { [weak self] in self?.importBar.windowClosed() }
         Signal.connect(datasetChoice.object, "notify::selected") { [weak self] (_: gpointer?) in
@@ -35,16 +38,66 @@ extension ViewerWindow {
             guard self.datasetNames.indices.contains(index), self.datasetNames[index] != self.session?.dataset.name else { return }
             do { try self.open(datasetNamed: self.datasetNames[index]) } catch { self.showError("\(error)") }
         }
-        Signal.connect(sortChoice.object, "notify::selected") { [weak self] (_: gpointer?) in
-            guard let self, !self.isSettingChoices else { return }
-            let index = Int(gtk_drop_down_get_selected(self.sortChoice.opaque))
-            self.perform { try $0.apply(sortOption: index, shown: self.reportFetchFailure) }
-        }
         Signal.connect(searchEntry.object, "search-changed") { [weak self] in
             guard let self, !self.isSettingChoices else { return }
             let text = String(cString: gtk_editable_get_text(OpaquePointer(self.searchEntry)))
             self.perform { try $0.apply(searchText: text, shown: self.reportFetchFailure) }
         }
+        // Escape in the search clears it and closes the bar (GtkSearchBar empties its entry
+        // when it closes); the focus goes back to the list.
+        Signal.connect(searchEntry.object, "stop-search") { [weak self] in
+            guard let self else { return }
+            gtk_search_bar_set_search_mode(self.searchBar.opaque, 0)
+            gtk_widget_grab_focus(self.listView)
+        }
+        // Folded to one pane, a click on a row shows its details (Back returns to the list).
+        let click = gtk_gesture_click_new()!
+        gtk_gesture_single_set_button(click, guint(GDK_BUTTON_PRIMARY))
+        Signal.connect(UnsafeMutableRawPointer(click), "released") { [weak self] (presses: guint) in
+            guard let self, presses == 1, adw_leaflet_get_folded(self.leaflet.opaque) != 0, self.session?.selection.selectedObject != nil else { return }
+            adw_leaflet_set_visible_child(self.leaflet.opaque, self.detailPane)
+        }
+        gtk_widget_add_controller(listView, click)
+    }
+
+    /// The window's actions: `win.sort` (an integer state: the dataset's sort order),
+    /// `win.undo` (for the toasts' Undo), `win.about`, `win.show-help-overlay`. Returns `win.sort`.
+    func addActions() -> OpaquePointer {
+        let map = UnsafeMutableRawPointer(window)
+        Action.add(to: map, "undo") { [weak self] _ in self?.undo() }
+        Action.add(to: map, "about") { [weak self] _ in self?.showAbout() }
+        Action.add(to: map, "show-help-overlay") { [weak self] _ in self?.showShortcuts() }
+        return Action.add(to: map, "sort", state: 0) { [weak self] parameter in
+            guard let self, let parameter, !self.isSettingChoices else { return }
+            let index = Int(g_variant_get_int32(parameter))
+            self.perform { try $0.apply(sortOption: index, shown: self.reportFetchFailure) }
+        }
+    }
+
+    /// The primary menu: the dataset's sort orders (radio items of `win.sort`), Import, and
+    /// Keyboard Shortcuts and About.
+    func setMenu(sortTitles: [String]) {
+        func model(_ menu: OpaquePointer) -> UnsafeMutablePointer<GMenuModel> {
+            UnsafeMutableRawPointer(menu).assumingMemoryBound(to: GMenuModel.self)
+        }
+        let menu = g_menu_new()!
+        if sortTitles.count > 1 {
+            let sorts = g_menu_new()!
+            for (index, title) in sortTitles.enumerated() { g_menu_append(sorts, title, "win.sort(\(index))") }
+            g_menu_append_section(menu, "Sort", model(sorts))
+            g_object_unref(UnsafeMutableRawPointer(sorts))
+        }
+        let data = g_menu_new()!
+        g_menu_append(data, "_Import…", "win.import")
+        g_menu_append_section(menu, nil, model(data))
+        g_object_unref(UnsafeMutableRawPointer(data))
+        let help = g_menu_new()!
+        g_menu_append(help, "_Keyboard Shortcuts", "win.show-help-overlay")
+        g_menu_append(help, "_About Fetched Results", "win.about")
+        g_menu_append_section(menu, nil, model(help))
+        g_object_unref(UnsafeMutableRawPointer(help))
+        gtk_menu_button_set_menu_model(menuButton.opaque, model(menu))
+        g_object_unref(UnsafeMutableRawPointer(menu))
     }
 
     /// Says why a search or sort could not be shown.
@@ -82,9 +135,11 @@ extension ViewerWindow {
         Shortcut.add(to: controller, "<Control>o") { [weak self] in self?.chooseImportFile() }
         Shortcut.add(to: controller, "<Control>z") { [weak self] in self?.undo() }
         Shortcut.add(to: controller, "<Control>f") { [weak self] in
-            guard let self, self.searchEntry.isVisible else { return }
+            guard let self, self.searchButton.isVisible else { return }
+            gtk_search_bar_set_search_mode(self.searchBar.opaque, 1)
             gtk_widget_grab_focus(self.searchEntry)
         }
+        Shortcut.add(to: controller, "<Control>question") { [weak self] in self?.showShortcuts() }
         Shortcut.add(to: controller, "<Control>w") { [weak self] in
             guard let self else { return }
             gtk_window_close(self.window.cast())

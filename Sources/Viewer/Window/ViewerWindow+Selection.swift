@@ -1,3 +1,4 @@
+import CAdw
 import CGtk
 import Datasets
 import FetchedResults
@@ -9,7 +10,7 @@ extension ViewerWindow {
     func selectionChanged(_ event: FetchedResultsSelection<ManagedObject>.Event) {
         switch event {
         case .selected:
-            notice = nil
+            break
         case .followed:
             guard followsSelectionOnce else { break }
             followsSelectionOnce = false
@@ -17,9 +18,13 @@ extension ViewerWindow {
             revealSectionHeader()
         case .removed(let object, _):
             // A deleted object's values are gone: its title as last shown.
+            // (One that only left the list, by a search or another program's change, goes
+            // without a word: the list shows where it went.)
             let name = selectedTitle ?? object.objectID.description
-            let gone = object.isDeleted || object.managedObjectContext == nil
-            notice = gone ? "“\(name)” was deleted." : "“\(name)” is no longer in the list."
+            if object.isDeleted || object.managedObjectContext == nil {
+                let undoable = session?.edits.canUndo == true
+                showToast(undoable ? "“\(name)” deleted" : "“\(name)” was deleted", undo: undoable)
+            }
             keepFocusOnSelection()
         }
         refreshDetail()
@@ -50,14 +55,35 @@ extension ViewerWindow {
         gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(header)))
     }
 
-    /// Shows the selected object (or the notice of what became of it) in the detail pane.
+    /// Shows the selected object in the detail pane, and the list or its status page.
     func refreshDetail() {
         let object = session?.selection.selectedObject
         if let object, let session, !object.isDeleted, object.managedObjectContext != nil {
             selectedTitle = ViewConfiguration.render(session.view.row.title, for: object)
         }
-        detail.show(object, view: session?.view, notice: notice)
+        detail.show(object, view: session?.view)
+        showEmptyState()
         updateButtons()
         didUpdate?()
+    }
+}
+
+extension ViewerWindow {
+    /// The list, or when it has no rows a status page: "No Results" for a search, else what
+    /// the dataset would show and how to add it.
+    func showEmptyState() {
+        guard let session else { return }
+        let empty = session.rows.count == 0
+        if empty {
+            let searching = gtk_search_bar_get_search_mode(searchBar.opaque) != 0
+                && gtk_editable_get_text(OpaquePointer(searchEntry)).map { $0.pointee != 0 } == true
+            let noun = DetailPane.label(forKey: session.controller.fetchRequest.entityName)
+            adw_status_page_set_icon_name(emptyPage.opaque, searching ? "system-search-symbolic" : "view-list-symbolic")
+            adw_status_page_set_title(emptyPage.opaque, searching ? "No Results" : "Nothing Here Yet")
+            adw_status_page_set_description(emptyPage.opaque, searching
+                ? "No \(noun.lowercased()) matches the search."
+                : addButton.isVisible ? "Add a \(noun.lowercased()) with the + button." : nil)
+        }
+        gtk_stack_set_visible_child_name(listStack.opaque, empty ? "empty" : "list")
     }
 }

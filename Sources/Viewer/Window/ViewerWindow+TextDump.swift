@@ -1,3 +1,4 @@
+import CAdw
 import CGtk
 import Datasets
 import GtkBinding
@@ -20,6 +21,7 @@ extension ViewerWindow {
                 lines.append("[\(session.view.sectionTitle(forSectionName: session.controller.sections![section].name))]")
             }
         }
+        if let shownToast { lines.append("toast: \(shownToast)") }
         lines.append("detail:")
         lines += detail.text.split(separator: "\n").map { "  " + $0 }
         return lines.joined(separator: "\n")

@@ -1,21 +1,28 @@
+import CAdw
 import CGtk
 import Datasets
 import Foundation
 import GtkBinding
 import ObjectStore
 
-/// The viewer's window: a header bar (dataset switcher; Add, Edit, Delete and Undo; sort
-/// choice; search), the dataset's list on the left and the selected object's details on the
-/// right.
+/// The viewer's window, a libadwaita window by the GNOME HIG: the list on the left with its
+/// header bar (Add, the dataset as the title, Search, the primary menu with the sort orders,
+/// Import, Keyboard Shortcuts and About) and a search bar; the selected object's details on
+/// the right with theirs (Undo, Edit, Delete). Narrower than about 640 px the two fold into
+/// one pane at a time (`AdwLeaflet`): a click on a row shows its details, Back the list.
 ///
 /// A tap on a row (a double-click, or its +1 button) adds 1 to the dataset's counter and
 /// saves; the row moves and stays selected, with the keyboard focus. In a dataset without a
-/// counter a double-click edits. Keys: the arrows move the selection, Enter (and Ctrl+E)
-/// edits the selected object, Ctrl+N adds, Delete deletes, Ctrl+Z undoes the last saved
-/// edit, Ctrl+F searches, Ctrl+O imports a CSV or JSON-lines file, Ctrl+W and Ctrl+Q close.
+/// counter a double-click edits. Keys: the arrows, Page Up/Down, Home and End move the
+/// selection across section headers, Enter (and Ctrl+E) edits the selected object, Ctrl+N
+/// adds, Delete deletes, Ctrl+Z undoes the last saved edit, Ctrl+F (or typing) searches and
+/// Escape ends the search, Ctrl+O imports a CSV or JSON-lines file, F10 opens the menu,
+/// Ctrl+? lists the shortcuts, Ctrl+W and Ctrl+Q close. What happened to the selected object
+/// (deleted, gone from the list) shows as a toast, with Undo where it can be undone.
 ///
 /// The window follows its store: what another process commits (a script, another window,
-/// the `sqlite3` shell, an import) shows as it commits, animated like a local change.
+/// the `sqlite3` shell, an import) shows as it commits, like a local change. GtkListView 4.8
+/// does not animate moves: a moved row appears at its new place.
 ///
 /// ## Topics
 /// - ``init(application:options:)``
@@ -26,17 +33,16 @@ import ObjectStore
 /// - ``isImporting``
 public final class ViewerWindow {
     // Here: the window's state, widgets and layout. The rest is in extensions by concern:
-    // +Datasets, +Events (signals and keys), +Keyboard (moving through the list), +Editing (dialogs, delete, undo, the error
-    // banner), +Import, +Selection (focus, detail pane) and +TextDump (reading it back).
-    /// The `GtkApplicationWindow` (a plain `GtkWindow` without an application).
+    // +Datasets, +Events (signals, actions and keys), +Keyboard (moving through the list),
+    // +Editing (dialogs, delete, undo, toasts, the error banner), +Import, +Selection (focus,
+    // detail pane, empty states) and +TextDump (reading it back).
+    /// The `AdwApplicationWindow` (an `AdwWindow` without an application).
     public let window: UnsafeMutablePointer<GtkWidget>
     let options: ViewerOptions
     /// The dataset shown now (``open(datasetNamed:)`` replaces it).
     var session: DatasetSession?
     var factory: RowFactory?
     var contextObservation: ObservationToken?
-    /// What the detail pane says about the object that was selected before (deleted...).
-    var notice: String?
     /// The title of the selected object when the detail pane last showed it.
     var selectedTitle: String?
     /// Set by the person's own edits: the next time the selected row moves, the list scrolls
@@ -47,17 +53,31 @@ public final class ViewerWindow {
     var pendingListPosition: Int?
     /// Called after the window showed a change: an edit, a selection, another dataset.
     public var didUpdate: (() -> Void)?
+    /// The text of the toast shown last, while it shows (for ``textDump``).
+    var shownToast: String?
 
     let listView: Widget
     let detail = DetailPane()
     let datasetChoice: Widget
-    let sortChoice: Widget
+    let searchBar: Widget
     let searchEntry: Widget
+    let searchButton: Widget
+    let menuButton: Widget
     let addButton: Widget
     let editButton: Widget
     let deleteButton: Widget
     let undoButton: Widget
-    let importButton: Widget
+    let backButton: Widget
+    let leaflet: Widget
+    let listPane: Widget
+    let detailPane: Widget
+    /// The list, or a status page when it has no rows ("No Results" for a search).
+    let listStack: Widget
+    let emptyPage: Widget
+    let toastOverlay: Widget
+    /// `win.sort` (the sort order, an integer state), `win.import`.
+    private(set) var sortAction: OpaquePointer!
+    private(set) var importAction: OpaquePointer!
     /// The progress of an import, and then its outcome.
     let importBar = ImportBar()
     /// The Add or Edit dialog opened last.
@@ -72,30 +92,41 @@ public final class ViewerWindow {
     /// A window on `options.datasetName`. Throws when the dataset or its store cannot be opened.
     public init(application: UnsafeMutablePointer<GtkApplication>?, options: ViewerOptions) throws {
         self.options = options
+        adw_init()
         Style.install()
-        window = application.map { gtk_application_window_new($0) } ?? gtk_window_new()
+        window = application.map { adw_application_window_new($0) } ?? adw_window_new()
         gtk_window_set_default_size(window.cast(), 900, 640)
+        // The smallest phone-sized width GNOME designs for.
+        gtk_widget_set_size_request(window, 360, 300)
+        if ViewerApplication.applicationID.hasSuffix(".Devel") { window.addClass("devel") }
         datasetNames = Dataset.shipped.contains(options.datasetName) ? Dataset.shipped : Dataset.shipped + [options.datasetName]
 
+        // The list pane: header bar, search bar, the list or its status page.
         let titles = datasetNames.map { (try? Dataset.load(named: $0).view.title) ?? $0 }
         datasetChoice = makeDropDown(titles)
         gtk_widget_set_tooltip_text(datasetChoice, "Dataset")
-        sortChoice = makeDropDown([])
-        gtk_widget_set_tooltip_text(sortChoice, "Sort order")
-        searchEntry = gtk_search_entry_new()
-        gtk_widget_set_tooltip_text(searchEntry, "Search (Ctrl+F)")
         addButton = makeButton(icon: "list-add-symbolic", tooltip: "Add (Ctrl+N)")
-        editButton = makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Enter)")
-        deleteButton = makeButton(icon: "user-trash-symbolic", tooltip: "Delete (Delete)")
-        undoButton = makeButton(icon: "edit-undo-symbolic", tooltip: "Undo (Ctrl+Z)")
-        importButton = makeButton(icon: "document-open-symbolic", tooltip: "Import a CSV or JSON-lines file (Ctrl+O)")
-        let header = gtk_header_bar_new()!
-        gtk_header_bar_pack_start(header.opaque, datasetChoice)
-        for button in [addButton, editButton, deleteButton, undoButton] { gtk_header_bar_pack_start(header.opaque, button) }
-        gtk_header_bar_pack_end(header.opaque, importButton)
-        gtk_header_bar_pack_end(header.opaque, searchEntry)
-        gtk_header_bar_pack_end(header.opaque, sortChoice)
-        gtk_window_set_titlebar(window.cast(), header)
+        searchButton = gtk_toggle_button_new()
+        gtk_button_set_icon_name(searchButton.cast(), "system-search-symbolic")
+        gtk_widget_set_tooltip_text(searchButton, "Search (Ctrl+F)")
+        menuButton = gtk_menu_button_new()
+        gtk_menu_button_set_icon_name(menuButton.opaque, "open-menu-symbolic")
+        gtk_widget_set_tooltip_text(menuButton, "Main Menu (F10)")
+        gtk_menu_button_set_primary(menuButton.opaque, 1)
+        let listHeader = adw_header_bar_new()!
+        adw_header_bar_pack_start(listHeader.opaque, addButton)
+        adw_header_bar_set_title_widget(listHeader.opaque, datasetChoice)
+        adw_header_bar_pack_end(listHeader.opaque, menuButton)
+        adw_header_bar_pack_end(listHeader.opaque, searchButton)
+
+        searchEntry = gtk_search_entry_new()
+        gtk_widget_set_hexpand(searchEntry, 1)
+        searchBar = gtk_search_bar_new()
+        gtk_search_bar_set_child(searchBar.opaque, searchEntry)
+        gtk_search_bar_connect_entry(searchBar.opaque, searchEntry.opaque)
+        gtk_search_bar_set_key_capture_widget(searchBar.opaque, window)
+        g_object_bind_property(UnsafeMutableRawPointer(searchButton), "active", UnsafeMutableRawPointer(searchBar), "search-mode-enabled",
+                               GBindingFlags(rawValue: G_BINDING_BIDIRECTIONAL.rawValue | G_BINDING_SYNC_CREATE.rawValue))
 
         listView = gtk_list_view_new(nil, nil)
         listView.addClass("rich-list")
@@ -105,21 +136,57 @@ public final class ViewerWindow {
         let scrolled = gtk_scrolled_window_new()!
         gtk_scrolled_window_set_policy(scrolled.opaque, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
         gtk_scrolled_window_set_child(scrolled.opaque, listView)
-        gtk_widget_set_size_request(scrolled, 320, -1)
-        let paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL)!
-        gtk_paned_set_start_child(paned.opaque, scrolled)
-        gtk_paned_set_end_child(paned.opaque, detail.widget)
-        gtk_paned_set_resize_start_child(paned.opaque, 1)
-        gtk_paned_set_shrink_start_child(paned.opaque, 0)
-        gtk_paned_set_shrink_end_child(paned.opaque, 0)
-        gtk_paned_set_position(paned.opaque, 480)
-        gtk_widget_set_vexpand(paned, 1)
+        gtk_widget_set_vexpand(scrolled, 1)
+        emptyPage = adw_status_page_new()
+        listStack = gtk_stack_new()
+        gtk_stack_add_named(listStack.opaque, scrolled, "list")
+        gtk_stack_add_named(listStack.opaque, emptyPage, "empty")
+        listPane = makeBox(GTK_ORIENTATION_VERTICAL, [listHeader, searchBar, listStack])
+        gtk_widget_set_size_request(listPane, 360, -1)
+
+        // The detail pane: its header bar and the details.
+        backButton = makeButton(icon: "go-previous-symbolic", tooltip: "Back to the list")
+        undoButton = makeButton(icon: "edit-undo-symbolic", tooltip: "Undo (Ctrl+Z)")
+        editButton = makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Enter)")
+        deleteButton = makeButton(icon: "user-trash-symbolic", tooltip: "Delete (Delete)")
+        let detailHeader = adw_header_bar_new()!
+        adw_header_bar_pack_start(detailHeader.opaque, backButton)
+        adw_header_bar_pack_start(detailHeader.opaque, undoButton)
+        adw_header_bar_pack_end(detailHeader.opaque, deleteButton)
+        adw_header_bar_pack_end(detailHeader.opaque, editButton)
+        adw_header_bar_set_title_widget(detailHeader.opaque, gtk_label_new(nil))
+        gtk_widget_set_vexpand(detail.widget, 1)
+        detailPane = makeBox(GTK_ORIENTATION_VERTICAL, [detailHeader, detail.widget])
+        gtk_widget_set_hexpand(detailPane, 1)
+        gtk_widget_set_size_request(detailPane, 280, -1)
+
+        leaflet = adw_leaflet_new()
+        adw_leaflet_set_can_navigate_back(leaflet.opaque, 1)
+        adw_leaflet_append(leaflet.opaque, listPane)
+        let separator = gtk_separator_new(GTK_ORIENTATION_VERTICAL)!
+        adw_leaflet_page_set_navigatable(adw_leaflet_append(leaflet.opaque, separator), 0)
+        adw_leaflet_append(leaflet.opaque, detailPane)
+        gtk_widget_set_vexpand(leaflet, 1)
+        // Unfolded, the window's buttons are at the detail pane's end; folded, each pane has them.
+        for (property, header) in [("show-end-title-buttons", listHeader), ("show-start-title-buttons", detailHeader)] {
+            g_object_bind_property(UnsafeMutableRawPointer(leaflet), "folded", UnsafeMutableRawPointer(header), property, G_BINDING_SYNC_CREATE)
+        }
+        g_object_bind_property(UnsafeMutableRawPointer(leaflet), "folded", UnsafeMutableRawPointer(backButton), "visible", G_BINDING_SYNC_CREATE)
+
         banner = makeLabel(classes: ["error-banner"])
         gtk_label_set_wrap(banner.opaque, 1)
         banner.isVisible = false
-        gtk_window_set_child(window.cast(), makeBox(GTK_ORIENTATION_VERTICAL, [banner, importBar.widget, paned]))
+        toastOverlay = adw_toast_overlay_new()
+        adw_toast_overlay_set_child(toastOverlay.opaque, makeBox(GTK_ORIENTATION_VERTICAL, [banner, importBar.widget, leaflet]))
+        if application != nil {
+            adw_application_window_set_content(window.cast(), toastOverlay)
+        } else {
+            adw_window_set_content(window.cast(), toastOverlay)
+        }
 
         connectSignals()
+        sortAction = addActions()
+        importAction = Action.add(to: UnsafeMutableRawPointer(window), "import") { [weak self] _ in self?.chooseImportFile() }
         enterController = addEnterEdits()
         addListNavigation()
         addShortcuts()

@@ -1,0 +1,134 @@
+import CAdw
+import CGtk
+import Foundation
+import GtkBinding
+@testable import Viewer
+import XCTest
+
+/// The window as a GNOME app: search behind a toggle (Ctrl+F, typing, Escape), status pages,
+/// toasts with Undo, the primary menu, About and Keyboard Shortcuts, and a layout that folds
+/// to one pane down to 360 px wide without overlapping header widgets.
+final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
+    func testSearchOpensWithCtrlFShowsNoResultsAndEscapeClearsAndClosesIt() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        XCTAssertEqual(gtk_search_bar_get_search_mode(window.searchBar.opaque), 0, "the search bar starts closed")
+        gtk_search_bar_set_search_mode(window.searchBar.opaque, 1)
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "zzq")
+        XCTAssertTrue(iterateMainLoop(until: { window.session?.rows.count == 0 }), "nothing matches")
+        XCTAssertTrue(iterateMainLoop(until: { String(cString: gtk_stack_get_visible_child_name(window.listStack.opaque)) == "empty" }))
+        XCTAssertEqual(String(cString: adw_status_page_get_title(window.emptyPage.opaque)), "No Results")
+
+        // Escape in the entry ends the search: the text goes, the bar closes, every team is back.
+        g_signal_emit_by_name_stop_search(window.searchEntry)
+        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count == 37 }), "32 teams and 5 zones again: \(window.listLines.count)")
+        XCTAssertEqual(gtk_search_bar_get_search_mode(window.searchBar.opaque), 0)
+        XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(window.searchEntry))), "")
+        XCTAssertEqual(String(cString: gtk_stack_get_visible_child_name(window.listStack.opaque)), "list")
+        XCTAssertTrue(window.searchButton.isVisible)
+    } }
+
+    func testADeleteShowsAToastWhoseUndoBringsTheTeamBack() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        let session = try XCTUnwrap(window.session)
+        session.selection.select(window.object(titled: "Ghana"))
+        window.deleteSelection()
+        iterateMainLoop(for: 0.1)
+        XCTAssertEqual(window.shownToast, "“Ghana” deleted")
+        XCTAssertNil(window.position(ofRowTitled: "Ghana"))
+        gtk_widget_activate_action_variant(window.window, "win.undo", nil)  // the toast's Undo button
+        XCTAssertTrue(iterateMainLoop(until: { window.position(ofRowTitled: "Ghana") != nil }), "Undo brings Ghana back")
+    } }
+
+    func testTheSortOrdersAreRadioItemsOfThePrimaryMenu() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        let model = try XCTUnwrap(gtk_menu_button_get_menu_model(window.menuButton.opaque))
+        let sorts = try XCTUnwrap(g_menu_model_get_item_link(model, 0, "section"))
+        defer { g_object_unref(UnsafeMutableRawPointer(sorts)) }
+        XCTAssertEqual(g_menu_model_get_n_items(sorts), 2, "Most wins first, By name")
+        XCTAssertEqual(gtk_menu_button_get_primary(window.menuButton.opaque), 1, "F10 opens it")
+        gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(1))
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Algeria · Wins: 0") == true }))
+        let state = try XCTUnwrap(g_action_get_state(window.sortAction))
+        defer { g_variant_unref(state) }
+        XCTAssertEqual(g_variant_get_int32(state), 1, "the radio item shows the sort in use")
+    } }
+
+    func testAboutAndKeyboardShortcutsOpenTheirWindows() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        for (action, type) in [("win.about", adw_about_window_get_type()), ("win.show-help-overlay", gtk_shortcuts_window_get_type())] {
+            gtk_widget_activate_action_variant(window.window, action, nil)
+            XCTAssertTrue(iterateMainLoop(until: { self.toplevel(ofType: type) != nil }), "\(action) opens its window")
+            if let opened = toplevel(ofType: type) { gtk_window_destroy(opened) }
+            iterateMainLoop(for: 0.05)
+        }
+    } }
+
+    /// At 360 px the window folds to the list with its header; a click on a row shows its
+    /// details with a Back button, which returns to the list. At 360 and at 1280 px no two
+    /// widgets of a header bar overlap.
+    func testAt360PixelsTheWindowFoldsToOnePaneAndTheHeaderWidgetsDoNotOverlap() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        for width: Int32 in [1280, 360] {
+            gtk_window_set_default_size(window.window.cast(), width, 640)
+            gtk_window_unmaximize(window.window.cast())
+            XCTAssertTrue(iterateMainLoop(until: { abs(gtk_widget_get_width(window.window) - width) < 40 }),
+                          "the window is \(width) px wide: \(gtk_widget_get_width(window.window))")
+            iterateMainLoop(for: 0.3)
+            XCTAssertEqual(adw_leaflet_get_folded(window.leaflet.opaque) != 0, width == 360, "folded at \(width) px")
+            for header in window.window.descendants where String(cString: gtk_widget_get_css_name(header)) == "headerbar" && gtk_widget_get_mapped(header) != 0 {
+                let boxes = header.descendants.filter {
+                    gtk_widget_get_mapped($0) != 0 && (String(cString: gtk_widget_get_css_name($0)) == "button" || String(cString: gtk_widget_get_css_name($0)) == "dropdown")
+                }.compactMap { widget -> (Widget, graphene_rect_t)? in
+                    var bounds = graphene_rect_t()
+                    return gtk_widget_compute_bounds(widget, window.window, &bounds) != 0 ? (widget, bounds) : nil
+                }
+                XCTAssertGreaterThan(boxes.count, 2)
+                for (i, a) in boxes.enumerated() {
+                    for b in boxes[(i + 1)...] where gtk_widget_is_ancestor(a.0, b.0) == 0 && gtk_widget_is_ancestor(b.0, a.0) == 0 {
+                        var a1 = a.1, b1 = b.1
+                        XCTAssertFalse(graphene_rect_intersection(&a1, &b1, nil), "at \(width) px, two header widgets overlap")
+                        XCTAssertLessThanOrEqual(a.1.origin.x + a.1.size.width, Float(gtk_widget_get_width(window.window)) + 1, "inside the window")
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(adw_leaflet_get_visible_child(window.leaflet.opaque), window.listPane, "the list shows first")
+        XCTAssertTrue(window.backButton.isVisible)
+        // The details of the selected row (a click on a row shows them), then Back.
+        window.session?.selection.select(window.object(titled: "Ghana"))
+        adw_leaflet_set_visible_child(window.leaflet.opaque, window.detailPane)
+        iterateMainLoop(for: 0.3)
+        gtk_button_clicked_back(window.backButton)
+        XCTAssertTrue(iterateMainLoop(until: { adw_leaflet_get_visible_child(window.leaflet.opaque) == window.listPane }), "Back shows the list")
+    } }
+
+    private func toplevel(ofType type: GType) -> UnsafeMutablePointer<GtkWindow>? {
+        let toplevels = gtk_window_get_toplevels()!
+        for index in 0..<g_list_model_get_n_items(toplevels) {
+            let item = g_list_model_get_item(toplevels, index)!
+            g_object_unref(item)
+            if g_type_check_instance_is_a(item.assumingMemoryBound(to: GTypeInstance.self), type) != 0, gtk_widget_get_visible(item.assumingMemoryBound(to: GtkWidget.self)) != 0 {
+                return item.assumingMemoryBound(to: GtkWindow.self)
+            }
+        }
+        return nil
+    }
+}
+
+/// GtkSearchEntry's `stop-search` (what Escape emits), through `g_signal_emitv`.
+@MainActor private func g_signal_emit_by_name_stop_search(_ entry: Widget) {
+    var instance = GValue()
+    g_value_init(&instance, gtk_search_entry_get_type())
+    g_value_set_object(&instance, UnsafeMutableRawPointer(entry))
+    g_signal_emitv(&instance, g_signal_lookup("stop-search", gtk_search_entry_get_type()), 0, nil)
+    g_value_unset(&instance)
+}
+
+/// A click of the button, as GTK's own gesture ends it (`clicked`).
+@MainActor private func gtk_button_clicked_back(_ button: Widget) {
+    var instance = GValue()
+    g_value_init(&instance, gtk_button_get_type())
+    g_value_set_object(&instance, UnsafeMutableRawPointer(button))
+    g_signal_emitv(&instance, g_signal_lookup("clicked", gtk_button_get_type()), 0, nil)
+    g_value_unset(&instance)
+}
