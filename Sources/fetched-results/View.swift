@@ -17,8 +17,27 @@ struct View: ParsableCommand {
     @Option(help: "Save a picture of the window to this PNG file once it is shown, then quit.")
     var screenshot: String?
 
+    @Option(help: ArgumentHelp("The window's size, as WIDTHxHEIGHT in pixels (at least 360x300).", valueName: "size"))
+    var windowSize: String?
+
+    @Option(help: "Light or dark style: system (follow the desktop's setting), light or dark.")
+    var colorScheme: ColorScheme = .system
+
     @Option(help: ArgumentHelp("Write what the window shows as text to this file after every change.", visibility: .hidden))
     var dump: String?
+
+    func validate() throws {
+        if let windowSize, Self.size(windowSize) == nil {
+            throw ValidationError("--window-size takes WIDTHxHEIGHT in pixels, at least 360x300, such as 1280x800: not \(windowSize)")
+        }
+    }
+
+    /// "1280x800" as numbers; nil when it is not a size of at least 360 by 300.
+    static func size(_ text: String) -> (width: Int, height: Int)? {
+        let parts = text.lowercased().split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, parts[0] >= 360, parts[1] >= 300, parts[0] <= 16384, parts[1] <= 16384 else { return nil }
+        return (parts[0], parts[1])
+    }
 
     func run() throws {
         var screenshotURL = screenshot.map { URL(fileURLWithPath: $0) }
@@ -32,10 +51,24 @@ struct View: ParsableCommand {
         defer { display?.stop() }
         let viewerOptions = ViewerOptions(
             datasetName: options.dataset, storeURL: options.store.map { URL(fileURLWithPath: $0) },
-            screenshotURL: screenshotURL, dumpURL: dump.map { URL(fileURLWithPath: $0) }, busyTimeout: options.busyTimeout)
+            screenshotURL: screenshotURL, dumpURL: dump.map { URL(fileURLWithPath: $0) }, busyTimeout: options.busyTimeout,
+            windowSize: windowSize.flatMap(Self.size), colorScheme: colorScheme.viewerValue)
         // A command runs on the main thread, where GTK (and the viewer's every declaration) runs.
         let status = try MainActor.assumeIsolated { try ViewerApplication(options: viewerOptions).run() }
         guard status == 0 else { throw ExitCode(status) }
         if let screenshotURL { print("Screenshot: \(screenshotURL.path)") }
+    }
+}
+
+/// `--color-scheme`.
+enum ColorScheme: String, ExpressibleByArgument, CaseIterable {
+    case system, light, dark
+
+    var viewerValue: ViewerOptions.ColorScheme {
+        switch self {
+        case .system: .system
+        case .light: .light
+        case .dark: .dark
+        }
     }
 }

@@ -63,6 +63,26 @@ final class ViewCommandTests: XCTestCase {
         XCTAssertTrue(size.width > 800 && size.height > 600, "the window's size (900×640 less its frame): \(size)")
     }
 
+    /// `--window-size 360x720 --color-scheme dark`: a phone-sized window in the dark style; a
+    /// size below 360x300 is refused by name.
+    func testWindowSizeAndColorSchemeOptions() throws {
+        guard hasDisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let folder = try temporaryFolder(self)
+        let picture = folder.appendingPathComponent("narrow.png")
+        let result = try run(["view", "--store", folder.appendingPathComponent("cup.sqlite").path, "--window-size", "360x720",
+                              "--color-scheme", "dark", "--screenshot", picture.path])
+        XCTAssertEqual(result.status, 0, result.errors)
+        let size = try pngSize(picture)
+        XCTAssertTrue((350...380).contains(size.width) && (690...730).contains(size.height), "360 × 720 less the frame: \(size)")
+        if let pixel = tool("convert", [picture.path, "-format", "%[pixel:p{\(size.width / 2),\(size.height - 20)}]", "info:"]) {
+            let rgb = pixel.split { !$0.isNumber }.compactMap { Int($0) }.prefix(3)
+            XCTAssertTrue(rgb.count == 3 && rgb.allSatisfy { $0 < 80 }, "a dark list background: \(pixel)")
+        }
+        let refused = try run(["view", "--window-size", "200x100", "--screenshot", picture.path])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.errors.contains("--window-size takes WIDTHxHEIGHT"), refused.errors)
+    }
+
     func testWithoutADisplayItStartsXvfbAndSavesAScreenshot() throws {
         guard tool("which", ["Xvfb"]) != nil else { throw XCTSkip("Xvfb is not installed (scripts/install-deps installs it)") }
         let folder = try temporaryFolder(self)

@@ -16,15 +16,30 @@ nonisolated public struct ViewerOptions: Sendable {
     /// How long a save waits while another program writes the store (see
     /// ``PersistentStore/busyTimeout``); changes that still find it locked are kept and saved later.
     public var busyTimeout: TimeInterval
+    /// The window's size in pixels; nil for its default (900 × 640).
+    public var windowSize: (width: Int, height: Int)?
+    /// Light or dark.
+    public var colorScheme: ColorScheme
+
+    /// Light or dark style.
+    public enum ColorScheme: Sendable {
+        /// The desktop's setting (GNOME's dark style preference).
+        case system
+        case light
+        case dark
+    }
 
     public init(datasetName: String = "worldcup", storeURL: URL? = nil, storeFolder: URL? = nil,
-                screenshotURL: URL? = nil, dumpURL: URL? = nil, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) {
+                screenshotURL: URL? = nil, dumpURL: URL? = nil, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout,
+                windowSize: (width: Int, height: Int)? = nil, colorScheme: ColorScheme = .system) {
         self.datasetName = datasetName
         self.storeURL = storeURL
         self.storeFolder = storeFolder
         self.screenshotURL = screenshotURL
         self.dumpURL = dumpURL
         self.busyTimeout = busyTimeout
+        self.windowSize = windowSize
+        self.colorScheme = colorScheme
     }
 
     /// The store of dataset `name`; nil for the dataset's default.

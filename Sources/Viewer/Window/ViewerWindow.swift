@@ -95,7 +95,12 @@ public final class ViewerWindow {
         adw_init()
         Style.install()
         window = application.map { adw_application_window_new($0) } ?? adw_window_new()
-        gtk_window_set_default_size(window.cast(), 900, 640)
+        gtk_window_set_default_size(window.cast(), Int32(options.windowSize?.width ?? 900), Int32(options.windowSize?.height ?? 640))
+        switch options.colorScheme {
+        case .system: break
+        case .light: adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_FORCE_LIGHT)
+        case .dark: adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_FORCE_DARK)
+        }
         // The smallest phone-sized width GNOME designs for.
         gtk_widget_set_size_request(window, 360, 300)
         if ViewerApplication.applicationID.hasSuffix(".Devel") { window.addClass("devel") }
