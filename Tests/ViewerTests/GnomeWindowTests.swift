@@ -2,6 +2,7 @@ import CAdw
 import CGtk
 import Foundation
 import GtkBinding
+import ObjectStore
 @testable import Viewer
 import XCTest
 
@@ -52,6 +53,37 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         defer { g_variant_unref(state) }
         XCTAssertEqual(g_variant_get_int32(state), 1, "the radio item shows the sort in use")
     } }
+
+    /// A new sort from the menu (the focus on the menu button, not in the list) moves the
+    /// selected team far down: the list scrolls to it.
+    func testANewSortScrollsTheSelectedRowIntoView() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        let session = try XCTUnwrap(window.session)
+        let spain = try XCTUnwrap(window.object(titled: "Spain"))
+        try spain.setValue(9, forKey: "wins")
+        try session.context.save()
+        iterateMainLoop(for: 0.1)
+        session.selection.select(spain)
+        window.keepFocusOnSelection()
+        XCTAssertTrue(iterateMainLoop(until: { self.isShown(spain, in: window) }), "Spain, first of Europe, is shown")
+        gtk_widget_grab_focus(window.menuButton)
+        gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(1))  // By name: Spain near Europe's end
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Europe").suffix(2).first == "> Spain · Wins: 9" }),
+                      "\(window.rows(inSection: "Europe"))")
+        XCTAssertTrue(iterateMainLoop(until: { self.isShown(spain, in: window) }), "the list scrolled to Spain")
+        let focus = gtk_root_get_focus(OpaquePointer(window.window))
+        XCTAssertTrue(focus == window.menuButton || gtk_widget_is_ancestor(focus, window.menuButton) != 0, "the focus stays on the menu button")
+    } }
+
+    /// Whether the row of `object` is on screen: mapped, inside the list's visible area.
+    @MainActor private func isShown(_ object: ManagedObject, in window: ViewerWindow) -> Bool {
+        guard let row = window.factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0 else { return false }
+        var bounds = graphene_rect_t()
+        guard gtk_widget_compute_bounds(row, window.listView, &bounds) != 0 else { return false }
+        let top = bounds.origin.y, bottom = bounds.origin.y + bounds.size.height
+        // The list view's own coordinates are its visible area (GtkListView scrolls itself).
+        return top >= -1 && bottom <= Float(gtk_widget_get_height(window.listView)) + 1
+    }
 
     func testAboutAndKeyboardShortcutsOpenTheirWindows() throws { try MainActor.assumeIsolated {
         let window = try openWindow()

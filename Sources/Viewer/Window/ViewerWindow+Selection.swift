@@ -31,12 +31,17 @@ extension ViewerWindow {
     }
 
     /// Moves the keyboard focus (where the arrows and Enter start) to the selected row when the list has
-    /// it: GTK's focus stays at the old position when the selected row moves, so the arrows
+    /// it, else scrolls the row into view: GTK's focus stays at the old position when the selected row moves, so the arrows
     /// would move on from whichever team took its place.
     func keepFocusOnSelection(retry: Bool = true) {
         guard let session, let object = session.selection.selectedObject, let position = session.selection.selectedPosition else { return }
         let focus = gtk_root_get_focus(OpaquePointer(window))
-        guard focus == nil || gtk_widget_is_ancestor(focus, listView) != 0 || focus == listView else { return }
+        guard focus == nil || gtk_widget_is_ancestor(focus, listView) != 0 || focus == listView else {
+            // The focus is elsewhere (the search entry, the menu that changed the sort): the
+            // row comes into view, the focus stays.
+            gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(position)))
+            return
+        }
         if let row = factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0 {
             gtk_widget_grab_focus(row)  // GTK scrolls to the focused row when it is out of view
         } else if retry {
