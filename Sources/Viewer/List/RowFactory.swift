@@ -126,9 +126,7 @@ import ObjectStore
             gtk_check_button_set_active(widgets.check.cast(), object.attributeValue(forKey: toggle) == .bool(true) ? 1 : 0)
         }
         widgets.counter.isVisible = view.counter != nil
-        if let counter = view.counter {
-            widgets.counterTooltip = "Add 1 to \(DetailPane.label(forKey: counter).lowercased())"
-        }
+        widgets.counterTooltip = view.counterAction
     }
 }
 
