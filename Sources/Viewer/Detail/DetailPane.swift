@@ -78,10 +78,11 @@ final class DetailPane {
         }
     }
 
+    /// A value under its name; assistive technologies read the value named by it.
     private func addRow(_ name: String, _ value: String) {
-        let nameLabel = makeLabel(name, classes: ["dim-label"], xalign: 1)
-        gtk_widget_set_valign(nameLabel, GTK_ALIGN_START)
         let valueLabel = makeLabel(value)
+        let nameLabel = name.isEmpty ? makeLabel() : makeLabel(name, naming: valueLabel)
+        gtk_widget_set_valign(nameLabel, GTK_ALIGN_START)
         gtk_label_set_wrap(valueLabel.opaque, 1)
         gtk_label_set_selectable(valueLabel.opaque, 1)
         gtk_widget_set_hexpand(valueLabel, 1)

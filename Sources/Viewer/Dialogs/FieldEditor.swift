@@ -30,7 +30,6 @@ final class FieldEditor {
         self.attribute = attribute
         self.title = title
         kind = field.widget ?? Self.defaultKind(for: attribute.type)
-        label = makeLabel(title, classes: ["dim-label"], xalign: 1)
         switch kind {
         case .entry:
             widget = gtk_entry_new()
@@ -49,6 +48,7 @@ final class FieldEditor {
             widget = gtk_switch_new()
             gtk_widget_set_halign(widget, GTK_ALIGN_START)
         }
+        label = makeLabel(title, naming: widget)
         gtk_widget_set_tooltip_text(widget, title)
         if kind == .date { makeDatePicker() }
         if kind == .entry {
@@ -65,7 +65,7 @@ final class FieldEditor {
         let calendar = gtk_calendar_new()!
         var children = [calendar]
         if attribute.isOptional {
-            let clear = gtk_button_new_with_mnemonic("C_lear")!
+            let clear = makeButton(mnemonic: "C_lear")
             gtk_widget_set_tooltip_text(clear, "No \(title.lowercased())")
             gtk_widget_set_halign(clear, GTK_ALIGN_END)
             Signal.connect(clear.object, "clicked") { [weak self] in

@@ -93,8 +93,8 @@ final class ObjectDialog {
 
         let header = gtk_header_bar_new()!
         gtk_header_bar_set_show_title_buttons(header.opaque, 0)
-        let cancel = gtk_button_new_with_mnemonic("_Cancel")!
-        let save = gtk_button_new_with_mnemonic(mode.isAdd ? "_Add" : "_Save")!
+        let cancel = makeButton(mnemonic: "_Cancel")
+        let save = makeButton(mnemonic: mode.isAdd ? "_Add" : "_Save")
         save.addClass("suggested-action")
         gtk_header_bar_pack_start(header.opaque, cancel)
         gtk_header_bar_pack_end(header.opaque, save)
@@ -116,9 +116,9 @@ final class ObjectDialog {
         message = makeLabel(classes: ["dialog-error"])
         gtk_label_set_wrap(message.opaque, 1)
         message.isVisible = false
-        reloadButton = gtk_button_new_with_mnemonic("_Reload")!
+        reloadButton = makeButton(mnemonic: "_Reload")
         gtk_widget_set_tooltip_text(reloadButton, "Show the values saved elsewhere; your changes are discarded")
-        overwriteButton = gtk_button_new_with_mnemonic("_Overwrite")!
+        overwriteButton = makeButton(mnemonic: "_Overwrite")
         gtk_widget_set_tooltip_text(overwriteButton, "Save your values over the ones saved elsewhere")
         overwriteButton.addClass("destructive-action")
         conflictButtons = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 6, [reloadButton, overwriteButton])

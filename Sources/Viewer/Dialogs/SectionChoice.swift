@@ -17,8 +17,8 @@ final class SectionChoice {
     init(title: String, sections: [(id: ObjectID, title: String)], selected: ObjectID?) {
         self.title = title
         sectionIDs = sections.map(\.id)
-        label = makeLabel(title, classes: ["dim-label"], xalign: 1)
         widget = makeDropDown(sections.map(\.title))
+        label = makeLabel(title, naming: widget)
         gtk_widget_set_halign(widget, GTK_ALIGN_START)
         gtk_widget_set_tooltip_text(widget, title)
         if let selected, let index = sectionIDs.firstIndex(of: selected) {
