@@ -195,7 +195,9 @@ final class ObjectDialog {
     private func fieldValues(in context: ObjectContext? = nil) throws -> [(String, Any?)] {
         var values = try editors.map { ($0.field.key, try $0.value()) }
         if let key = session?.sectionRelationshipKey, let id = sectionChoice?.selectedID, let context = context ?? session?.context {
-            values.append((key, try context.existingObject(with: id)))
+            let section = try context.existingObject(with: id)
+            // Edit sets it only when another was chosen: a move made elsewhere meanwhile stays.
+            if editedObject?.relatedObjects(forKey: key).first as? ManagedObject !== section { values.append((key, section)) }
         }
         return values
     }

@@ -1,4 +1,5 @@
 import CGtk
+import Foundation
 import CViewer
 import GtkBinding
 
@@ -30,12 +31,13 @@ func labelText(_ label: Widget) -> String {
     String(cString: gtk_label_get_text(label.opaque))
 }
 
-/// A new button showing the icon `icon`, with a tooltip, named `name` for assistive
-/// technologies (an icon has no text to read).
-func makeButton(icon: String, name: String, tooltip: String) -> Widget {
+/// A new button showing the icon `icon`, with a tooltip, named for assistive technologies
+/// (an icon has no text to read) `name`, else the tooltip without its shortcut ("Undo (Ctrl+Z)": "Undo").
+func makeButton(icon: String, tooltip: String, name: String? = nil) -> Widget {
     let button = gtk_button_new_from_icon_name(icon)!
     gtk_widget_set_tooltip_text(button, tooltip)
-    fr_accessible_set_text(button, GTK_ACCESSIBLE_PROPERTY_LABEL, name)
+    let withoutShortcut = tooltip.range(of: " (").map { String(tooltip[..<$0.lowerBound]) } ?? tooltip
+    fr_accessible_set_text(button, GTK_ACCESSIBLE_PROPERTY_LABEL, name ?? withoutShortcut)
     return button
 }
 

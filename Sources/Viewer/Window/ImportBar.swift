@@ -38,7 +38,7 @@ final class ImportBar: @unchecked Sendable {
         message = makeLabel()
         gtk_label_set_wrap(message.opaque, 1)
         gtk_widget_set_hexpand(message, 1)
-        closeButton = makeButton(icon: "window-close-symbolic", name: "Dismiss", tooltip: "Dismiss")
+        closeButton = makeButton(icon: "window-close-symbolic", tooltip: "Dismiss")
         closeButton.addClass("flat")
         widget = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 12, [progressBar, cancelButton, message, closeButton])
         widget.addClass("import-bar")

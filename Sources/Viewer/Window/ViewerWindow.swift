@@ -84,11 +84,11 @@ public final class ViewerWindow {
         gtk_widget_set_tooltip_text(sortChoice, "Sort order")
         searchEntry = gtk_search_entry_new()
         gtk_widget_set_tooltip_text(searchEntry, "Search (Ctrl+F)")
-        addButton = makeButton(icon: "list-add-symbolic", name: "Add", tooltip: "Add (Ctrl+N)")
-        editButton = makeButton(icon: "document-edit-symbolic", name: "Edit", tooltip: "Edit (Enter)")
-        deleteButton = makeButton(icon: "user-trash-symbolic", name: "Delete", tooltip: "Delete (Delete)")
-        undoButton = makeButton(icon: "edit-undo-symbolic", name: "Undo", tooltip: "Undo (Ctrl+Z)")
-        importButton = makeButton(icon: "document-open-symbolic", name: "Import", tooltip: "Import a CSV or JSON-lines file (Ctrl+O)")
+        addButton = makeButton(icon: "list-add-symbolic", tooltip: "Add (Ctrl+N)")
+        editButton = makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Enter)")
+        deleteButton = makeButton(icon: "user-trash-symbolic", tooltip: "Delete (Delete)")
+        undoButton = makeButton(icon: "edit-undo-symbolic", tooltip: "Undo (Ctrl+Z)")
+        importButton = makeButton(icon: "document-open-symbolic", tooltip: "Import a CSV or JSON-lines file (Ctrl+O)", name: "Import")
         let header = gtk_header_bar_new()!
         gtk_header_bar_pack_start(header.opaque, datasetChoice)
         for button in [addButton, editButton, deleteButton, undoButton] { gtk_header_bar_pack_start(header.opaque, button) }
