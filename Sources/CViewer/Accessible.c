@@ -1,10 +1,28 @@
 #include "CViewer.h"
 
 void
-fr_widget_set_description (GtkWidget *widget, const char *description)
+fr_accessible_set_text (GtkWidget *widget, GtkAccessibleProperty property, const char *text)
 {
-  if (description != NULL)
-    gtk_accessible_update_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, description, -1);
+  if (text != NULL)
+    gtk_accessible_update_property (GTK_ACCESSIBLE (widget), property, text, -1);
   else
-    gtk_accessible_reset_property (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_PROPERTY_DESCRIPTION);
+    gtk_accessible_reset_property (GTK_ACCESSIBLE (widget), property);
+}
+
+void
+fr_accessible_set_labelled_by (GtkWidget *widget, GtkWidget *label)
+{
+  gtk_accessible_update_relation (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_RELATION_LABELLED_BY, label, NULL, -1);
+}
+
+void
+fr_accessible_set_hidden (GtkWidget *widget, gboolean hidden)
+{
+  gtk_accessible_update_state (GTK_ACCESSIBLE (widget), GTK_ACCESSIBLE_STATE_HIDDEN, hidden, -1);
+}
+
+GtkWidget *
+fr_label_new_with_role (GtkAccessibleRole role)
+{
+  return g_object_new (GTK_TYPE_LABEL, "accessible-role", role, NULL);
 }

@@ -53,7 +53,12 @@ public struct ViewConfiguration: Sendable, Decodable {
     public var sectionRequest: SectionRequest?
     public var sectionTitles: [String: String]?
     public var row: Row
+    /// What people read for a key path of the listed entity (`"teamName": "Team name"`,
+    /// `"list": "List"`), wherever it is shown: dialogs, the detail pane, screen readers.
+    public var labels: [String: String]?
     public var counter: String?
+    /// What the counter button does, as people read it: `"Add a win"`.
+    public var counterLabel: String?
     public var toggle: String?
     public var searchKeys: [String]?
     public var sortOptions: [SortOption]?
@@ -62,7 +67,7 @@ public struct ViewConfiguration: Sendable, Decodable {
 
     /// The keys each object of the file may have, for the unknown-key check.
     static let knownKeys: [String: Set<String>] = [
-        "": ["title", "fetchRequest", "sectionRequest", "sectionTitles", "row", "counter", "toggle", "searchKeys", "sortOptions", "addFields", "editFields"],
+        "": ["title", "fetchRequest", "sectionRequest", "sectionTitles", "row", "labels", "counter", "counterLabel", "toggle", "searchKeys", "sortOptions", "addFields", "editFields"],
         "fetchRequest": ["entity", "predicate", "sortDescriptors", "sectionKeyPath", "batchSize", "cacheName"],
         "sectionRequest": ["entity", "sortDescriptors", "itemsKey", "titleKey"],
         "row": ["title", "subtitle", "image"],
@@ -103,7 +108,8 @@ public struct ViewConfiguration: Sendable, Decodable {
                     throw DatasetError("\(file): \(path.isEmpty ? "top level" : path): unknown key \"\(key)\"; expected one of \(known.sorted().joined(separator: ", "))")
                 }
             }
-            for (key, value) in object where parent != "sectionTitles" {
+            // The keys of these two are names of the file's own choosing.
+            for (key, value) in object where parent != "sectionTitles" && parent != "labels" {
                 try checkKeys(value, path: path.isEmpty ? key : "\(path).\(key)", parent: key, file: file)
             }
         } else if let array = json as? [Any] {
@@ -138,6 +144,32 @@ public struct ViewConfiguration: Sendable, Decodable {
     /// The header text of a section.
     public func sectionTitle(forSectionName name: String) -> String {
         sectionTitles?[name] ?? name
+    }
+
+    /// What people read for a key path of the listed entity (`teamName`, `list`,
+    /// `list.title`): its text in `labels`, else a dialog field's `label`, else its last key
+    /// in words. The one source of every label the viewer shows or gives screen readers.
+    public func label(forKeyPath keyPath: String) -> String {
+        labels?[keyPath]
+            ?? ((addFields ?? []) + (editFields ?? [])).first { $0.key == keyPath && $0.label != nil }?.label
+            ?? Self.words(keyPath.split(separator: ".").last.map(String.init) ?? keyPath)
+    }
+
+    /// What the counter button does, as people read it: `counterLabel`, else "Add 1 to"
+    /// the counter's label; nil without a counter.
+    public var counterAction: String? {
+        counter.map { counterLabel ?? "Add 1 to \(label(forKeyPath: $0).lowercased())" }
+    }
+
+    /// A key or entity name in words: "qualifyingZone" → "Qualifying zone".
+    public static func words(_ name: String) -> String {
+        var words: [String] = []
+        for character in name {
+            if character.isUppercase || words.isEmpty { words.append("") }
+            words[words.count - 1].append(character)
+        }
+        let text = words.joined(separator: " ").lowercased()
+        return text.prefix(1).uppercased() + text.dropFirst()
     }
 
     /// A row template filled in from `object`: `{keyPath}` replaced by its value; text
@@ -179,6 +211,21 @@ public struct ViewConfiguration: Sendable, Decodable {
         formatter.formatOptions = [.withFullDate]
         return formatter
     }()
+}
+
+extension ViewConfiguration {
+    /// Whether `keyPath` names an attribute or a relationship of `entity`, through to-one relationships.
+    static func isPropertyPath(_ keyPath: String, of entity: EntityDescription, in model: Model) -> Bool {
+        var current = entity
+        let parts = keyPath.split(separator: ".").map(String.init)
+        for part in parts.dropLast() {
+            guard let relationship = current.relationship(named: part), !relationship.isToMany,
+                  let next = model.entity(named: relationship.destinationEntity) else { return false }
+            current = next
+        }
+        guard let last = parts.last else { return false }
+        return current.attribute(named: last) != nil || current.relationship(named: last) != nil
+    }
 }
 
 /// A dataset that cannot be loaded: the file, the place in it, and what to do.
@@ -241,10 +288,16 @@ extension ViewConfiguration {
                 do { try sort.descriptor.validate(for: sectionEntity, in: model) } catch { throw fail("sectionRequest.sortDescriptors[\(i)].key", "\(error)") }
             }
         }
+        for keyPath in (labels ?? [:]).keys.sorted() where !Self.isPropertyPath(keyPath, of: entity, in: model) {
+            throw fail("labels", "'\(keyPath)' is not an attribute or relationship (or a key path to one) of \(entity.name)")
+        }
         for (name, fields) in [("addFields", addFields ?? []), ("editFields", editFields ?? [])] {
             for (i, field) in fields.enumerated() {
                 guard let attribute = entity.attribute(named: field.key) else {
                     throw fail("\(name)[\(i)].key", "\(entity.name) has no attribute '\(field.key)'")
+                }
+                if let text = field.label, text != label(forKeyPath: field.key) {
+                    throw fail("\(name)[\(i)].label", "\"\(text)\" is not \"\(label(forKeyPath: field.key))\", the label '\(field.key)' has elsewhere in the file; a key has one label everywhere (give it once, in \"labels\")")
                 }
                 let fits: [Widget: [AttributeType]] = [.entry: [.string], .spin: [.integer, .double], .switch: [.bool], .date: [.date]]
                 if let widget = field.widget, fits[widget]?.contains(attribute.type) != true {

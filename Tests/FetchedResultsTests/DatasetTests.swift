@@ -88,4 +88,27 @@ final class DatasetTests: XCTestCase {
             .contains("row.title"))
         XCTAssertEqual(try problem(#"{"fetchRequest": {"entity": "Team", "sortDescriptors": [{"key": "wins"}]}, "# + row + "}"), "")
     }
+
+    func testAKeyHasOneLabelFromTheViewFile() throws {
+        let worldCup = try Dataset.load(named: "worldcup").view
+        XCTAssertEqual(worldCup.label(forKeyPath: "teamName"), "Team name", "from labels")
+        XCTAssertEqual(worldCup.label(forKeyPath: "imageName"), "Image name", "else the key in words")
+        XCTAssertEqual(worldCup.counterAction, "Add a win")
+        let movies = try Dataset.load(named: "movies").view
+        XCTAssertEqual(movies.label(forKeyPath: "lentDate"), "Lent on", "else a dialog field's label")
+        XCTAssertEqual(try Dataset.load(named: "failedbanks").view.label(forKeyPath: "details.closeDate"), "Close date")
+
+        let url = try temporaryFolder(self).appendingPathComponent("view.json")
+        let model = try Dataset.load(named: "worldcup").model
+        func problem(_ rest: String) throws -> String {
+            try Data((#"{"fetchRequest": {"entity": "Team", "sortDescriptors": [{"key": "wins"}]}, "row": {"title": "teamName"}, "# + rest + "}").utf8).write(to: url)
+            do { try ViewConfiguration.load(from: url).validate(against: model); return "" } catch { return "\(error)" }
+        }
+        XCTAssertTrue(try problem(#""addFields": [{"key": "teamName", "label": "Team Name"}], "editFields": [{"key": "teamName", "label": "Name"}]"#)
+            .contains(#"editFields[0].label: "Name" is not "Team Name""#))
+        XCTAssertTrue(try problem(#""labels": {"teamName": "Team name"}, "addFields": [{"key": "teamName", "label": "Name"}]"#)
+            .contains("addFields[0].label"))
+        XCTAssertTrue(try problem(#""labels": {"teamNme": "Team name"}"#).contains("labels: 'teamNme' is not an attribute"))
+        XCTAssertEqual(try problem(#""labels": {"teamName": "Team name"}, "addFields": [{"key": "teamName"}]"#), "")
+    }
 }

@@ -5,10 +5,20 @@
 
 G_BEGIN_DECLS
 
-// MARK: Accessibility
+// MARK: Accessibility (gtk_accessible_update_property, _relation and _state are variadic)
 
-/// Sets (NULL: removes) the description assistive technologies read for `widget`, as
-/// gtk_widget_set_tooltip_text does with the tooltip (gtk_accessible_update_property is variadic).
-void fr_widget_set_description (GtkWidget *widget, const char *description);
+/// Sets (NULL: removes) a text property of `widget` that assistive technologies read: its
+/// name (GTK_ACCESSIBLE_PROPERTY_LABEL) or its description (as a tooltip sets it).
+void fr_accessible_set_text (GtkWidget *widget, GtkAccessibleProperty property, const char *text);
+
+/// Names `widget` by the text of `label` (GTK_ACCESSIBLE_RELATION_LABELLED_BY).
+void fr_accessible_set_labelled_by (GtkWidget *widget, GtkWidget *label);
+
+/// Hides `widget` from assistive technologies (or shows it again).
+void fr_accessible_set_hidden (GtkWidget *widget, gboolean hidden);
+
+/// A new label with another accessible role (a heading): the role is fixed at construction,
+/// which g_object_new's variadic properties give.
+GtkWidget *fr_label_new_with_role (GtkAccessibleRole role);
 
 G_END_DECLS

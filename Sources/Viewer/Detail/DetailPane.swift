@@ -47,14 +47,20 @@ final class DetailPane {
         title.isVisible = true
         placeholder.isVisible = false
         gtk_label_set_text(title.opaque, view.map { ViewConfiguration.render($0.row.title, for: object) } ?? object.objectID.description)
-        addAttributes(of: object)
+        let label = { (keyPath: String) in view?.label(forKeyPath: keyPath) ?? ViewConfiguration.words(keyPath) }
+        // The row image's attribute names a picture (none ships), not a value for people.
+        addAttributes(of: object, label: label, hiding: view?.row.image)
         for relationship in object.entity.relationships {
             let related = object.relatedObjects(forKey: relationship.name).compactMap { $0 as? ManagedObject }
             if relationship.isToMany {
-                addRow(Self.label(forKey: relationship.name), "\(related.count)")
+                addRow(label(relationship.name), "\(related.count)")
             } else {
-                addHeading(Self.label(forKey: relationship.name))
-                if let target = related.first { addAttributes(of: target) } else { addRow("", "None") }
+                addHeading(label(relationship.name))
+                if let target = related.first {
+                    addAttributes(of: target) { label("\(relationship.name).\($0)") }
+                } else {
+                    addRow("", "None")
+                }
             }
         }
     }
@@ -65,28 +71,19 @@ final class DetailPane {
             .map(labelText).filter { !$0.isEmpty }.joined(separator: "\n")
     }
 
-    /// A property name for people: "qualifyingZone" → "Qualifying zone".
-    static func label(forKey key: String) -> String {
-        var words: [String] = []
-        for character in key {
-            if character.isUppercase || words.isEmpty { words.append("") }
-            words[words.count - 1].append(character)
-        }
-        let text = words.joined(separator: " ").lowercased()
-        return text.prefix(1).uppercased() + text.dropFirst()
-    }
-
-    private func addAttributes(of object: ManagedObject) {
-        for attribute in object.entity.attributes {
+    /// The attributes of `object`, each under its label (`label` of its key path), but `hidden`.
+    private func addAttributes(of object: ManagedObject, label: (String) -> String, hiding hidden: String? = nil) {
+        for attribute in object.entity.attributes where attribute.name != hidden {
             let value = ViewConfiguration.text(of: object, keyPath: attribute.name)
-            addRow(Self.label(forKey: attribute.name), value.isEmpty ? "—" : value)
+            addRow(label(attribute.name), value.isEmpty ? "—" : value)
         }
     }
 
+    /// A value under its name; assistive technologies read the value named by it.
     private func addRow(_ name: String, _ value: String) {
-        let nameLabel = makeLabel(name, classes: ["dim-label"], xalign: 1)
-        gtk_widget_set_valign(nameLabel, GTK_ALIGN_START)
         let valueLabel = makeLabel(value)
+        let nameLabel = name.isEmpty ? makeLabel() : makeLabel(name, naming: valueLabel)
+        gtk_widget_set_valign(nameLabel, GTK_ALIGN_START)
         gtk_label_set_wrap(valueLabel.opaque, 1)
         gtk_label_set_selectable(valueLabel.opaque, 1)
         gtk_widget_set_hexpand(valueLabel, 1)

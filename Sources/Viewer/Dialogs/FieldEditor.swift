@@ -14,7 +14,7 @@ final class FieldEditor {
     let label: Widget
     let widget: Widget
     let kind: ViewConfiguration.Widget
-    /// The label: the field's, else the attribute's name for people.
+    /// The label: view.json's for the field's key.
     let title: String
     /// A date field's calendar (in the button's popover), the label on the button, and the
     /// popover's Clear button (shown for an optional attribute).
@@ -26,12 +26,11 @@ final class FieldEditor {
     /// True while the editor sets the calendar, so that its signal is not taken for a person's.
     private var isSettingCalendar = false
 
-    init(field: ViewConfiguration.Field, attribute: AttributeDescription) {
+    init(field: ViewConfiguration.Field, attribute: AttributeDescription, title: String) {
         self.field = field
         self.attribute = attribute
+        self.title = title
         kind = field.widget ?? Self.defaultKind(for: attribute.type)
-        title = field.label ?? DetailPane.label(forKey: field.key)
-        label = makeLabel(title, classes: ["dim-label"], xalign: 1)
         switch kind {
         case .entry:
             widget = gtk_entry_new()
@@ -50,8 +49,12 @@ final class FieldEditor {
             widget = gtk_switch_new()
             gtk_widget_set_halign(widget, GTK_ALIGN_START)
         }
+        label = makeLabel(title, naming: widget)
         gtk_widget_set_tooltip_text(widget, title)
         if kind == .date { makeDatePicker() }
+        if kind == .entry {
+            Signal.connect(widget.object, "changed") { [weak self] in self?.setError(false) }
+        }
     }
 
     /// The date button's content (an icon and the date) and its popover: the calendar, and
@@ -63,7 +66,7 @@ final class FieldEditor {
         let calendar = gtk_calendar_new()!
         var children = [calendar]
         if attribute.isOptional {
-            let clear = gtk_button_new_with_mnemonic("C_lear")!
+            let clear = makeButton(mnemonic: "C_lear")
             gtk_widget_set_tooltip_text(clear, "No \(title.lowercased())")
             gtk_widget_set_halign(clear, GTK_ALIGN_END)
             Signal.connect(clear.object, "clicked") { [weak self] in
@@ -126,8 +129,8 @@ final class FieldEditor {
     func value() throws -> Any? {
         switch kind {
         case .entry:
-            let text = String(cString: gtk_editable_get_text(OpaquePointer(widget)))
-            // Empty text is nil for an optional attribute; a required one gets "" and the model's checks.
+            // Empty text is nil for an optional attribute (a required one is refused before, see `isMissing`).
+            let text = trimmedText
             return text.isEmpty && attribute.isOptional ? nil : text
         case .date:
             // Not set is nil: a required attribute gets the model's "must not be empty".
@@ -139,6 +142,21 @@ final class FieldEditor {
         case .switch:
             return gtk_switch_get_active(widget.opaque) != 0
         }
+    }
+
+    /// An entry's text without the spaces around it: spaces alone are no name.
+    private var trimmedText: String {
+        String(cString: gtk_editable_get_text(OpaquePointer(widget))).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// True for an entry of a required attribute that is empty once trimmed.
+    var isMissing: Bool {
+        kind == .entry && !attribute.isOptional && trimmedText.isEmpty
+    }
+
+    /// Shows the field as the one to correct (GTK's `error` style) or as fine.
+    func setError(_ isError: Bool) {
+        widget.setClass("error", isError)
     }
 
     private static func defaultKind(for type: AttributeType) -> ViewConfiguration.Widget {

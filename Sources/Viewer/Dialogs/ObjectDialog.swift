@@ -17,7 +17,8 @@ import ObjectStore
 /// values) or Overwrite (save the person's values over them).
 final class ObjectDialog {
     enum Mode {
-        /// A new object; with sections from their own entity, in `section` (the section object).
+        /// A new object; with sections from their own entity, in `section` (the section
+        /// object the section choice starts at).
         case add(section: ManagedObject?)
         /// The values of this object.
         case edit(ManagedObject)
@@ -25,6 +26,8 @@ final class ObjectDialog {
 
     let window: Widget
     let editors: [FieldEditor]
+    /// With sections from their own entity: which one the object is in.
+    let sectionChoice: SectionChoice?
     let message: Widget
     /// Reload and Overwrite, shown when the object changed elsewhere since the dialog opened.
     let conflictButtons: Widget
@@ -33,6 +36,7 @@ final class ObjectDialog {
     /// The window's key controller: Escape cancels.
     let keyController: OpaquePointer
     private let mode: Mode
+    private let view: ViewConfiguration
     private weak var session: DatasetSession?
     /// Edit: the context the dialog edits in, and its copy of the object (nil when the
     /// object was gone when the dialog opened).
@@ -47,6 +51,7 @@ final class ObjectDialog {
         self.session = session
         self.mode = mode
         let view = session.view
+        self.view = view
         let entity = session.controller.fetchRequest.entityName
         let entityDescription = session.context.model.entity(named: entity)
         let fields: [ViewConfiguration.Field]
@@ -54,7 +59,7 @@ final class ObjectDialog {
         case .add: fields = view.addFields ?? []
         case .edit: fields = view.editFields ?? []
         }
-        editors = fields.compactMap { field in entityDescription?.attribute(named: field.key).map { FieldEditor(field: field, attribute: $0) } }
+        editors = fields.compactMap { field in entityDescription?.attribute(named: field.key).map { FieldEditor(field: field, attribute: $0, title: view.label(forKeyPath: field.key)) } }
         if case .edit(let object) = mode {
             let context = ObjectContext(store: session.context.store)
             context.automaticallyMergesChangesFromStore = false
@@ -64,13 +69,24 @@ final class ObjectDialog {
             editingContext = nil
             editedObject = nil
         }
+        sectionChoice = session.sectionRelationshipKey.map { key in
+            let current: ManagedObject?
+            switch mode {
+            case .add(let section): current = section
+            case .edit(let object): current = object.relatedObjects(forKey: key).first as? ManagedObject
+            }
+            let sections = session.controller.snapshot.compactMap { section in
+                section.sectionObjectID.map { (id: $0, title: view.sectionTitle(forSectionName: section.name)) }
+            }
+            return SectionChoice(title: view.label(forKeyPath: key), sections: sections, selected: current?.objectID)
+        }
 
         window = gtk_window_new()
         gtk_window_set_modal(window.cast(), 1)
         gtk_window_set_transient_for(window.cast(), parent.cast())
         gtk_window_set_destroy_with_parent(window.cast(), 1)
         gtk_window_set_default_size(window.cast(), 420, -1)
-        let noun = DetailPane.label(forKey: entity)
+        let noun = ViewConfiguration.words(entity)
         switch mode {
         case .add: gtk_window_set_title(window.cast(), "Add \(noun)")
         case .edit: gtk_window_set_title(window.cast(), "Edit \(noun)")
@@ -78,8 +94,8 @@ final class ObjectDialog {
 
         let header = gtk_header_bar_new()!
         gtk_header_bar_set_show_title_buttons(header.opaque, 0)
-        let cancel = gtk_button_new_with_mnemonic("_Cancel")!
-        let save = gtk_button_new_with_mnemonic(mode.isAdd ? "_Add" : "_Save")!
+        let cancel = makeButton(mnemonic: "_Cancel")
+        let save = makeButton(mnemonic: mode.isAdd ? "_Add" : "_Save")
         save.addClass("suggested-action")
         gtk_header_bar_pack_start(header.opaque, cancel)
         gtk_header_bar_pack_end(header.opaque, save)
@@ -94,12 +110,16 @@ final class ObjectDialog {
             gtk_grid_attach(grid.cast(), editor.widget, 1, Int32(row), 1, 1)
             if case .edit(let object) = mode { editor.show(editedObject ?? object) }
         }
+        if let sectionChoice {
+            gtk_grid_attach(grid.cast(), sectionChoice.label, 0, Int32(editors.count), 1, 1)
+            gtk_grid_attach(grid.cast(), sectionChoice.widget, 1, Int32(editors.count), 1, 1)
+        }
         message = makeLabel(classes: ["dialog-error"])
         gtk_label_set_wrap(message.opaque, 1)
         message.isVisible = false
-        reloadButton = gtk_button_new_with_mnemonic("_Reload")!
+        reloadButton = makeButton(mnemonic: "_Reload")
         gtk_widget_set_tooltip_text(reloadButton, "Show the values saved elsewhere; your changes are discarded")
-        overwriteButton = gtk_button_new_with_mnemonic("_Overwrite")!
+        overwriteButton = makeButton(mnemonic: "_Overwrite")
         gtk_widget_set_tooltip_text(overwriteButton, "Save your values over the ones saved elsewhere")
         overwriteButton.addClass("destructive-action")
         conflictButtons = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 6, [reloadButton, overwriteButton])
@@ -132,25 +152,29 @@ final class ObjectDialog {
     }
 
     /// Sets the values and saves; on failure shows why and changes nothing (a busy store
-    /// too: the dialog keeps what the person typed). With `overwriting`, the values replace
+    /// too: the dialog keeps what the person typed). A required text field left empty (or
+    /// only spaces) is refused here, highlighted. With `overwriting`, the values replace
     /// those another process saved since the dialog opened.
     func save(overwriting: Bool = false) {
         guard isOpen, let session else { return }
+        for editor in editors { editor.setError(false) }
+        if let missing = editors.first(where: \.isMissing) {
+            return refuse("\(missing.title) must not be empty.", highlighting: missing)
+        }
         do {
             let object: ManagedObject
             switch mode {
-            case .add(let section):
+            case .add:
                 object = try session.edits.save(whenBusy: .discard, undoneBy: { .remove($0.objectID) }) {
                     let values = try fieldValues()
                     let object = try session.context.insert(entityName: session.controller.fetchRequest.entityName)
-                    if let section, let inverse = session.sectionRelationshipKey { try object.setValue(section, forKey: inverse) }
                     for (key, value) in values { try object.setValue(value, forKey: key) }
                     return object
                 }
             case .edit(let shown):
                 try session.edits.save(in: editingContext, mergePolicy: overwriting ? .editWins : .error, whenBusy: .discard,
                                        undoneBy: { $0 }) {
-                    let values = try fieldValues()
+                    let values = try fieldValues(in: editingContext)
                     guard let edited = editedObject else {
                         throw ViewerError("It was deleted elsewhere before this dialog opened. Cancel to close.")
                     }
@@ -167,9 +191,16 @@ final class ObjectDialog {
         }
     }
 
-    /// The values the person typed, by key; throws for one that is not a value of its field.
-    private func fieldValues() throws -> [(String, Any?)] {
-        try editors.map { ($0.field.key, try $0.value()) }
+    /// The values the person typed, by key, and the chosen section object (in `context`,
+    /// the dataset's when nil); throws for one that is not a value of its field.
+    private func fieldValues(in context: ObjectContext? = nil) throws -> [(String, Any?)] {
+        var values = try editors.map { ($0.field.key, try $0.value()) }
+        if let key = session?.sectionRelationshipKey, let id = sectionChoice?.selectedID, let context = context ?? session?.context {
+            let section = try context.existingObject(with: id)
+            // Edit sets it only when another was chosen: a move made elsewhere meanwhile stays.
+            if editedObject?.relatedObjects(forKey: key).first as? ManagedObject !== section { values.append((key, section)) }
+        }
+        return values
     }
 
     /// Shows the values saved now, dropping what the person typed: the answer to a conflict.
@@ -181,7 +212,7 @@ final class ObjectDialog {
         message.isVisible = false
     }
 
-    /// The error in words, naming the fields by their labels: "Team Name must not be empty".
+    /// The error in words, naming the fields by their labels: "Team name must not be empty".
     private func show(_ error: any Error) {
         let text: String
         conflictButtons.isVisible = false
@@ -190,25 +221,34 @@ final class ObjectDialog {
             conflictButtons.isVisible = !conflict.isDeleted
         } else if let validation = error as? ValidationError {
             text = validation.failures.map { failure in
-                let label = editors.first { $0.field.key == failure.key }?.title ?? failure.key.map(DetailPane.label(forKey:)) ?? "It"
+                let label = failure.key.map(view.label(forKeyPath:)) ?? "It"
                 return "\(label) \(failure.message)."
             }.joined(separator: "\n")
+            let keys = Set(validation.failures.compactMap(\.key))
+            return refuse(text, highlighting: editors.first { keys.contains($0.field.key) })
         } else {
             text = "\(error)"
         }
+        refuse(text, highlighting: nil)
+    }
+
+    /// Shows why the values were not saved, and the field to correct: highlighted, with the focus.
+    private func refuse(_ text: String, highlighting editor: FieldEditor?) {
         gtk_label_set_text(message.opaque, text)
         message.isVisible = true
+        guard let editor else { return }
+        editor.setError(true)
+        gtk_widget_grab_focus(editor.widget)
     }
 
     /// A conflict in words, naming the fields by their labels.
     private func describe(_ conflict: MergeConflict) -> String {
-        let noun = session.map { DetailPane.label(forKey: $0.controller.fetchRequest.entityName).lowercased() } ?? "object"
+        let noun = ViewConfiguration.words(view.fetchRequest.entity).lowercased()
         guard !conflict.isDeleted else {
             return "This \(noun) was deleted elsewhere while you were editing it, so your changes cannot be saved. Cancel to close."
         }
         let fields = conflict.fields.map { field in
-            let label = editors.first { $0.field.key == field.key }?.title ?? DetailPane.label(forKey: field.key)
-            return "\(label) is now \(Self.text(field.storeValue)) (it was \(Self.text(field.baseValue)) when you opened this; yours: \(Self.text(field.editedValue)))"
+            return "\(view.label(forKeyPath: field.key)) is now \(Self.text(field.storeValue)) (it was \(Self.text(field.baseValue)) when you opened this; yours: \(Self.text(field.editedValue)))"
         }
         return "This \(noun) was changed elsewhere while you were editing it: \(fields.joined(separator: "; ")). Reload to see the saved values, or Overwrite to save yours over them."
     }

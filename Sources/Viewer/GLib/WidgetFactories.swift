@@ -1,5 +1,7 @@
 import CAdw
 import CGtk
+import Foundation
+import CViewer
 import GtkBinding
 
 /// A new label with `text` and CSS classes.
@@ -17,22 +19,44 @@ func makeBox(_ orientation: GtkOrientation, spacing: Int32 = 0, _ children: [Wid
     return box
 }
 
+/// A new label naming `widget` (before it in a grid): dimmed, right-aligned, and the name
+/// assistive technologies read for the widget.
+func makeLabel(_ text: String, naming widget: Widget) -> Widget {
+    let label = makeLabel(text, classes: ["dim-label"], xalign: 1)
+    fr_accessible_set_labelled_by(widget, label)
+    return label
+}
+
 /// The text of a label.
 func labelText(_ label: Widget) -> String {
     String(cString: gtk_label_get_text(label.opaque))
 }
 
-
-/// A new button showing the icon `icon`, with a tooltip.
-func makeButton(icon: String, tooltip: String) -> Widget {
+/// A new button showing the icon `icon`, with a tooltip, named for assistive technologies
+/// (an icon has no text to read) `name`, else the tooltip without its shortcut ("Undo (Ctrl+Z)": "Undo").
+func makeButton(icon: String, tooltip: String, name: String? = nil) -> Widget {
     let button = gtk_button_new_from_icon_name(icon)!
     gtk_widget_set_tooltip_text(button, tooltip)
+    let withoutShortcut = tooltip.range(of: " (").map { String(tooltip[..<$0.lowerBound]) } ?? tooltip
+    fr_accessible_set_text(button, GTK_ACCESSIBLE_PROPERTY_LABEL, name ?? withoutShortcut)
     return button
 }
 
-/// A new drop-down offering `strings`.
-func makeDropDown(_ strings: [String]) -> Widget {
-    gtk_drop_down_new(makeStringList(strings), nil)
+/// A new button labelled `mnemonic` ("_Save": Alt+S presses it). GTK 4.8 names it for
+/// assistive technologies by the text with the underscore followed by its label's ("_Save
+/// Save"): named by its label alone here.
+func makeButton(mnemonic: String) -> Widget {
+    let button = gtk_button_new_with_mnemonic(mnemonic)!
+    fr_accessible_set_text(button, GTK_ACCESSIBLE_PROPERTY_LABEL, nil)
+    return button
+}
+
+/// A new drop-down offering `strings`; `name` is what assistive technologies read for it
+/// (it shows only the chosen string).
+func makeDropDown(_ strings: [String], name: String? = nil) -> Widget {
+    let dropDown = gtk_drop_down_new(makeStringList(strings), nil)!
+    fr_accessible_set_text(dropDown, GTK_ACCESSIBLE_PROPERTY_LABEL, name)
+    return dropDown
 }
 
 /// A new `GtkStringList` of `strings` (a new reference).

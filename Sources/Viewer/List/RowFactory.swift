@@ -82,6 +82,7 @@ import ObjectStore
         case .header(let name):
             widgets.objectID = nil
             widgets.shownItem = nil
+            widgets.rowLabel = nil
             gtk_label_set_text(widgets.header.opaque, session.view.sectionTitle(forSectionName: name))
         case .object(let id):
             widgets.objectID = id
@@ -97,6 +98,7 @@ import ObjectStore
         case nil:
             widgets.objectID = nil
             widgets.shownItem = nil
+            widgets.rowLabel = nil
         }
     }
 
@@ -113,6 +115,7 @@ import ObjectStore
         let subtitle = view.row.subtitle.map { ViewConfiguration.render($0, for: object) }
         gtk_label_set_text(widgets.subtitle.opaque, subtitle ?? "")
         widgets.subtitle.isVisible = subtitle != nil
+        widgets.rowLabel = [title, subtitle].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ", ")
         widgets.image.isVisible = view.row.image != nil
         if let imageKey = view.row.image {
             // No image files ship: a placeholder of the title's initials, coloured after the image name.
@@ -123,13 +126,16 @@ import ObjectStore
             widgets.imageTooltip = imageName.isEmpty ? nil : imageName
         }
         widgets.check.isVisible = view.toggle != nil
+        let isOn = view.toggle.map { object.attributeValue(forKey: $0) == .bool(true) } ?? false
         if let toggle = view.toggle {
-            gtk_check_button_set_active(widgets.check.cast(), object.attributeValue(forKey: toggle) == .bool(true) ? 1 : 0)
+            gtk_check_button_set_active(widgets.check.cast(), isOn ? 1 : 0)
+            widgets.checkLabel = "\(view.label(forKeyPath: toggle)): \(title)"
         }
+        // A row whose toggle is on looks done, not only its ticked box.
+        widgets.content.setClass("done", isOn)
         widgets.counter.isVisible = view.counter != nil
-        if let counter = view.counter {
-            widgets.counterTooltip = "Add 1 to \(DetailPane.label(forKey: counter).lowercased())"
-        }
+        widgets.counterTooltip = view.counterAction
+        widgets.counterLabel = view.counterAction.map { "\($0) to \(title)" }
     }
 }
 

@@ -33,15 +33,34 @@ import ObjectStore
     /// lands among them. They also describe the widgets to assistive technologies, as a set
     /// tooltip does.
     var imageTooltip: String? {
-        didSet { if imageTooltip != oldValue { fr_widget_set_description(image, imageTooltip) } }
+        didSet { if imageTooltip != oldValue { fr_accessible_set_text(image, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, imageTooltip) } }
     }
     var counterTooltip: String? {
-        didSet { if counterTooltip != oldValue { fr_widget_set_description(counter, counterTooltip) } }
+        didSet { if counterTooltip != oldValue { fr_accessible_set_text(counter, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, counterTooltip) } }
+    }
+    /// What assistive technologies read for the row, one sentence ("Ghana, Wins: 2"; nil for
+    /// a header), its check button ("Done: Buy milk") and its counter button ("Add a win to
+    /// Ghana"). The row's is set on GTK's row widget around ``root``, which takes the focus.
+    var rowLabel: String? {
+        didSet {
+            guard rowLabel != oldValue, let row = gtk_widget_get_parent(root) else { return }
+            fr_accessible_set_text(row, GTK_ACCESSIBLE_PROPERTY_LABEL, rowLabel)
+        }
+    }
+    var checkLabel: String? {
+        didSet { if checkLabel != oldValue { fr_accessible_set_text(check, GTK_ACCESSIBLE_PROPERTY_LABEL, checkLabel) } }
+    }
+    var counterLabel: String? {
+        didSet { if counterLabel != oldValue { fr_accessible_set_text(counter, GTK_ACCESSIBLE_PROPERTY_LABEL, counterLabel) } }
     }
 
     init() {
-        header = makeLabel(classes: ["section-header"])
+        header = fr_label_new_with_role(GTK_ACCESSIBLE_ROLE_HEADING)
+        gtk_label_set_xalign(header.opaque, 0)
+        header.addClass("section-header")
         image = makeLabel(classes: ["avatar"], xalign: 0.5)
+        // The initials repeat the title: read once, in the row's sentence.
+        fr_accessible_set_hidden(image, 1)
         gtk_widget_set_valign(image, GTK_ALIGN_CENTER)
         title = makeLabel(classes: ["row-title"])
         subtitle = makeLabel(classes: ["row-subtitle", "dim-label"])

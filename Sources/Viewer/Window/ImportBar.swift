@@ -35,7 +35,7 @@ final class ImportBar: @unchecked Sendable {
         gtk_progress_bar_set_show_text(progressBar.opaque, 1)
         gtk_widget_set_hexpand(progressBar, 1)
         gtk_widget_set_valign(progressBar, GTK_ALIGN_CENTER)
-        cancelButton = gtk_button_new_with_mnemonic("_Cancel Import")!
+        cancelButton = makeButton(mnemonic: "_Cancel Import")
         message = makeLabel()
         gtk_label_set_wrap(message.opaque, 1)
         gtk_widget_set_hexpand(message, 1)

@@ -15,14 +15,15 @@ enum Style {
         .object-row { padding: 4px 6px; }
         .row-subtitle { font-size: smaller; }
         .avatar { min-width: 36px; min-height: 36px; border-radius: 18px; color: white; font-weight: bold; font-size: smaller; }
-        .avatar-color-1 { background-color: #3584e4; }
-        .avatar-color-2 { background-color: #2190a4; }
-        .avatar-color-3 { background-color: #3a944a; }
-        .avatar-color-4 { background-color: #c88800; }
-        .avatar-color-5 { background-color: #ed5b00; }
-        .avatar-color-6 { background-color: #e62d42; }
-        .avatar-color-7 { background-color: #d56199; }
-        .avatar-color-8 { background-color: #9141ac; }
+        /* Dark enough for white initials (contrast at least 4.5:1), on the selection colour too. */
+        .avatar-color-1 { background-color: #1a5fb4; }
+        .avatar-color-2 { background-color: #0f6e7f; }
+        .avatar-color-3 { background-color: #2b7a3a; }
+        .avatar-color-4 { background-color: #946000; }
+        .avatar-color-5 { background-color: #a04000; }
+        .avatar-color-6 { background-color: #c01c28; }
+        .avatar-color-7 { background-color: #a83c72; }
+        .avatar-color-8 { background-color: #813d9c; }
         .counter-button { font-weight: bold; min-width: 36px; }
         .detail-pane { padding: 18px; }
         .detail-title { font-size: 1.5em; font-weight: bold; }
@@ -44,7 +45,7 @@ enum Style {
         guard !isInstalled, let display = gdk_display_get_default() else { return }
         isInstalled = true
         let provider = gtk_css_provider_new()
-        gtk_css_provider_load_from_data(provider, css, -1)
+        gtk_css_provider_load_from_data(provider, css + rowStateCSS, -1)
         gtk_style_context_add_provider_for_display(display, OpaquePointer(provider), guint(GTK_STYLE_PROVIDER_PRIORITY_APPLICATION))
     }
 }

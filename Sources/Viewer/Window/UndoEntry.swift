@@ -3,7 +3,8 @@ import ObjectStore
 
 /// A saved edit that Undo reverts: enough to put the store back as it was.
 enum UndoEntry {
-    /// Give an object these attribute values again (a tap, a check button, an edit).
+    /// Give an object these attribute values again (a tap, a check button, an edit), and
+    /// the objects its to-one relationships named, by ID (an edit that moved it to another list).
     case restore(ObjectID, [String: Any?])
     /// Delete an object that was added.
     case remove(ObjectID)
@@ -16,7 +17,10 @@ enum UndoEntry {
         switch self {
         case .restore(let id, let values):
             let object = try context.existingObject(with: id)
-            for (key, value) in values { try object.setValue(value, forKey: key) }
+            for (key, value) in values {
+                let restored: Any? = try (value as? ObjectID).map { try context.existingObject(with: $0) } ?? value
+                try object.setValue(restored, forKey: key)
+            }
             return object
         case .remove(let id):
             try context.delete(try context.existingObject(with: id))
@@ -26,9 +30,12 @@ enum UndoEntry {
         }
     }
 
-    /// The values of `keys` that `object` has now, to restore later.
+    /// The values of `keys` (attributes, or to-one relationships) that `object` has now, to restore later.
     static func restoring(_ keys: [String], of object: ManagedObject) -> UndoEntry {
-        .restore(object.objectID, Dictionary(uniqueKeysWithValues: keys.map { ($0, object.attributeValue(forKey: $0).anyValue) }))
+        .restore(object.objectID, Dictionary(uniqueKeysWithValues: keys.map { key -> (String, Any?) in
+            guard object.entity.relationship(named: key) != nil else { return (key, object.attributeValue(forKey: key).anyValue) }
+            return (key, (object.relatedObjects(forKey: key).first as? ManagedObject)?.objectID)
+        }))
     }
 
     /// An object as it was before it was deleted: its attributes, the objects its to-one

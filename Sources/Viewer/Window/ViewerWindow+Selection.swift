@@ -82,7 +82,7 @@ extension ViewerWindow {
         if empty {
             let searching = gtk_search_bar_get_search_mode(searchBar.opaque) != 0
                 && gtk_editable_get_text(OpaquePointer(searchEntry)).map { $0.pointee != 0 } == true
-            let noun = DetailPane.label(forKey: session.controller.fetchRequest.entityName)
+            let noun = ViewConfiguration.words(session.controller.fetchRequest.entityName)
             adw_status_page_set_icon_name(emptyPage.opaque, searching ? "system-search-symbolic" : "view-list-symbolic")
             adw_status_page_set_title(emptyPage.opaque, searching ? "No Results" : "Nothing Here Yet")
             adw_status_page_set_description(emptyPage.opaque, searching

@@ -1,5 +1,6 @@
 import CAdw
 import CGtk
+import CViewer
 import Datasets
 import Foundation
 import GtkBinding
@@ -108,15 +109,17 @@ public final class ViewerWindow {
 
         // The list pane: header bar, search bar, the list or its status page.
         let titles = datasetNames.map { (try? Dataset.load(named: $0).view.title) ?? $0 }
-        datasetChoice = makeDropDown(titles)
+        datasetChoice = makeDropDown(titles, name: "Dataset")
         gtk_widget_set_tooltip_text(datasetChoice, "Dataset")
         addButton = makeButton(icon: "list-add-symbolic", tooltip: "Add (Ctrl+N)")
         searchButton = gtk_toggle_button_new()
         gtk_button_set_icon_name(searchButton.cast(), "system-search-symbolic")
         gtk_widget_set_tooltip_text(searchButton, "Search (Ctrl+F)")
+        fr_accessible_set_text(searchButton, GTK_ACCESSIBLE_PROPERTY_LABEL, "Search")
         menuButton = gtk_menu_button_new()
         gtk_menu_button_set_icon_name(menuButton.opaque, "open-menu-symbolic")
         gtk_widget_set_tooltip_text(menuButton, "Main Menu (F10)")
+        fr_accessible_set_text(menuButton, GTK_ACCESSIBLE_PROPERTY_LABEL, "Main Menu")
         gtk_menu_button_set_primary(menuButton.opaque, 1)
         let listHeader = adw_header_bar_new()!
         adw_header_bar_pack_start(listHeader.opaque, addButton)
@@ -126,6 +129,7 @@ public final class ViewerWindow {
 
         searchEntry = gtk_search_entry_new()
         gtk_widget_set_hexpand(searchEntry, 1)
+        fr_accessible_set_text(searchEntry, GTK_ACCESSIBLE_PROPERTY_LABEL, "Search")
         searchBar = gtk_search_bar_new()
         gtk_search_bar_set_child(searchBar.opaque, searchEntry)
         gtk_search_bar_connect_entry(searchBar.opaque, searchEntry.opaque)
