@@ -34,9 +34,24 @@ final class DatasetWindowTests: ViewerTestCase, @unchecked Sendable {
     func testToDoShowsItsEmptyListAndTogglesDone() throws { try MainActor.assumeIsolated {
         let window = try openWindow("todo")
         let headers = window.listLines.filter { $0.hasPrefix("[") }
-        XCTAssertTrue(headers.contains("[Someday]"), "\(headers)")
+        XCTAssertTrue(headers.contains("[Someday] (nothing here yet)"), "\(headers)")
         XCTAssertEqual(window.rows(inSection: "Someday"), [], "the empty list is a header without rows")
         let session = try XCTUnwrap(window.session)
+        // Its header says so on screen (scrolled into view first: the list is at its end).
+        let someday = try XCTUnwrap(window.listLines.firstIndex(of: "[Someday] (nothing here yet)"))
+        gtk_widget_activate_action_variant(window.listView, "list.scroll-to-item", g_variant_new_uint32(guint32(someday)))
+        XCTAssertTrue(iterateMainLoop(until: { window.shownTexts(withClass: "section-empty") == ["Nothing here yet"] }),
+                      "\(window.shownTexts(withClass: "section-empty"))")
+        // An item moved into it: the note goes; the list emptied again: it comes back.
+        let milk = try XCTUnwrap(window.object(titled: "Milk"))
+        let somedayList = try XCTUnwrap(try session.context.fetch(FetchRequest<ManagedObject>(entityName: "List", predicate: try FetchPredicate(format: "title == 'Someday'"))).first)
+        try milk.setValue(somedayList, forKey: "list")
+        try session.context.save()
+        XCTAssertTrue(iterateMainLoop(until: { window.shownTexts(withClass: "section-empty").isEmpty }), "a list with an item has no note")
+        try milk.setValue(try XCTUnwrap(try session.context.fetch(FetchRequest<ManagedObject>(entityName: "List", predicate: try FetchPredicate(format: "title == 'Groceries'"))).first), forKey: "list")
+        try session.context.save()
+        XCTAssertTrue(iterateMainLoop(until: { window.listLines.contains("[Someday] (nothing here yet)") }), "\(window.listLines)")
+        XCTAssertTrue(iterateMainLoop(until: { window.shownTexts(withClass: "section-empty") == ["Nothing here yet"] }), "the note is back")
         let item = try XCTUnwrap(session.object(atPosition: 1))
         try session.setToggle(of: item, to: true)
         iterateMainLoop(for: 0.1)

@@ -82,7 +82,7 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
 
     /// The rows of a section, as `listLines` shows them (the selected one starts with `>`).
     @MainActor func rows(inSection title: String) -> [String] {
-        Array(listLines.drop { $0 != "[\(title)]" }.dropFirst().prefix { !$0.hasPrefix("[") })
+        Array(listLines.drop { $0 != "[\(title)]" && !$0.hasPrefix("[\(title)] (") }.dropFirst().prefix { !$0.hasPrefix("[") })
     }
 
     /// The list position of the row whose title is `title`.

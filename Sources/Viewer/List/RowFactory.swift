@@ -20,6 +20,16 @@ import ObjectStore
     private static let widgetsKey = "fetched-results-row"
     /// The rows bound to objects now, by object.
     private var boundRows: [ObjectID: RowWidgets] = [:]
+    /// The rows bound to section headers now, by section name.
+    private var boundHeaders: [String: RowWidgets] = [:]
+
+    /// Shows "Nothing here yet" under the headers of empty sections, and hides it under the
+    /// others; call after the list changed (a header is not bound again when its section
+    /// empties or fills).
+    func refreshEmptySections() {
+        guard let session else { return }
+        for (name, widgets) in boundHeaders { widgets.emptyNote.isVisible = session.isSectionEmpty(named: name) }
+    }
 
     /// The row widget GTK shows `id` in (the parent of our row content, which takes the
     /// focus), when it is bound now.
@@ -76,6 +86,7 @@ import ObjectStore
         gtk_list_item_set_activatable(listItem, isHeader ? 0 : 1)
         widgets.header.isVisible = isHeader
         widgets.content.isVisible = !isHeader
+        if !isHeader { widgets.emptyNote.isVisible = false }
         // The row widget GTK puts around our child: styled as a whole, so that a header has no hover highlight.
         gtk_widget_get_parent(widgets.root)?.setClass("section-header-row", isHeader)
         switch identity {
@@ -84,6 +95,8 @@ import ObjectStore
             widgets.shownItem = nil
             widgets.rowLabel = nil
             gtk_label_set_text(widgets.header.opaque, session.view.sectionTitle(forSectionName: name))
+            boundHeaders[name] = widgets
+            widgets.emptyNote.isVisible = session.isSectionEmpty(named: name)
         case .object(let id):
             widgets.objectID = id
             boundRows[id] = widgets
@@ -105,6 +118,8 @@ import ObjectStore
     private func unbind(_ listItem: OpaquePointer?) {
         guard let widgets = Self.widgets(of: listItem) else { return }
         if let id = widgets.objectID, boundRows[id] === widgets { boundRows[id] = nil }
+        if let name = boundHeaders.first(where: { $0.value === widgets })?.key { boundHeaders[name] = nil }
+        widgets.emptyNote.isVisible = false
         widgets.objectID = nil
         gtk_widget_get_parent(widgets.root)?.removeClass("section-header-row")
     }

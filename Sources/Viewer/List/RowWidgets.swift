@@ -9,6 +9,8 @@ import ObjectStore
 @MainActor final class RowWidgets {
     let root: Widget
     let header: Widget
+    /// Under a header whose section has no objects (a to-do list with no items yet).
+    let emptyNote: Widget
     let content: Widget
     let image: Widget
     let title: Widget
@@ -58,6 +60,8 @@ import ObjectStore
         header = fr_label_new_with_role(GTK_ACCESSIBLE_ROLE_HEADING)
         gtk_label_set_xalign(header.opaque, 0)
         header.addClass("section-header")
+        emptyNote = makeLabel("Nothing here yet", classes: ["section-empty", "dim-label"])
+        emptyNote.isVisible = false
         image = makeLabel(classes: ["avatar"], xalign: 0.5)
         // The initials repeat the title: read once, in the row's sentence.
         fr_accessible_set_hidden(image, 1)
@@ -76,7 +80,7 @@ import ObjectStore
         gtk_widget_set_valign(counter, GTK_ALIGN_CENTER)
         content = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 12, [check, image, texts, counter])
         content.addClass("object-row")
-        root = makeBox(GTK_ORIENTATION_VERTICAL, [header, content])
+        root = makeBox(GTK_ORIENTATION_VERTICAL, [header, emptyNote, content])
         for (widget, tooltip) in [(image, \RowWidgets.imageTooltip), (counter, \RowWidgets.counterTooltip)] {
             gtk_widget_set_has_tooltip(widget, 1)
             Signal.connect(widget.object, "query-tooltip") { [weak self] (gtkTooltip: OpaquePointer?) -> Bool in

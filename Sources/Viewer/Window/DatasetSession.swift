@@ -39,6 +39,12 @@ final class DatasetSession {
 
     var view: ViewConfiguration { dataset.view }
 
+    /// Whether the section named `name` is in the list with no objects (sections from their
+    /// own entity are listed even when empty).
+    func isSectionEmpty(named name: String) -> Bool {
+        controller.sections?.first { $0.name == name }?.numberOfObjects == 0
+    }
+
     /// The object of a row. When the controller holds it at the row's `position` (it may
     /// not, while GTK binds rows during a change), it comes from there, so that a fault loads
     /// with its batch (`fetchBatchSize`); otherwise alone.

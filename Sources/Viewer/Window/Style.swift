@@ -13,6 +13,7 @@ enum Style {
         }
         .section-header { font-weight: bold; padding: 14px 6px 4px 6px; }
         .object-row { padding: 4px 6px; }
+        .section-empty { padding: 6px 6px 14px 6px; font-style: italic; }
         .row-subtitle { font-size: smaller; }
         .avatar { min-width: 36px; min-height: 36px; border-radius: 18px; color: white; font-weight: bold; font-size: smaller; }
         /* Dark enough for white initials (contrast at least 4.5:1), on the selection colour too. */

@@ -22,6 +22,7 @@ extension ViewerWindow {
         // The list's status page follows the rows, whatever changed them.
         Signal.connect(UnsafeMutableRawPointer(session.rows.listModel), "items-changed") { [weak self] (_: guint, _: guint, _: guint) in
             self?.showEmptyState()
+            self?.factory?.refreshEmptySections()
         }
         session.edits.keptChangesSaved = { [weak self] in self?.showError(nil) }
         contextObservation = session.context.addObserver { [weak self] _ in self?.refreshDetail() }

@@ -18,7 +18,8 @@ extension ViewerWindow {
                 let check = view.toggle.map { object.attributeValue(forKey: $0) == .bool(true) ? "[x] " : "[ ] " } ?? ""
                 lines.append("\(position == selected ? ">" : " ") \(check)\(ViewConfiguration.render(view.row.title, for: object))\(subtitle)")
             } else if case .header(let section) = session.rows.item(at: position) {
-                lines.append("[\(session.view.sectionTitle(forSectionName: session.controller.sections![section].name))]")
+                let info = session.controller.sections![section]
+                lines.append("[\(session.view.sectionTitle(forSectionName: info.name))]" + (info.numberOfObjects == 0 ? " (nothing here yet)" : ""))
             }
         }
         if let shownToast { lines.append("toast: \(shownToast)") }
