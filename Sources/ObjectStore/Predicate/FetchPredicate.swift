@@ -23,7 +23,9 @@
 ///   `\` escapes (`\n`, `\t`, `\uXXXX`), numbers, `nil`/`NULL`, `YES`/`NO`/`TRUE`/`FALSE`,
 ///   `CAST(seconds since 2001, "NSDate")`, `CAST("base64", "NSData")`;
 /// - arguments: `%@` (a string, number, bool, date, data, nil, or an array after `IN`
-///   and `BETWEEN`), `%K` (a key path), `%d`/`%i`/`%ld` (an integer), `%f` (a double);
+///   and `BETWEEN`; optionals are unwrapped, so an `[Any?]` or a nil `String?` fits, and
+///   `name == %@` with nil is `name == nil`), `%K` (a key path), `%d`/`%i`/`%ld` (an
+///   integer), `%f` (a double);
 /// - `ANY items.name BEGINSWITH 'a'` is true when one of the related objects matches,
 ///   `ALL` when all of them do (or there are none), `NONE` when none does;
 /// - `TRUEPREDICATE` and `FALSEPREDICATE`. Keywords are case-insensitive.

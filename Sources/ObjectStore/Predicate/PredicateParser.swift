@@ -398,7 +398,19 @@ struct PredicateParser {
                 format: format, offset: token.offset)
         }
         defer { argumentIndex += 1 }
-        return arguments[argumentIndex]
+        return Self.unwrapped(arguments[argumentIndex])
+    }
+
+    /// `argument` without its layers of `Optional`: an array of `Any?` or a `String?` passed
+    /// as `Any` holds its values (or nil) in optionals that `Any?` does not unwrap.
+    static func unwrapped(_ argument: Any?) -> Any? {
+        var current = argument
+        while let value = current {
+            let mirror = Mirror(reflecting: value)
+            guard mirror.displayStyle == .optional else { return value }
+            current = mirror.children.first?.value
+        }
+        return nil
     }
 
     private func argumentError(_ message: String, _ token: PredicateToken) -> FetchPredicateError {
@@ -461,14 +473,14 @@ struct PredicateParser {
     /// The elements of an array or set argument; nil for anything else (strings and data
     /// are single values even though they are collections).
     static func elements(of argument: Any?) -> [Any?]? {
-        guard let argument, !(argument is String), !(argument is Substring), !(argument is Data),
+        guard let argument = unwrapped(argument), !(argument is String), !(argument is Substring), !(argument is Data),
               let collection = argument as? any Collection
         else { return nil }
         return elements(collection)
     }
 
     private static func elements<C: Collection>(_ collection: C) -> [Any?] {
-        collection.map { $0 as Any? }
+        collection.map { unwrapped($0) }
     }
 
     private static func typeName(_ argument: Any?) -> String {

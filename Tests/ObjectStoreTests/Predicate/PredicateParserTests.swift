@@ -82,6 +82,24 @@ final class PredicateParserTests: XCTestCase {
         XCTAssertEqual(try parse("name == '%@'").node, comparison(.keyPath(["name"]), .equal, .value(.string("%@"))), "quoted specifiers are text")
     }
 
+    /// `%@` takes nil however it is wrapped (as NSPredicate: `name == %@` with nil is
+    /// `name == nil`), and arrays of optionals after IN and BETWEEN.
+    func testNilAndOptionalArguments() throws {
+        let isNil = comparison(.keyPath(["name"]), .equal, .value(.null))
+        let missing: String? = nil
+        XCTAssertEqual(try parse("name == %@", nil).node, isNil)
+        XCTAssertEqual(try parse("name == %@", missing).node, isNil)
+        XCTAssertEqual(try FetchPredicate(format: "name == %@", argumentArray: [missing as Any]).node, isNil)
+        XCTAssertEqual(try FetchPredicate(format: "name == %@", argumentArray: [Optional<Any>.none as Any]).node, isNil)
+        XCTAssertEqual(try FetchPredicate(format: "name == %@", argumentArray: [Optional(Optional("a")) as Any]).node,
+                       comparison(.keyPath(["name"]), .equal, .value(.string("a"))))
+        let bobOrNil = comparison(.keyPath(["name"]), .in, .list([.string("Bob"), .null]))
+        XCTAssertEqual(try FetchPredicate(format: "name IN %@", argumentArray: [["Bob", nil] as [Any?]]).node, bobOrNil)
+        XCTAssertEqual(try FetchPredicate(format: "name IN %@", argumentArray: [["Bob", missing as Any] as [Any]]).node, bobOrNil)
+        XCTAssertEqual(try FetchPredicate(format: "count BETWEEN %@", argumentArray: [[1, Int64(3)] as [Any?]]).node,
+                       comparison(.keyPath(["count"]), .between, .list([.integer(1), .integer(3)])))
+    }
+
     func testKeyPathsAndModifiers() throws {
         XCTAssertEqual(try parse("details.closeDate > %@", Date(timeIntervalSince1970: 0)).node,
                        comparison(.keyPath(["details", "closeDate"]), .greater, .value(.date(Date(timeIntervalSince1970: 0)))))
