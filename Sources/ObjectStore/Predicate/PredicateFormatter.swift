@@ -13,7 +13,12 @@ enum PredicateFormatter {
         case .and(let children):
             return children.map(grouped).joined(separator: " AND ")
         case .or(let children):
-            return children.map(grouped).joined(separator: " OR ")
+            // AND binds tighter than OR: its operands need no parentheses here, and the
+            // property test's round trips check that the parser agrees.
+            return children.map { child in
+                if case .and = child { return format(child) }
+                return grouped(child)
+            }.joined(separator: " OR ")
         case .comparison(let comparison):
             return format(comparison)
         }

@@ -130,6 +130,16 @@ final class PredicateParserTests: XCTestCase {
         XCTAssertEqual(try parse("falsepredicate OR a == 1").node, .or([.constant(false), a]))
         XCTAssertEqual(try parse("TRUEPREDICATE"), .true)
         XCTAssertEqual(try parse("FALSEPREDICATE"), .false)
+        // Docs/PredicateSyntax.md: NOT takes one comparison (qualifier and arithmetic included),
+        // comparisons do not chain, and descriptions print only the parentheses AND/OR need.
+        XCTAssertEqual(try parse("a == 1 OR b == 2 AND NOT c == 3").node, .or([a, .and([b, .not(c)])]))
+        XCTAssertEqual(try parse("NOT ANY items.count == 1 AND b == 2").node,
+                       .and([.not(comparison(.keyPath(["items", "count"]), .equal, .value(.integer(1)), modifier: .any)), b]))
+        XCTAssertEqual(try parse("NOT a + 1 > 2").node,
+                       .not(comparison(.arithmetic(.add, .keyPath(["a"]), .value(.integer(1))), .greater, .value(.integer(2)))))
+        XCTAssertThrowsError(try parse("1 < a < 5"))
+        XCTAssertEqual(try parse("(a == 1 OR b == 2) AND c == 3 OR a == 1 AND b == 2").description,
+                       "(a == 1 OR b == 2) AND c == 3 OR a == 1 AND b == 2")
     }
 
     func testDescriptionParsesBackToAnEqualPredicate() throws {
