@@ -145,16 +145,7 @@ extension PredicateParser {
             }
         }
         if isSymbol(current, "(") {
-            let open = current
-            try enterNesting()
-            defer { depth -= 1 }
-            advance()
-            let inner = try parseExpression()
-            guard isSymbol(current, ")") else {
-                throw syntaxError("expected ')' to close the '(' at character \(open.offset), found \(describe(current))")
-            }
-            advance()
-            return inner
+            return try parenthesized { try $0.parseExpression() }
         }
         return try parseOperand()
     }

@@ -138,16 +138,21 @@ struct PredicateParser {
         if let close = matchingParenthesis(), continuesAComparison(tokens[min(close + 1, tokens.count - 1)]) {
             return .comparison(try parseComparison())
         }
+        return try parenthesized { try $0.parseOr() }
+    }
+
+    /// `( … )`, one level deeper, with `body` reading what is inside.
+    mutating func parenthesized<T>(_ body: (inout PredicateParser) throws -> T) throws -> T {
         let open = current
         try enterNesting()
         defer { depth -= 1 }
         advance()
-        let node = try parseOr()
+        let inner = try body(&self)
         guard isSymbol(current, ")") else {
             throw syntaxError("expected ')' to close the '(' at character \(open.offset), found \(describe(current))")
         }
         advance()
-        return node
+        return inner
     }
 
     /// The index of the `)` that closes the current `(`, if any.
