@@ -160,6 +160,9 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
         return (try? context.relatedObjects(of: self, relationship: relationship)) ?? []
     }
 
+    /// ``objectID``, which `SELF` in a predicate stands for.
+    public var evaluatedObjectID: ObjectID? { objectID }
+
     /// The values changed since the last save, by key: attributes as Swift values, to-one
     /// relationships as ``ObjectID`` (or nil).
     public func changedValues() -> [String: Any?] {

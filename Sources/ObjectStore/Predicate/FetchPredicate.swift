@@ -10,20 +10,34 @@
 /// ```
 ///
 /// A format string combines comparisons with `AND` (`&&`), `OR` (`||`), `NOT` (`!`) and
-/// parentheses. A comparison is `[ANY|SOME|ALL|NONE] left operator[options] right`:
+/// parentheses. `NOT` binds tightest and `AND` binds tighter than `OR`:
+/// `a == 1 OR b == 2 AND NOT c == 3` is `a == 1 OR (b == 2 AND (NOT c == 3))`
+/// (Docs/PredicateSyntax.md has the grammar). A comparison is
+/// `[ANY|SOME|ALL|NONE] left operator[options] right`:
 ///
 /// - operators: `==` (`=`), `!=` (`<>`), `<`, `<=` (`=<`), `>`, `>=` (`=>`),
 ///   `BETWEEN {low, high}`, `IN {a, b, ...}`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`,
 ///   `LIKE` (`*` any run of characters, `?` one character, `\` escapes) and `MATCHES`
 ///   (an ICU regular expression matching the whole string);
-/// - options after the operator: `[c]` case-insensitive, `[d]` diacritic-insensitive,
-///   `[cd]` both (see ``StringComparisonOptions``);
+/// - options after the operator, in either case: `[c]` case-insensitive, `[d]`
+///   diacritic-insensitive, `[cd]` both (see ``StringComparisonOptions``);
+/// - `'ab' IN name` (a string or string key path on the right) is a substring test;
+/// - sides may compute: `+`, `-`, `*`, `/` with the usual precedence and parentheses
+///   (`wins * 2 > losses + 1`; `/` divides as doubles; nil or a division by zero gives nil);
+/// - `SELF` is the object itself: `SELF == %@`, `SELF IN %@` with objects or ``ObjectID``s;
+/// - `items.@sum.price`, `@avg`, `@min`, `@max` compute over a to-many relationship, and
+///   `SUBQUERY(items, $i, $i.done == YES).@count` counts the related objects that match;
+/// - `$name` is a variable that ``withSubstitutionVariables(_:)`` gives a value;
 /// - sides: key paths (`name`, `details.closeDate` across to-one relationships,
-///   `items.@count`; `#name` escapes a reserved word), strings in `'…'` or `"…"` with
+///   `items.@count`; `#name` escapes a reserved word; `%K.name` continues an argument's
+///   key path), strings in `'…'` or `"…"` with
 ///   `\` escapes (`\n`, `\t`, `\uXXXX`), numbers, `nil`/`NULL`, `YES`/`NO`/`TRUE`/`FALSE`,
-///   `CAST(seconds since 2001, "NSDate")`, `CAST("base64", "NSData")`;
+///   `CAST(seconds since 2001, "NSDate")`, `CAST("base64", "NSData")`,
+///   `CAST("Item/12", "ObjectID")`; numbers as in C (`.5`, `1.`, `- 5`);
 /// - arguments: `%@` (a string, number, bool, date, data, nil, or an array after `IN`
-///   and `BETWEEN`), `%K` (a key path), `%d`/`%i`/`%ld` (an integer), `%f` (a double);
+///   and `BETWEEN`; optionals are unwrapped, so an `[Any?]` or a nil `String?` fits, and
+///   `name == %@` with nil is `name == nil`), `%K` (a key path), `%d`/`%i`/`%ld` (an
+///   integer), `%f` (a double);
 /// - `ANY items.name BEGINSWITH 'a'` is true when one of the related objects matches,
 ///   `ALL` when all of them do (or there are none), `NONE` when none does;
 /// - `TRUEPREDICATE` and `FALSEPREDICATE`. Keywords are case-insensitive.
@@ -41,6 +55,8 @@
 /// - ``false``
 /// - ``Key``
 /// - ``evaluate(with:)``
+/// - ``withSubstitutionVariables(_:)``
+/// - ``evaluate(with:substitutionVariables:)``
 /// - ``validate(for:in:)``
 /// - ``sql(for:in:alias:)``
 /// - ``predicateFormat``

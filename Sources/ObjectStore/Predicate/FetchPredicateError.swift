@@ -30,6 +30,9 @@ public struct FetchPredicateError: Error, CustomStringConvertible, Sendable {
         case typeMismatch
         /// A `MATCHES` pattern is not a valid regular expression.
         case invalidRegularExpression
+        /// A `$variable` has no value: give it one with
+        /// ``FetchPredicate/withSubstitutionVariables(_:)``.
+        case variable
     }
 
     public let kind: Kind

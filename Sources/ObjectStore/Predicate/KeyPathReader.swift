@@ -8,6 +8,11 @@ enum KeyPathReader {
     /// relationship, 1 when there is a related object and NULL when there is none.
     static func value(_ components: [String], of object: any KeyValueReading) -> DatabaseValue {
         guard let last = components.last else { return .null }
+        if components.count >= 3, let op = CollectionOperator(rawValue: components[components.count - 2]) {
+            guard let owner = Self.object(components.dropLast(3), of: object) else { return .null }
+            let related = owner.relatedObjects(forKey: components[components.count - 3])
+            return PredicateArithmetic.aggregate(op, related.map { DatabaseValueOrdering.stored($0.attributeValue(forKey: last)) })
+        }
         let isCount = last == countComponent && components.count >= 2
         var current = object
         for key in components.dropLast(isCount ? 2 : 1) {
@@ -22,6 +27,22 @@ enum KeyPathReader {
         // only ever compared with nil, so "there is an object" is all it needs to say.
         if value.isNull && !current.relatedObjects(forKey: last).isEmpty { return 1.databaseValue }
         return value
+    }
+
+    /// The object at the end of a path through to-one relationships; nil when one is nil.
+    private static func object(_ keys: ArraySlice<String>, of object: any KeyValueReading) -> (any KeyValueReading)? {
+        var current = object
+        for key in keys {
+            guard let next = current.relatedObjects(forKey: key).first else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// Every object at the end of a path through relationships of any kind (for SUBQUERY):
+    /// the related objects of each step, flattened.
+    static func objects(_ keys: [String], of object: any KeyValueReading) -> [any KeyValueReading] {
+        keys.reduce([object]) { objects, key in objects.flatMap { $0.relatedObjects(forKey: key) } }
     }
 
     /// Every value at the end of a key path through relationships of any kind (for ANY,

@@ -9,4 +9,11 @@ public protocol KeyValueReading {
     /// The objects related through `key`: none or one for a to-one relationship, all of
     /// them for a to-many relationship.
     func relatedObjects(forKey key: String) -> [any KeyValueReading]
+    /// The ID of the object, which `SELF` in a predicate stands for; nil (the default)
+    /// for an object without one, which `SELF == %@` and `SELF IN %@` never match.
+    var evaluatedObjectID: ObjectID? { get }
+}
+
+extension KeyValueReading {
+    public var evaluatedObjectID: ObjectID? { nil }
 }

@@ -14,13 +14,16 @@ extension FetchPredicate {
 
 /// The in-memory evaluator of predicate trees.
 enum PredicateEvaluator {
-    static func evaluate(_ node: FetchPredicate.Node, with object: any KeyValueReading) -> Bool {
+    /// The objects the variables of the enclosing SUBQUERYs stand for.
+    typealias Bindings = [String: any KeyValueReading]
+
+    static func evaluate(_ node: FetchPredicate.Node, with object: any KeyValueReading, bindings: Bindings = [:]) -> Bool {
         switch node {
         case .constant(let value): return value
-        case .not(let operand): return !evaluate(operand, with: object)
-        case .and(let children): return children.allSatisfy { evaluate($0, with: object) }
-        case .or(let children): return children.contains { evaluate($0, with: object) }
-        case .comparison(let comparison): return evaluate(comparison, with: object)
+        case .not(let operand): return !evaluate(operand, with: object, bindings: bindings)
+        case .and(let children): return children.allSatisfy { evaluate($0, with: object, bindings: bindings) }
+        case .or(let children): return children.contains { evaluate($0, with: object, bindings: bindings) }
+        case .comparison(let comparison): return evaluate(comparison, with: object, bindings: bindings)
         }
     }
 
@@ -29,18 +32,19 @@ enum PredicateEvaluator {
         case list([DatabaseValue])
     }
 
-    private static func evaluate(_ comparison: FetchPredicate.Comparison, with object: any KeyValueReading) -> Bool {
+    private static func evaluate(_ comparison: FetchPredicate.Comparison, with object: any KeyValueReading, bindings: Bindings) -> Bool {
         let right: Right
         switch comparison.right {
         case .list(let values): right = .list(values.map(DatabaseValueOrdering.stored))
-        default: right = .single(value(comparison.right, of: object))
+        case .objects(let ids, isList: true): right = .list(ids.map { $0.sqlKey.databaseValue })
+        default: right = .single(value(comparison.right, of: object, bindings: bindings))
         }
         func test(_ left: DatabaseValue) -> Bool {
             self.test(comparison.op, comparison.options, left, right)
         }
         switch comparison.modifier {
         case .direct:
-            return test(value(comparison.left, of: object))
+            return test(value(comparison.left, of: object, bindings: bindings))
         case .any, .all, .none:
             guard case .keyPath(let components) = comparison.left else { return false }
             let values = KeyPathReader.values(components, of: object)
@@ -52,12 +56,38 @@ enum PredicateEvaluator {
         }
     }
 
-    private static func value(_ operand: FetchPredicate.Operand, of object: any KeyValueReading) -> DatabaseValue {
+    private static func value(_ operand: FetchPredicate.Operand, of object: any KeyValueReading, bindings: Bindings) -> DatabaseValue {
         switch operand {
         case .value(let value): return DatabaseValueOrdering.stored(value)
-        case .keyPath(let components): return KeyPathReader.value(components, of: object)
-        case .list: return .null
+        case .keyPath(let components):
+            guard let (start, path) = start(of: components, object: object, bindings: bindings) else { return .null }
+            return KeyPathReader.value(path, of: start)
+        case .evaluatedObject: return key(of: object)
+        case .variable(let name): return bindings[name].map(key) ?? .null
+        case .objects(let ids, isList: false) where ids.count == 1: return ids[0].sqlKey.databaseValue
+        case .arithmetic(let op, let a, let b):
+            return PredicateArithmetic.apply(op, value(a, of: object, bindings: bindings), value(b, of: object, bindings: bindings))
+        case .subqueryCount(let subquery):
+            guard let (start, path) = start(of: subquery.collection, object: object, bindings: bindings) else { return .null }
+            let matches = KeyPathReader.objects(path, of: start).filter { element in
+                evaluate(subquery.predicate, with: element, bindings: bindings.merging([subquery.variable: element]) { $1 })
+            }
+            return Int64(matches.count).databaseValue
+        case .list, .objects: return .null
         }
+    }
+
+    /// The object a key path starts from (the object, or the one its `$variable` stands
+    /// for) and the rest of the path.
+    private static func start(of components: [String], object: any KeyValueReading, bindings: Bindings) -> (any KeyValueReading, [String])? {
+        guard let first = components.first, first.hasPrefix("$") else { return (object, components) }
+        guard let bound = bindings[String(first.dropFirst())] else { return nil }
+        return (bound, Array(components.dropFirst()))
+    }
+
+    /// What `SELF` compares as: the key of the object's row, as in SQL.
+    private static func key(of object: any KeyValueReading) -> DatabaseValue {
+        object.evaluatedObjectID?.sqlKey.databaseValue ?? .null
     }
 
     private static func test(_ op: FetchPredicate.Operator, _ options: StringComparisonOptions, _ left: DatabaseValue, _ right: Right) -> Bool {
@@ -79,16 +109,18 @@ enum PredicateEvaluator {
             case .lessOrEqual: return Ordering.satisfies(left, right, options: options) { $0 != .orderedDescending }
             case .greater: return Ordering.satisfies(left, right, options: options) { $0 == .orderedDescending }
             case .greaterOrEqual: return Ordering.satisfies(left, right, options: options) { $0 != .orderedAscending }
-            case .beginsWith, .endsWith, .contains, .like, .matches:
+            case .beginsWith, .endsWith, .contains, .like, .matches, .in:
                 guard case .string(let string) = left.storage, case .string(let pattern) = right.storage else { return false }
                 switch op {
                 case .beginsWith: return StringComparison.beginsWith(string, pattern, options: options)
                 case .endsWith: return StringComparison.endsWith(string, pattern, options: options)
                 case .contains: return StringComparison.contains(string, pattern, options: options)
+                // `'ab' IN name`: the right side contains the left.
+                case .in: return StringComparison.contains(pattern, string, options: options)
                 case .like: return StringComparison.like(string, pattern, options: options)
                 default: return StringComparison.matches(string, pattern, options: options)
                 }
-            case .in, .between:
+            case .between:
                 return false
             }
         }

@@ -13,7 +13,12 @@ enum PredicateFormatter {
         case .and(let children):
             return children.map(grouped).joined(separator: " AND ")
         case .or(let children):
-            return children.map(grouped).joined(separator: " OR ")
+            // AND binds tighter than OR: its operands need no parentheses here, and the
+            // property test's round trips check that the parser agrees.
+            return children.map { child in
+                if case .and = child { return format(child) }
+                return grouped(child)
+            }.joined(separator: " OR ")
         case .comparison(let comparison):
             return format(comparison)
         }
@@ -38,12 +43,26 @@ enum PredicateFormatter {
         case .keyPath(let components): return format(keyPath: components)
         case .value(let value): return format(value)
         case .list(let values): return "{" + values.map(format).joined(separator: ", ") + "}"
+        case .evaluatedObject: return "SELF"
+        case .objects(let ids, let isList):
+            let objects = ids.map { "CAST(\(quoted($0.description)), \"ObjectID\")" }
+            return isList || objects.count != 1 ? "{" + objects.joined(separator: ", ") + "}" : objects[0]
+        case .variable(let name): return "$" + name
+        case .arithmetic(let op, let a, let b): return grouped(a) + " " + op.rawValue + " " + grouped(b)
+        case .subqueryCount(let subquery):
+            return "SUBQUERY(\(format(keyPath: subquery.collection)), $\(subquery.variable), \(format(subquery.predicate))).@count"
         }
+    }
+
+    /// An arithmetic operand in parentheses, so that the text reads as the tree is built.
+    private static func grouped(_ operand: FetchPredicate.Operand) -> String {
+        if case .arithmetic = operand { return "(" + format(operand) + ")" }
+        return format(operand)
     }
 
     static func format(keyPath components: [String]) -> String {
         components.map { component in
-            PredicateParser.reservedWords.contains(component.uppercased()) ? "#" + component : component
+            PredicateParser.reservedWords.contains(component.uppercased()) && !component.hasPrefix("$") ? "#" + component : component
         }.joined(separator: ".")
     }
 

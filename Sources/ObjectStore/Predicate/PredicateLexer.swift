@@ -1,3 +1,5 @@
+import Foundation
+
 /// One token of a predicate format string, with its position for error messages.
 struct PredicateToken: Equatable {
     enum Kind: Equatable {
@@ -10,8 +12,10 @@ struct PredicateToken: Equatable {
         case double(Double)
         /// An operator or punctuation: `==`, `<=`, `&&`, `(`, `{`, `,`, `.`, `[`...
         case symbol(String)
-        /// `@count`.
-        case count
+        /// `@count`, `@sum`, `@avg`, `@min` or `@max`, lowercased.
+        case collectionOperator(String)
+        /// `$name`: a substitution variable, or the variable of a SUBQUERY.
+        case variable(String)
         /// `%@`, `%K`, `%d` or `%f` (length modifiers such as `%ld` are folded into `d`).
         case argument(Character)
         case end
@@ -29,6 +33,9 @@ struct PredicateLexer {
     private let format: String
     private let scalars: [Unicode.Scalar]
     private var position = 0
+    /// Whether the last token ends an operand, so that a `-` or `+` after it is an
+    /// operator (`a-5`), not the sign of a number (`a == -5`).
+    private var afterOperand = false
 
     init(format: String) {
         self.format = format
@@ -39,7 +46,22 @@ struct PredicateLexer {
         var lexer = PredicateLexer(format: format)
         var tokens: [PredicateToken] = []
         repeat {
-            tokens.append(try lexer.next())
+            let token = try lexer.next()
+            tokens.append(token)
+            switch token.kind {
+            case .word(let word):
+                // Keywords such as AND, IN or BETWEEN come before an operand; the keywords
+                // for values end one.
+                let keyword = word.uppercased()
+                lexer.afterOperand = !PredicateParser.reservedWords.contains(keyword)
+                    || ["NIL", "NULL", "YES", "NO", "TRUE", "FALSE", "SELF"].contains(keyword)
+            case .escapedWord, .string, .integer, .double, .collectionOperator, .variable, .argument:
+                lexer.afterOperand = true
+            case .symbol(let symbol):
+                lexer.afterOperand = symbol == ")" || symbol == "}"
+            case .end:
+                lexer.afterOperand = false
+            }
         } while tokens.last!.kind != .end
         return tokens
     }
@@ -47,7 +69,7 @@ struct PredicateLexer {
     /// Operators and punctuation, longest first so that `<=` is not read as `<`.
     private static let symbols = [
         "==", "=<", "=>", "!=", "<>", "<=", ">=", "&&", "||",
-        "=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]",
+        "=", "<", ">", "!", "(", ")", "{", "}", ",", ".", "[", "]", "+", "-", "*", "/",
     ].map { Array($0.unicodeScalars) }
 
     private func peek(_ ahead: Int = 0) -> Unicode.Scalar? {
@@ -84,15 +106,25 @@ struct PredicateLexer {
         if c == "@" {
             position += 1
             let word = peek().map(isIdentifierStart) == true ? readWord() : ""
-            guard word.lowercased() == "count" else {
-                throw error("unsupported '@\(word)'; the only key path operator is @count, as in items.@count", at: start)
+            let name = "@" + word.lowercased()
+            guard name == countComponent || CollectionOperator(rawValue: name) != nil else {
+                throw error("unsupported '@\(word)'; the key path operators are @count (items.@count) and @sum, @avg, @min, @max (items.@sum.price)", at: start)
             }
-            return token(.count)
+            return token(.collectionOperator(name))
+        }
+        if c == "$" {
+            position += 1
+            guard let first = peek(), isIdentifierStart(first) else {
+                throw error("'$' must be followed by a variable name, as in $name", at: start)
+            }
+            return token(.variable(readWord()))
         }
         if c == "'" || c == "\"" {
             return token(.string(try readString(quote: c)))
         }
-        if isDigit(c) || ((c == "-" || c == "+") && peek(1).map(isDigit) == true) {
+        let signed = !afterOperand && (c == "-" || c == "+")
+        if isDigit(c) || (c == "." && peek(1).map(isDigit) == true)
+            || (signed && (peek(1).map(isDigit) == true || (peek(1) == "." && peek(2).map(isDigit) == true))) {
             return token(try readNumber())
         }
         if c == "%" {
@@ -200,7 +232,8 @@ struct PredicateLexer {
             return .integer(value)
         }
         while let c = peek(), isDigit(c) { position += 1 }
-        if peek() == ".", peek(1).map(isDigit) == true {
+        // `.5` and `1.` are doubles too, as in C; `1.name` is not a number.
+        if peek() == ".", peek(1).map({ isDigit($0) || !(isIdentifierStart($0) || $0 == "@") }) ?? true {
             isDouble = true
             position += 1
             while let c = peek(), isDigit(c) { position += 1 }
@@ -216,7 +249,13 @@ struct PredicateLexer {
         let literal = text(from: start)
         if isDouble {
             // Double(_:) rounds correctly, and reads 1e999 as infinity.
-            return .double(Double(literal)!)
+            // Written out as "0.5" and "1.0" first: `.5` and `1.` are not Swift literals.
+            var digits = literal.replacingOccurrences(of: ".e", with: ".0e").replacingOccurrences(of: ".E", with: ".0E")
+            if digits.hasSuffix(".") { digits += "0" }
+            if let point = digits.firstIndex(of: "."), point == digits.startIndex || !digits[digits.index(before: point)].isNumber {
+                digits.insert("0", at: point)
+            }
+            return .double(Double(digits)!)
         }
         guard let value = Int64(literal) else {
             throw error("integer \(literal) does not fit in 64 bits; write it with a decimal point to compare it as a double", at: start)

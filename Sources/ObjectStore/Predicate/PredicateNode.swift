@@ -51,12 +51,40 @@ extension FetchPredicate {
         case none = "NONE"
     }
 
-    enum Operand: Hashable, Sendable {
-        /// Key path components, such as `["details", "closeDate"]` or `["items", "@count"]`.
+    indirect enum Operand: Hashable, Sendable {
+        /// Key path components, such as `["details", "closeDate"]`, `["items", "@count"]`
+        /// or `["items", "@sum", "price"]`; inside a SUBQUERY, `["$p", "name"]` starts at
+        /// the object its variable `$p` stands for.
         case keyPath([String])
         case value(Value)
         /// The constants of `IN` and `BETWEEN` (two values for `BETWEEN`).
         case list([Value])
+        /// `SELF`: the object being tested.
+        case evaluatedObject
+        /// Objects, by ID, that `SELF` is compared with: one for `==` and `!=`, any number
+        /// after `IN`.
+        case objects([ObjectID], isList: Bool)
+        /// `$name`: a value that ``FetchPredicate/withSubstitutionVariables(_:)`` gives, or,
+        /// inside a SUBQUERY, the object its variable stands for.
+        case variable(String)
+        /// `left + right`, `left - right`, `left * right`, `left / right`.
+        case arithmetic(ArithmeticOperator, Operand, Operand)
+        /// `SUBQUERY(collection, $variable, predicate).@count`: how many objects of the
+        /// to-many key path `collection` match `predicate`.
+        case subqueryCount(Subquery)
+    }
+
+    struct Subquery: Hashable, Sendable {
+        var collection: [String]
+        var variable: String
+        var predicate: Node
+    }
+
+    enum ArithmeticOperator: String, Hashable, Sendable, CaseIterable {
+        case add = "+"
+        case subtract = "-"
+        case multiply = "*"
+        case divide = "/"
     }
 
     enum Operator: String, Hashable, Sendable, CaseIterable {
@@ -87,3 +115,12 @@ extension FetchPredicate {
 
 /// The `@count` key path component.
 let countComponent = "@count"
+
+/// The key path components that compute one value from the objects of a to-many
+/// relationship and one of their attributes: `items.@sum.price`.
+enum CollectionOperator: String, CaseIterable, Sendable {
+    case sum = "@sum"
+    case average = "@avg"
+    case minimum = "@min"
+    case maximum = "@max"
+}

@@ -52,6 +52,9 @@ struct PredicateSQLCompiler {
     let model: Model
     private let aliasPrefix: String
     private var aliasCount = 0
+    /// The variables of the SUBQUERYs being compiled, with the entity and the alias of the
+    /// rows they stand for.
+    private var scope: [String: (entity: EntityDescription, alias: String)] = [:]
 
     init(model: Model, alias: String) {
         self.model = model
@@ -105,7 +108,7 @@ struct PredicateSQLCompiler {
         guard case .keyPath(let components) = comparison.left else {
             throw FetchPredicateError(.keyPath, "\(comparison.modifier.rawValue) needs a key path on its left side")
         }
-        let path = try ResolvedKeyPath.resolve(components, from: entity, in: model)
+        let (path, alias) = try resolve(components, entity: entity, alias: alias)
         guard case .attribute(let attribute) = path.terminal else {
             throw FetchPredicateError(.keyPath, "\(comparison.modifier.rawValue) \(path.text) must end on an attribute")
         }
@@ -128,8 +131,13 @@ struct PredicateSQLCompiler {
     private mutating func apply(_ comparison: FetchPredicate.Comparison, left: SQLFragment, entity: EntityDescription, alias: String) throws -> (SQLFragment, nullable: Bool) {
         let collate = SQLFunctions.collationName(for: comparison.options).map { " COLLATE \($0)" } ?? ""
         let collated = left + collate
-        if case .list(let values) = comparison.right {
+        switch comparison.right {
+        case .list(let values):
             return inList(comparison.op, collated: collated, left: left, values: values)
+        case .objects(let ids, isList: true):
+            return inList(comparison.op, collated: collated, left: left, values: ids.map { .integer($0.sqlKey) })
+        default:
+            break
         }
         let right = try operand(comparison.right, entity: entity, alias: alias)
         switch comparison.op {
@@ -149,8 +157,11 @@ struct PredicateSQLCompiler {
             default: function = SQLFunctions.matches
             }
             return (function + "(" + left + ", " + right + ", \(comparison.options.rawValue))", false)
-        case .between, .in:
-            throw FetchPredicateError(.syntax, "\(comparison.op.rawValue) needs a list of values on its right side")
+        case .in:
+            // `'ab' IN name`: the right side contains the left.
+            return (SQLFunctions.contains + "(" + right + ", " + left + ", \(comparison.options.rawValue))", false)
+        case .between:
+            throw FetchPredicateError(.syntax, "BETWEEN needs a list of values on its right side")
         }
     }
 
@@ -178,11 +189,58 @@ struct PredicateSQLCompiler {
         case .value(let value):
             return SQLFragment(sql: "?", arguments: [DatabaseValueOrdering.stored(value)])
         case .keyPath(let components):
-            let path = try ResolvedKeyPath.resolve(components, from: entity, in: model)
+            let (path, alias) = try resolve(components, entity: entity, alias: alias)
             return SQLFragment(sql: scalar(path, alias: alias))
-        case .list:
+        case .evaluatedObject:
+            return SQLFragment(sql: column(Schema.primaryKey, of: alias))
+        case .variable(let name):
+            guard let element = scope[name] else { throw PredicateValidator.unsubstituted(name) }
+            return SQLFragment(sql: column(Schema.primaryKey, of: element.alias))
+        case .objects(let ids, isList: false) where ids.count == 1:
+            return SQLFragment(sql: "?", arguments: [ids[0].sqlKey.databaseValue])
+        case .arithmetic(let op, let a, let b):
+            let left = try self.operand(a, entity: entity, alias: alias)
+            let right = try self.operand(b, entity: entity, alias: alias)
+            return SQLFunctions.arithmeticFunction(op) + "(" + left + ", " + right + ")"
+        case .subqueryCount(let subquery):
+            return try count(subquery, entity: entity, alias: alias)
+        case .list, .objects:
             throw FetchPredicateError(.syntax, "a list fits only after IN or BETWEEN")
         }
+    }
+
+    /// A key path from the row of `alias`, or from the row of the SUBQUERY variable it
+    /// starts with; and the alias it starts from.
+    private func resolve(_ components: [String], entity: EntityDescription, alias: String) throws -> (ResolvedKeyPath, alias: String) {
+        guard let first = components.first, first.hasPrefix("$") else {
+            return (try ResolvedKeyPath.resolve(components, from: entity, in: model), alias)
+        }
+        let name = String(first.dropFirst())
+        guard let element = scope[name] else { throw PredicateValidator.unsubstituted(name) }
+        return (try ResolvedKeyPath.resolve(Array(components.dropFirst()), from: element.entity, in: model), element.alias)
+    }
+
+    /// `SUBQUERY(collection, $v, predicate).@count`: the rows reached through the
+    /// collection's relationships (one table each, joined by their links) that match.
+    private mutating func count(_ subquery: FetchPredicate.Subquery, entity: EntityDescription, alias: String) throws -> SQLFragment {
+        let (path, start) = try resolve(subquery.collection, entity: entity, alias: alias)
+        guard case .relationship(let last) = path.terminal else {
+            throw FetchPredicateError(.keyPath, "SUBQUERY needs a key path that ends on a to-many relationship")
+        }
+        var tables: [String] = []
+        var links: [String] = []
+        var parent = start
+        for hop in path.hops + [last] {
+            let child = newAlias()
+            tables.append("\(hop.destination.name.quotedDatabaseIdentifier) \(child)")
+            links.append(link(hop, parent: parent, child: child))
+            parent = child
+        }
+        let outer = scope
+        scope[subquery.variable] = (last.destination, parent)
+        defer { scope = outer }
+        let test = try condition(subquery.predicate, entity: last.destination, alias: parent, nullMeansFalse: true)
+        return "(SELECT COUNT(*) FROM \(tables.joined(separator: ", ")) WHERE \(links.joined(separator: " AND ")) AND " + test + ")"
     }
 
     // MARK: Key paths
@@ -212,6 +270,9 @@ struct PredicateSQLCompiler {
         case .count(let hop):
             let child = newAlias()
             return "(SELECT COUNT(*) FROM \(hop.destination.name.quotedDatabaseIdentifier) \(child) WHERE \(link(hop, parent: alias, child: child)))"
+        case .aggregate(let op, let hop, let attribute):
+            let child = newAlias()
+            return "(SELECT \(SQLFunctions.aggregateFunction(op))(\(column(attribute.name, of: child))) FROM \(hop.destination.name.quotedDatabaseIdentifier) \(child) WHERE \(link(hop, parent: alias, child: child)))"
         }
     }
 

@@ -18,6 +18,8 @@ struct ResolvedKeyPath {
         case attribute(AttributeDescription)
         /// `toMany.@count`.
         case count(Hop)
+        /// `toMany.@sum.attribute` (or `@avg`, `@min`, `@max`).
+        case aggregate(CollectionOperator, Hop, AttributeDescription)
         /// A to-one relationship itself, which can only be compared with nil.
         case relationship(Hop)
     }
@@ -31,6 +33,9 @@ struct ResolvedKeyPath {
         switch terminal {
         case .attribute(let attribute): return attribute.type
         case .count: return .integer
+        case .aggregate(.sum, _, let attribute): return attribute.type == .double ? .double : .integer
+        case .aggregate(.average, _, _): return .double
+        case .aggregate(_, _, let attribute): return attribute.type
         case .relationship: return nil
         }
     }
@@ -49,6 +54,9 @@ struct ResolvedKeyPath {
             if component == countComponent {
                 throw FetchPredicateError(.keyPath, "\(place)@count must come last, right after a to-many relationship, as in items.@count")
             }
+            if CollectionOperator(rawValue: component) != nil {
+                throw FetchPredicateError(.keyPath, "\(place)\(component) must come right after a to-many relationship and before one of its attributes, as in items.\(component).price")
+            }
             if let attribute = entity.attribute(named: component) {
                 guard isLast else {
                     throw FetchPredicateError(.keyPath, "\(place)'\(component)' is an attribute of \(entity.name), not a relationship, so it cannot be followed by '.\(components[index + 1])'")
@@ -66,6 +74,9 @@ struct ResolvedKeyPath {
             if isLast {
                 return ResolvedKeyPath(components: components, hops: hops, terminal: .relationship(hop))
             }
+            if let op = CollectionOperator(rawValue: components[index + 1]) {
+                return try aggregate(op, hop, after: index, hops: hops, in: components, place: place)
+            }
             if components[index + 1] == countComponent && index + 1 == components.count - 1 {
                 guard relationship.isToMany else {
                     throw FetchPredicateError(.keyPath, "\(place)@count counts a to-many relationship, and '\(component)' of \(entity.name) is to-one; compare it with nil instead")
@@ -76,6 +87,22 @@ struct ResolvedKeyPath {
             entity = destination
         }
         preconditionFailure("a key path has at least one component")
+    }
+
+    /// `relationship.@sum.attribute` (`relationship` at `index`): the end of a key path.
+    private static func aggregate(_ op: CollectionOperator, _ hop: Hop, after index: Int, hops: [Hop], in components: [String], place: String) throws -> ResolvedKeyPath {
+        let relationship = hop.relationship.name
+        guard hop.relationship.isToMany else {
+            throw FetchPredicateError(.keyPath, "\(place)\(op.rawValue) computes over a to-many relationship, and '\(relationship)' of \(hop.source.name) is to-one")
+        }
+        guard index + 3 == components.count, let attribute = hop.destination.attribute(named: components[index + 2]) else {
+            throw FetchPredicateError(.keyPath, "\(place)\(op.rawValue) must be followed by one attribute of \(hop.destination.name), as in \(relationship).\(op.rawValue).\(hop.destination.attributes.first?.name ?? "name") (its attributes are \(hop.destination.attributes.map(\.name).joined(separator: ", ")))")
+        }
+        let numeric = [.integer, .double, .bool].contains(attribute.type)
+        guard numeric || ([.minimum, .maximum].contains(op) && [.string, .date].contains(attribute.type)) else {
+            throw FetchPredicateError(.typeMismatch, "\(place)\(op.rawValue) needs \([.sum, .average].contains(op) ? "a number" : "a number, a date or a string"), and '\(attribute.name)' is \(attribute.type == .integer ? "an" : "a") \(attribute.type) attribute")
+        }
+        return ResolvedKeyPath(components: components, hops: hops, terminal: .aggregate(op, hop, attribute))
     }
 
     /// Checks that the path reads one value per object: only to-one relationships, and a

@@ -9,9 +9,11 @@ import Foundation
 /// SQLite's byte order).
 enum StringComparison {
     /// The string both sides compare under `options`: unchanged without options; else
-    /// case-mapped for `[c]` (uppercase, then lowercase, so that `ß`/`SS` and `ς`/`σ`/`Σ`
-    /// meet), without nonspacing marks for `[d]` (removed from the canonical decomposition),
-    /// and in canonical composed form (NFC), so that both spellings of `é` meet.
+    /// case-folded for `[c]` (Unicode full case folding, as Foundation's case-insensitive
+    /// `compare` and `range(of:)`: `ß`, `ẞ` and `SS` meet as `ss`, `ﬁ` as `fi`, `ς`/`Σ` as
+    /// `σ`, while the dotless `ı` stays a letter of its own), without nonspacing marks for
+    /// `[d]` (removed from the canonical decomposition), and in canonical composed form
+    /// (NFC), so that both spellings of `é` meet.
     static func fold(_ string: String, options: StringComparisonOptions) -> String {
         if options.isEmpty { return string }
         if string.utf8.allSatisfy({ $0 < 0x80 }) {
@@ -22,13 +24,8 @@ enum StringComparison {
         }
         var mapped = string
         if options.contains(.caseInsensitive) {
-            var scalars = String.UnicodeScalarView()
-            for scalar in string.unicodeScalars {
-                for upper in scalar.properties.uppercaseMapping.unicodeScalars {
-                    scalars.append(contentsOf: upper.properties.lowercaseMapping.unicodeScalars)
-                }
-            }
-            mapped = String(scalars)
+            // No locale: the Turkic mappings (I to ı) would make folding depend on it.
+            mapped = string.folding(options: .caseInsensitive, locale: nil)
         }
         guard options.contains(.diacriticInsensitive) else { return mapped.precomposedStringWithCanonicalMapping }
         var scalars = String.UnicodeScalarView()
@@ -62,27 +59,64 @@ enum StringComparison {
         }
     }
 
-    /// `BEGINSWITH`: the folded string's bytes start with the folded prefix's bytes.
+    /// `BEGINSWITH`: the folded prefix is the folded form of the string's first characters.
     static func beginsWith(_ string: String, _ prefix: String, options: StringComparisonOptions) -> Bool {
-        fold(string, options: options).utf8.starts(with: fold(prefix, options: options).utf8)
+        let needle = Array(fold(prefix, options: options).utf8)
+        if isOneByteACharacter(string) {
+            return fold(string, options: options).utf8.starts(with: needle)
+        }
+        return covers(foldedCharacters(string, options: options)[...], needle[...])
     }
 
-    /// `ENDSWITH`: the folded string's bytes end with the folded suffix's bytes.
+    /// `ENDSWITH`: the folded suffix is the folded form of the string's last characters.
     static func endsWith(_ string: String, _ suffix: String, options: StringComparisonOptions) -> Bool {
-        Array(fold(string, options: options).utf8).reversed().starts(with: Array(fold(suffix, options: options).utf8).reversed())
+        let needle = Array(fold(suffix, options: options).utf8.reversed())
+        if isOneByteACharacter(string) {
+            return fold(string, options: options).utf8.reversed().starts(with: needle)
+        }
+        let characters = foldedCharacters(string, options: options).reversed().map { Array($0.reversed()) }
+        return covers(characters[...], needle[...])
     }
 
-    /// `CONTAINS`: the folded part's bytes occur in the folded string's bytes. UTF-8 is
-    /// self-synchronizing, so a byte match always starts and ends on a scalar boundary.
+    /// `CONTAINS`: the folded part is the folded form of a run of the string's characters.
     static func contains(_ string: String, _ part: String, options: StringComparisonOptions) -> Bool {
-        let haystack = Array(fold(string, options: options).utf8)
         let needle = Array(fold(part, options: options).utf8)
         if needle.isEmpty { return true }
-        guard needle.count <= haystack.count else { return false }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        if isOneByteACharacter(string) {
+            let haystack = Array(fold(string, options: options).utf8)
+            guard needle.count <= haystack.count else { return false }
+            return (0...(haystack.count - needle.count)).contains { start in
+                haystack[start] == needle[0] && haystack[start..<(start + needle.count)].elementsEqual(needle)
+            }
         }
-        return false
+        let characters = foldedCharacters(string, options: options)
+        return characters.indices.contains { covers(characters[$0...], needle[...]) }
+    }
+
+    /// Whether each UTF-8 byte of `string` is a character of its own, whose folded form is
+    /// one byte too: ASCII without `\r` (which makes one character with a following `\n`).
+    /// Byte matches on such a string always begin and end between characters.
+    private static func isOneByteACharacter(_ string: String) -> Bool {
+        string.utf8.allSatisfy { $0 < 0x80 && $0 != 0x0D }
+    }
+
+    /// The UTF-8 bytes of each character (grapheme cluster) of `string`, folded on its own,
+    /// so that a match is made of whole characters of the original string: `BEGINSWITH[c]
+    /// 'stras'` does not match "Straße" (it would end inside `ß`, folded `ss`), nor
+    /// `CONTAINS[c] 'f'` "ﬁle", as Foundation's `range(of:options:)` finds neither.
+    private static func foldedCharacters(_ string: String, options: StringComparisonOptions) -> [[UInt8]] {
+        string.map { Array(fold(String($0), options: options).utf8) }
+    }
+
+    /// Whether the leading characters of `characters`, concatenated, are exactly `needle`.
+    private static func covers(_ characters: ArraySlice<[UInt8]>, _ needle: ArraySlice<UInt8>) -> Bool {
+        var rest = needle
+        for character in characters {
+            if rest.isEmpty { return true }
+            guard rest.starts(with: character) else { return false }
+            rest = rest.dropFirst(character.count)
+        }
+        return rest.isEmpty
     }
 
     /// `LIKE`: the whole folded string matches the folded pattern, where `*` stands for any

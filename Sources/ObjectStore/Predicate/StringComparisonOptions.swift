@@ -5,13 +5,18 @@
 /// options, both strings are first folded by one Swift function (see
 /// ``SQLFunctions``), the same in SQL and in memory:
 ///
-/// - ``caseInsensitive`` maps every character to its uppercase then its lowercase
-///   form (`"ß"` → `"ss"`, `"ς"` → `"σ"`, `"İ"` → `"i̇"`);
+/// - ``caseInsensitive`` applies Unicode full case folding, as Foundation's
+///   case-insensitive `compare(_:options:)` does (`"ß"` and `"ẞ"` → `"ss"`, `"ﬁ"` →
+///   `"fi"`, `"ς"` → `"σ"`, `"İ"` → `"i̇"`; the dotless `"ı"` is not a case of `"i"`);
 /// - ``diacriticInsensitive`` removes the nonspacing marks of the canonical decomposition
 ///   (`"é"` → `"e"`, `"ñ"` → `"n"`); letters without a decomposition, such as `"ø"` or
 ///   `"ł"`, stay as they are;
 /// - then the result is put in canonical composed form (NFC), so that both spellings of
 ///   `"é"` become equal, and the folded strings compare by their UTF-8 bytes.
+///
+/// `BEGINSWITH`, `ENDSWITH` and `CONTAINS` match whole characters (grapheme clusters) of
+/// the string, with or without options: `"Straße" BEGINSWITH[c] "stras"` is false (the
+/// match would end inside `"ß"`), and so is `"cafe\u{301}" BEGINSWITH "cafe"`.
 ///
 /// In a predicate format string the options follow the operator: `[c]`, `[d]` or `[cd]`.
 public struct StringComparisonOptions: OptionSet, Sendable, Hashable {

@@ -82,6 +82,24 @@ final class PredicateParserTests: XCTestCase {
         XCTAssertEqual(try parse("name == '%@'").node, comparison(.keyPath(["name"]), .equal, .value(.string("%@"))), "quoted specifiers are text")
     }
 
+    /// `%@` takes nil however it is wrapped (as NSPredicate: `name == %@` with nil is
+    /// `name == nil`), and arrays of optionals after IN and BETWEEN.
+    func testNilAndOptionalArguments() throws {
+        let isNil = comparison(.keyPath(["name"]), .equal, .value(.null))
+        let missing: String? = nil
+        XCTAssertEqual(try parse("name == %@", nil).node, isNil)
+        XCTAssertEqual(try parse("name == %@", missing).node, isNil)
+        XCTAssertEqual(try FetchPredicate(format: "name == %@", argumentArray: [missing as Any]).node, isNil)
+        XCTAssertEqual(try FetchPredicate(format: "name == %@", argumentArray: [Optional<Any>.none as Any]).node, isNil)
+        XCTAssertEqual(try FetchPredicate(format: "name == %@", argumentArray: [Optional(Optional("a")) as Any]).node,
+                       comparison(.keyPath(["name"]), .equal, .value(.string("a"))))
+        let bobOrNil = comparison(.keyPath(["name"]), .in, .list([.string("Bob"), .null]))
+        XCTAssertEqual(try FetchPredicate(format: "name IN %@", argumentArray: [["Bob", nil] as [Any?]]).node, bobOrNil)
+        XCTAssertEqual(try FetchPredicate(format: "name IN %@", argumentArray: [["Bob", missing as Any] as [Any]]).node, bobOrNil)
+        XCTAssertEqual(try FetchPredicate(format: "count BETWEEN %@", argumentArray: [[1, Int64(3)] as [Any?]]).node,
+                       comparison(.keyPath(["count"]), .between, .list([.integer(1), .integer(3)])))
+    }
+
     func testKeyPathsAndModifiers() throws {
         XCTAssertEqual(try parse("details.closeDate > %@", Date(timeIntervalSince1970: 0)).node,
                        comparison(.keyPath(["details", "closeDate"]), .greater, .value(.date(Date(timeIntervalSince1970: 0)))))
@@ -112,6 +130,16 @@ final class PredicateParserTests: XCTestCase {
         XCTAssertEqual(try parse("falsepredicate OR a == 1").node, .or([.constant(false), a]))
         XCTAssertEqual(try parse("TRUEPREDICATE"), .true)
         XCTAssertEqual(try parse("FALSEPREDICATE"), .false)
+        // Docs/PredicateSyntax.md: NOT takes one comparison (qualifier and arithmetic included),
+        // comparisons do not chain, and descriptions print only the parentheses AND/OR need.
+        XCTAssertEqual(try parse("a == 1 OR b == 2 AND NOT c == 3").node, .or([a, .and([b, .not(c)])]))
+        XCTAssertEqual(try parse("NOT ANY items.count == 1 AND b == 2").node,
+                       .and([.not(comparison(.keyPath(["items", "count"]), .equal, .value(.integer(1)), modifier: .any)), b]))
+        XCTAssertEqual(try parse("NOT a + 1 > 2").node,
+                       .not(comparison(.arithmetic(.add, .keyPath(["a"]), .value(.integer(1))), .greater, .value(.integer(2)))))
+        XCTAssertThrowsError(try parse("1 < a < 5"))
+        XCTAssertEqual(try parse("(a == 1 OR b == 2) AND c == 3 OR a == 1 AND b == 2").description,
+                       "(a == 1 OR b == 2) AND c == 3 OR a == 1 AND b == 2")
     }
 
     func testDescriptionParsesBackToAnEqualPredicate() throws {

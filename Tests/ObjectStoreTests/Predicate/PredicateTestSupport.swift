@@ -73,6 +73,7 @@ final class TestObject: KeyValueReading {
 
     func attributeValue(forKey key: String) -> Value { values[key] ?? .null }
     func relatedObjects(forKey key: String) -> [any KeyValueReading] { related[key] ?? [] }
+    var evaluatedObjectID: ObjectID? { ObjectID(entityName: entity, primaryKey: key) }
 }
 
 /// A database file in a temporary folder, with the tables of a model and the predicate

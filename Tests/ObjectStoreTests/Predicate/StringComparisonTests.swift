@@ -40,7 +40,8 @@ final class StringComparisonTests: XCTestCase {
     }
 
     func testStringOperators() {
-        XCTAssertTrue(StringComparison.beginsWith(decomposed, "cafe", options: []), "bytes: e + combining accent starts with e")
+        XCTAssertFalse(StringComparison.beginsWith(decomposed, "cafe", options: []), "a match ends between characters, not inside e + accent")
+        XCTAssertTrue(StringComparison.beginsWith(decomposed, "caf", options: []))
         XCTAssertFalse(StringComparison.beginsWith(precomposed, "cafe", options: []))
         XCTAssertTrue(StringComparison.beginsWith(precomposed, "CAFE", options: [.caseInsensitive, .diacriticInsensitive]))
         XCTAssertTrue(StringComparison.beginsWith("abc", "", options: []))
@@ -90,6 +91,52 @@ final class StringComparisonTests: XCTestCase {
             XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT \(SQLFunctions.beginsWith)(NULL, 'a', 0)"), 0)
             XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT \(SQLFunctions.matches)('a', NULL, 0)"), 0)
             XCTAssertEqual(try Int.fetchOne(db, sql: "SELECT \(SQLFunctions.contains)(12, '1', 0)"), 0)
+        }
+    }
+
+    /// Case-insensitive matches follow Unicode full case folding, and begin and end between
+    /// characters of the string, as Foundation's `compare(_:options:)` and
+    /// `range(of:options:)` do: each expectation is checked against Foundation, and against
+    /// what SQLite and the evaluator answer.
+    func testCaseInsensitiveMatchesFollowFoundation() throws {
+        let cases: [(string: String, op: String, pattern: String, matches: Bool)] = [
+            ("ıstanbul", "==[c]", "istanbul", false),
+            ("ISTANBUL", "==[c]", "istanbul", true),
+            ("straße", "==[c]", "STRAẞE", true),
+            ("STRASSE", "==[c]", "STRAẞE", true),
+            ("ẞ", "==[c]", "ß", true),
+            ("Straße", "BEGINSWITH[c]", "stras", false),
+            ("Straße", "BEGINSWITH[c]", "strass", true),
+            ("Straße", "ENDSWITH[c]", "se", false),
+            ("Straße", "ENDSWITH[c]", "SSE", true),
+            ("ﬁle", "CONTAINS[c]", "f", false),
+            ("ﬁle", "CONTAINS[c]", "FI", true),
+            ("ﬁle", "CONTAINS[c]", "ile", false),
+            ("cafe\u{301}", "CONTAINS", "e", false),
+            ("cafe\u{301}", "CONTAINS", "caf", true),
+            ("ΣΊΣΥΦΟΣ", "ENDSWITH[c]", "ς", true),
+        ]
+        let database = try makePredicateTestDatabase(self)
+        let items = cases.enumerated().map { index, test in
+            TestObject(entity: "Item", key: Int64(index + 1), values: ["title": .string(""), "name": .string(test.string)])
+        }
+        try database.write { db in for item in items { try insert(item, into: db) } }
+        for (index, test) in cases.enumerated() {
+            let foundation: Bool
+            let caseInsensitive: String.CompareOptions = test.op.hasSuffix("[c]") ? .caseInsensitive : []
+            switch test.op.prefix(while: { $0 != "[" }) {
+            case "==": foundation = test.string.compare(test.pattern, options: caseInsensitive) == .orderedSame
+            case "BEGINSWITH": foundation = test.string.range(of: test.pattern, options: caseInsensitive.union(.anchored)) != nil
+            case "ENDSWITH": foundation = test.string.range(of: test.pattern, options: caseInsensitive.union([.anchored, .backwards])) != nil
+            default: foundation = test.string.range(of: test.pattern, options: caseInsensitive) != nil
+            }
+            let context = "\(test.string.debugDescription) \(test.op) \(test.pattern.debugDescription)"
+            XCTAssertEqual(foundation, test.matches, "Foundation: \(context)")
+            let predicate = try FetchPredicate(format: "name \(test.op) %@ AND title == ''", test.pattern)
+            let expected: [Int64] = test.matches ? [Int64(index + 1)] : []
+            let selected = try database.read { db in try sqlKeys(db, predicate) }.filter { $0 == Int64(index + 1) }
+            XCTAssertEqual(selected, expected, "SQL: \(context)")
+            XCTAssertEqual(memoryKeys([items[index]], predicate), expected, "memory: \(context)")
         }
     }
 }
