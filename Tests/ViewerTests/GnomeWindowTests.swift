@@ -75,6 +75,28 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(focus == window.menuButton || gtk_widget_is_ancestor(focus, window.menuButton) != 0, "the focus stays on the menu button")
     } }
 
+    /// Ticking a to-do far from the selected row (which moves it among the done ones) leaves
+    /// the list where the person scrolled it: it does not jump back to the selection.
+    func testTickingABoxFarFromTheSelectionLeavesTheListWhereItIs() throws { try MainActor.assumeIsolated {
+        let window = try openWindow("todo")
+        gtk_window_set_default_size(window.window.cast(), 900, 400)
+        iterateMainLoop(for: 0.3)
+        XCTAssertTrue(window.listLines.first.map { _ in window.listLines[1].hasPrefix(">") } ?? false, "the first item is selected: \(window.listLines)")
+        let adjustment = try XCTUnwrap(gtk_scrollable_get_vadjustment(OpaquePointer(window.listView)))
+        gtk_adjustment_set_value(adjustment, gtk_adjustment_get_upper(adjustment))  // to the end
+        iterateMainLoop(for: 0.3)
+        let scrolled = gtk_adjustment_get_value(adjustment)
+        XCTAssertGreaterThan(scrolled, 100, "the list scrolled away from the selection")
+        // An unticked item on screen now, far from the selected first row.
+        let row = try XCTUnwrap(window.listView.descendants.last { widget in
+            widget.isA(gtk_check_button_get_type()) && gtk_widget_get_mapped(widget) != 0 && gtk_check_button_get_active(widget.cast()) == 0
+        })
+        gtk_check_button_set_active(row.cast(), 1)
+        iterateMainLoop(for: 0.5)
+        XCTAssertEqual(gtk_adjustment_get_value(adjustment), scrolled, accuracy: 70, "the list stays where it was (at most a row's shift)")
+        XCTAssertTrue(window.listLines[1].hasPrefix(">"), "the selection stays on the first item")
+    } }
+
     /// Whether the row of `object` is on screen: mapped, inside the list's visible area.
     @MainActor private func isShown(_ object: ManagedObject, in window: ViewerWindow) -> Bool {
         guard let row = window.factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0 else { return false }
