@@ -173,4 +173,18 @@ final class PointerAndKeyboardTests: XCTestCase {
         XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 0" }, "Page Up back to the top:\n\(viewer.shown)")
         XCTAssertTrue(viewer.process.isRunning)
     }
+
+    /// Typing while the list has the focus starts a search with what was typed; Escape
+    /// clears it and every team is back.
+    func testTypingInTheListStartsASearchAndEscapeEndsIt() throws {
+        let viewer = try launch()
+        let algeria = try XCTUnwrap(viewer.row("Algeria"))
+        xdotool("mousemove", "\(algeria.x)", "\(algeria.y)", "click", "1")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 0" }, viewer.shown)
+        xdotool("type", "--delay", "60", "ghan")
+        XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 0"] || viewer.listLines == ["[Africa]", "  Ghana · Wins: 0"] },
+                      "the search shows Ghana alone:\n\(viewer.shown)")
+        xdotool("key", "Escape")
+        XCTAssertTrue(viewer.wait { viewer.listLines.count == 37 }, "32 teams and 5 zones again:\n\(viewer.shown)")
+    }
 }
