@@ -20,7 +20,7 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(String(cString: adw_status_page_get_title(window.emptyPage.opaque)), "No Results")
 
         // Escape in the entry ends the search: the text goes, the bar closes, every team is back.
-        g_signal_emit_by_name_stop_search(window.searchEntry)
+        emit("stop-search", on: window.searchEntry, type: gtk_search_entry_get_type())
         XCTAssertTrue(iterateMainLoop(until: { window.listLines.count == 37 }), "32 teams and 5 zones again: \(window.listLines.count)")
         XCTAssertEqual(gtk_search_bar_get_search_mode(window.searchBar.opaque), 0)
         XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(window.searchEntry))), "")
@@ -152,7 +152,7 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         window.session?.selection.select(window.object(titled: "Ghana"))
         adw_leaflet_set_visible_child(window.leaflet.opaque, window.detailPane)
         iterateMainLoop(for: 0.3)
-        gtk_button_clicked_back(window.backButton)
+        emit("clicked", on: window.backButton, type: gtk_button_get_type())
         XCTAssertTrue(iterateMainLoop(until: { adw_leaflet_get_visible_child(window.leaflet.opaque) == window.listPane }), "Back shows the list")
     } }
 
@@ -169,20 +169,13 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
     }
 }
 
-/// GtkSearchEntry's `stop-search` (what Escape emits), through `g_signal_emitv`.
-@MainActor private func g_signal_emit_by_name_stop_search(_ entry: Widget) {
+/// Emits the action signal `name` (no arguments) of `widget`, an instance of `type`, as GTK
+/// does (`g_signal_emit_by_name` is variadic, so through `g_signal_emitv`): `stop-search` is
+/// what Escape emits, `clicked` how a button's gesture ends.
+@MainActor private func emit(_ name: String, on widget: Widget, type: GType) {
     var instance = GValue()
-    g_value_init(&instance, gtk_search_entry_get_type())
-    g_value_set_object(&instance, UnsafeMutableRawPointer(entry))
-    g_signal_emitv(&instance, g_signal_lookup("stop-search", gtk_search_entry_get_type()), 0, nil)
-    g_value_unset(&instance)
-}
-
-/// A click of the button, as GTK's own gesture ends it (`clicked`).
-@MainActor private func gtk_button_clicked_back(_ button: Widget) {
-    var instance = GValue()
-    g_value_init(&instance, gtk_button_get_type())
-    g_value_set_object(&instance, UnsafeMutableRawPointer(button))
-    g_signal_emitv(&instance, g_signal_lookup("clicked", gtk_button_get_type()), 0, nil)
+    g_value_init(&instance, type)
+    g_value_set_object(&instance, UnsafeMutableRawPointer(widget))
+    g_signal_emitv(&instance, g_signal_lookup(name, type), 0, nil)
     g_value_unset(&instance)
 }
