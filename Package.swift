@@ -77,7 +77,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "fetched-results-benchmark",
-            dependencies: ["ObjectStore", "FetchedResults", "Datasets", "Viewer", "GtkBinding", "CGtk", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["ObjectStore", "FetchedResults", "Datasets", "Viewer", "GtkBinding", "CGtk", "CFetchedResultsModel", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "FetchedResultsTests",

@@ -67,6 +67,8 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     public var showsSectionHeaders: Bool { flattened.showsHeaders }
     /// Called after the list followed a batch of the controller (all its emissions done).
     public var didChange: ((ChangeBatch) -> Void)?
+    /// Called before the list follows a batch, before its first emission (the selection's).
+    var willChange: ((ChangeBatch) -> Void)?
 
     let flattened: FlattenedSections
     private let items: ListItems
@@ -89,12 +91,11 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         if Thread.isMainThread { MainQueueSource.attach() }
     }
 
-    /// The controller's sections as the list holds them.
+    /// The controller's sections as the list holds them (their row keys shared with the
+    /// controller until either changes them: a million rows are not copied one by one).
     private static func sections(of controller: FetchedResultsController<Result>) -> [FlattenedSections.Section] {
         (controller.sections ?? []).enumerated().map { s, info in
-            FlattenedSections.Section(name: info.name, keys: (0..<info.numberOfObjects).map {
-                controller.objectID(at: IndexPath(item: $0, section: s)).rowKey
-            })
+            FlattenedSections.Section(name: info.name, keys: controller.rowKeys(inSection: s))
         }
     }
 
@@ -160,6 +161,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// not followed: the list takes the controller's sections in one emission instead, and
     /// the mistake is reported to `FetchedResultsDiagnostics/warningHandler`.
     public func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith batch: ChangeBatch) {
+        willChange?(batch)
         if let problem = flattened.apply(batch, reload: { Self.sections(of: self.controller) }, emit: itemsChanged) {
             FetchedResultsDiagnostics.warningHandler(
                 "FetchedResultsListModel was given a batch that does not fit its list (\(problem)); it reloaded the list from its controller. Only the list's own controller should call controller(_:didChangeContentWith:).")

@@ -14,7 +14,10 @@ import ObjectStore
 ///
 /// The selection is restored once the list is done changing, on the main loop's next idle
 /// moment at `G_PRIORITY_HIGH_IDLE`: after every items-changed emission of the batch, before
-/// GTK lays out and draws. ``didChange`` then tells what happened.
+/// GTK lays out and draws. ``didChange`` then tells what happened. Before a reload (a new
+/// order of a long list, one emission replacing every item) GTK's selection is dropped
+/// quietly: `GtkSingleSelection` would otherwise look for its item among every new item,
+/// asking the list model for each (a million new items for a million rows).
 ///
 /// ```swift
 /// let selection = FetchedResultsSelection(rows: rows)
@@ -76,6 +79,10 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         handlers.append((list, Signal.connect(list, "items-changed") { [weak self] (_: guint, _: guint, _: guint) in
             self?.scheduleRestore()
         }))
+        rows.willChange = { [weak self] batch in
+            guard let self, batch.reloadedSections != nil, self.selectedObject != nil else { return }
+            self.setSelected(nil, keepingLastPosition: true)
+        }
     }
 
     isolated deinit {
@@ -134,8 +141,10 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         }
     }
 
-    private func setSelected(_ position: Int?) {
-        lastPosition = position
+    /// Selects `position` in GTK without telling ``didChange``; `keepingLastPosition` keeps
+    /// where the selected object was last seen (to find a neighbour if it leaves).
+    private func setSelected(_ position: Int?, keepingLastPosition: Bool = false) {
+        if !keepingLastPosition { lastPosition = position }
         guard selectedPosition != position else { return }
         isRestoring = true
         gtk_single_selection_set_selected(selectionModel, position.map(guint.init) ?? UInt32.max)
@@ -147,8 +156,11 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
     private func neighbourPosition(near position: Int) -> Int? {
         guard rows.count > 0 else { return nil }
         let start = min(position, rows.count - 1)
-        let order = [start, start - 1] + Array(start + 1 ..< rows.count) + Array((0 ..< max(start - 1, 0)).reversed())
-        return order.first { $0 >= 0 && rows.indexPath(at: $0) != nil }
+        // Walked, not listed: the first object row is a step or two away (past a header).
+        func isObject(_ position: Int) -> Bool { position >= 0 && rows.indexPath(at: position) != nil }
+        if isObject(start) { return start }
+        if isObject(start - 1) { return start - 1 }
+        return (start + 1 ..< rows.count).first(where: isObject) ?? (0 ..< max(start - 1, 0)).reversed().first(where: isObject)
     }
 
     private func object(at position: Int) -> Result? {

@@ -20,6 +20,7 @@ func benchmark(_ options: Options) throws {
         try triggerBenchmark(options, folder: folder, report: &report)
     }
     if options.parts.contains("live") { try liveBenchmark(options, folder: folder, report: &report) }
+    if options.parts.contains("viewer1m") { try viewerMillionBenchmark(options, folder: folder, report: &report) }
     print("")
     print(report.printed(), terminator: "")
     print("")
@@ -173,6 +174,63 @@ func liveBenchmark(_ options: Options, folder: URL, report: inout Report) throws
     let share = live.idleCPUSeconds / live.idleSeconds
     report.add(.init(figure: "idle window, CPU", measured: "\(duration(live.idleCPUSeconds)) in \(duration(live.idleSeconds)) (\(significant(share * 100))%)",
                      target: "< 1% of a core", passed: share < 0.01))
+}
+
+/// The viewer window on a million teams: opening, a search, a sort, Page Down held, a
+/// scroll to the end and back, an import.
+func viewerMillionBenchmark(_ options: Options, folder: URL, report: inout Report) throws {
+    // The million-team store of earlier runs (`--store`, else /tmp/bench1m.sqlite), built when
+    // missing; the window works on a copy, which the import changes.
+    let source = URL(fileURLWithPath: options.storePath ?? "/tmp/bench1m.sqlite")
+    if !FileManager.default.fileExists(atPath: source.path) {
+        print("building \(options.rows) teams in \(source.path)...")
+        try WorldCupStore.fill(PersistentStore(url: source, model: WorldCupStore.model), rows: options.rows, seed: options.seed)
+    }
+    let copy = URL(fileURLWithPath: "/tmp/live1m.sqlite")
+    for suffix in ["", "-wal", "-shm"] {
+        try? FileManager.default.removeItem(atPath: copy.path + suffix)
+        if suffix != "-shm" && FileManager.default.fileExists(atPath: source.path + suffix) {
+            try FileManager.default.copyItem(atPath: source.path + suffix, toPath: copy.path + suffix)
+        }
+    }
+    print("measuring the viewer window on \(source.path) (a copy: \(copy.path))...")
+    let viewerFolder = folder.appendingPathComponent("viewer1m")
+    try FileManager.default.createDirectory(at: viewerFolder, withIntermediateDirectories: true)
+    let benchmark = ViewerMillionBenchmark(storeURL: copy, folder: viewerFolder, importRows: options.importRows, seed: options.seed)
+    let figures = try MainActor.assumeIsolated { try benchmark.run() }
+    let rows = figures.rowsBefore
+    for (name, opening) in [("without a section cache", figures.uncachedOpening), ("from the section cache", figures.cachedOpening)] {
+        report.add(.init(figure: "\(rows) rows, window \(name): first frame, header", measured: duration(opening.firstFrame),
+                         baseline: "fresh performFetch \(duration(opening.fetch))", target: "≤ 300 ms", passed: opening.firstFrame <= 0.3))
+        report.add(.init(figure: "  first frame with rows", measured: duration(opening.rowsFrame),
+                         baseline: "fetch + 300 ms", target: "≤ \(duration(opening.fetch + 0.3))", passed: opening.rowsFrame <= opening.fetch + 0.3))
+    }
+    let idle = "idle window \(duration(figures.idleStall))"
+    for (name, change) in [("type \"\(ViewerMillionBenchmark.searchText)\" in the search, 150 ms a key", figures.search),
+                           ("clear the search", figures.clearSearch), ("change the sort (by name)", figures.sort)] {
+        let longest = change.stalls.max() ?? 0
+        report.add(.init(figure: "\(name): longest main-loop stall", measured: duration(longest), baseline: idle,
+                         target: "≤ 50 ms", passed: longest <= 0.050))
+        report.add(.init(figure: "  shown (\(change.rows) rows), after the last key or choice", measured: duration(change.shown),
+                         baseline: "fresh performFetch \(duration(change.freshFetch))", target: "= \(change.expectedRows) rows",
+                         passed: change.rows == change.expectedRows && change.shown.isFinite))
+    }
+    let pageDown = figures.pageDown, pageStall = pageDown.stalls.max() ?? 0
+    report.add(.init(figure: "\(ViewerMillionBenchmark.pageDownPresses) Page Down presses in \(duration(pageDown.seconds)): longest stall", measured: duration(pageStall),
+                     baseline: idle, target: "≤ 50 ms", passed: pageStall <= 0.050))
+    report.add(.init(figure: "  the last press's row selected and shown", measured: "\(duration(pageDown.settled)), frame \(pageDown.settledFrames)",
+                     baseline: "position \(pageDown.from) to \(pageDown.to)", target: "≤ 2 frames",
+                     passed: pageDown.isShown && pageDown.settledFrames <= 2))
+    let grown = figures.residentAfter - figures.residentBefore
+    report.add(.init(figure: "resident memory after scrolling to the end and back", measured: "+\(megabytes(grown)) (\(figures.scrollFrames) frames)",
+                     baseline: "before \(megabytes(figures.residentBefore))", target: "≤ +64 MB", passed: grown <= 64 << 20))
+    let importStall = figures.importStalls.max() ?? 0
+    report.add(.init(figure: "import \(options.importRows) rows into \(rows): longest main-loop stall", measured: duration(importStall),
+                     baseline: idle, target: "≤ 50 ms", passed: importStall <= 0.050))
+    report.add(.init(figure: "  p99 stall", measured: duration(Measure.quantile(figures.importStalls, 0.99))))
+    report.add(.init(figure: "  import time", measured: "\(duration(figures.importSeconds)), \(Int(Double(options.importRows) / figures.importSeconds)) rows/s"))
+    report.add(.init(figure: "  rows in the list after", measured: "\(figures.rowsAfter)", target: "= \(rows + options.importRows)",
+                     passed: figures.rowsAfter == rows + options.importRows))
 }
 
 /// The 1-minute load average, from `/proc/loadavg`.

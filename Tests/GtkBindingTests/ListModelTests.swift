@@ -119,6 +119,31 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(selection.selectedPosition, rows.position(for: try XCTUnwrap(rows.controller.indexPath(for: bo))))
     } }
 
+    /// GtkSingleSelection looks for its selected item among every item a change adds when
+    /// the change removes it: a reload of a million rows would make a million items. The
+    /// selection drops GTK's before a reload and selects the object again after it.
+    func testAReloadKeepsTheSelectionWithoutAnItemForEveryRow() throws { try MainActor.assumeIsolated {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let selection = FetchedResultsSelection(rows: rows)
+        let bo = try XCTUnwrap(rows.controller.fetchedObjects?.first { ((try? $0.value(forKey: "name")) as? String) == "Bo" })
+        selection.select(bo)
+        rows.controller.reloadThreshold = 1
+        let made = rows.flattened.itemsMade
+        var request = rows.controller.fetchRequest
+        request.sortDescriptors = [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "name", ascending: false)]
+        let shown = expectation(description: "shown")
+        rows.controller.setFetchRequest(request) { _ in shown.fulfill() }
+        wait(for: [shown], timeout: 10)
+        let deadline = Date().addingTimeInterval(0.3)
+        while Date() < deadline {
+            while g_main_context_iteration(nil, 0) != 0 {}
+            usleep(2_000)
+        }
+        XCTAssertTrue(selection.selectedObject === bo, "the selected object stays selected")
+        XCTAssertGreaterThan(rows.count, 4)
+        XCTAssertLessThanOrEqual(rows.flattened.itemsMade - made, 1, "items made to follow the reload: the selected row's only")
+    } }
+
     func testAMoveToANewSectionRemovesThenInsertsTheHeaderAndTheRow() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
