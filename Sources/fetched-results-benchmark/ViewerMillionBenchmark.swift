@@ -116,10 +116,10 @@ struct ViewerMillionBenchmark {
         let (sortedByName, sortFetch) = try freshController(sortOption: 1)
         let sort = try change(window, widgets, freshFetch: sortFetch, expectedRows: rowsBefore,
                               expectedFirstKey: sortedByName.objectID(at: IndexPath(item: 0, section: 0)).rowKey) {
-            gtk_drop_down_set_selected(widgets.sortChoice.opaque, 1)
+            widgets.sort(1)
         }
         _ = try change(window, widgets, freshFetch: freshFetch, expectedRows: rowsBefore, expectedFirstKey: nil) {
-            gtk_drop_down_set_selected(widgets.sortChoice.opaque, 0)
+            widgets.sort(0)
         }
 
         print("  holding Page Down...")
@@ -273,20 +273,25 @@ struct ViewerMillionBenchmark {
 @MainActor private struct Widgets {
     let listView: Widget
     let searchEntry: Widget
-    let sortChoice: Widget
+    let window: Widget
 
     init(_ window: ViewerWindow) throws {
         let all = window.window.descendants
-        // Told by their tooltips: a drop-down has a list view and a search entry of its own in its popover.
-        func tooltip(_ widget: Widget) -> String { gtk_widget_get_tooltip_text(widget).map { String(cString: $0) } ?? "" }
+        // The search bar's entry: a drop-down has a list view and a search entry of its own in its popover.
         guard let listView = all.first(where: { $0.isA(gtk_list_view_get_type()) && gtk_widget_has_css_class($0, "rich-list") != 0 }),
-              let searchEntry = all.first(where: { $0.isA(gtk_search_entry_get_type()) && tooltip($0).hasPrefix("Search") }),
-              let sortChoice = all.first(where: { $0.isA(gtk_drop_down_get_type()) && tooltip($0) == "Sort order" }) else {
-            throw OptionsError("the viewer's window has no list, search entry or sort choice")
+              let searchEntry = all.first(where: { entry in
+                  entry.isA(gtk_search_entry_get_type()) && gtk_widget_get_ancestor(entry, gtk_search_bar_get_type()) != nil
+              }) else {
+            throw OptionsError("the viewer's window has no list or search entry")
         }
         self.listView = listView
         self.searchEntry = searchEntry
-        self.sortChoice = sortChoice
+        self.window = window.window
+    }
+
+    /// Picks sort order `index`, as the primary menu's radio items do (`win.sort`).
+    func sort(_ index: Int32) {
+        gtk_widget_activate_action_variant(window, "win.sort", g_variant_new_int32(index))
     }
 
     private var selection: OpaquePointer { gtk_list_view_get_model(listView.opaque) }
