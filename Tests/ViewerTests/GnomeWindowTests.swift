@@ -97,6 +97,23 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(window.listLines[1].hasPrefix(">"), "the selection stays on the first item")
     } }
 
+    /// A window without an application (as the benchmark opens one) has its `win.` actions
+    /// too: a plain window is no action map, so they live in a group of its own.
+    func testAWindowWithoutAnApplicationHasItsActions() throws { try MainActor.assumeIsolated {
+        let window = try ViewerWindow(application: nil, options: ViewerOptions(datasetName: "worldcup", storeFolder: storeFolder))
+        defer { gtk_window_destroy(window.window.cast()) }
+        gtk_window_present(window.window.cast())
+        iterateMainLoop(until: { gtk_widget_get_mapped(window.listView) != 0 })
+        gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(1))
+        XCTAssertTrue(iterateMainLoop(until: { self.sortState(window) == 1 }), "win.sort took the new order")
+    } }
+
+    @MainActor private func sortState(_ window: ViewerWindow) -> Int32? {
+        guard let state = g_action_get_state(window.sortAction) else { return nil }
+        defer { g_variant_unref(state) }
+        return g_variant_get_int32(state)
+    }
+
     /// Whether the row of `object` is on screen: mapped, inside the list's visible area.
     @MainActor private func isShown(_ object: ManagedObject, in window: ViewerWindow) -> Bool {
         guard let row = window.factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0 else { return false }

@@ -63,7 +63,7 @@ extension ViewerWindow {
     /// The window's actions: `win.sort` (an integer state: the dataset's sort order),
     /// `win.undo` (for the toasts' Undo), `win.about`, `win.show-help-overlay`. Returns `win.sort`.
     func addActions() -> OpaquePointer {
-        let map = UnsafeMutableRawPointer(window)
+        let map: UnsafeMutableRawPointer = actionMap
         Action.add(to: map, "undo") { [weak self] _ in self?.undo() }
         Action.add(to: map, "about") { [weak self] _ in self?.showAbout() }
         Action.add(to: map, "show-help-overlay") { [weak self] _ in self?.showShortcuts() }

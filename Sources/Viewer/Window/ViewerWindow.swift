@@ -76,6 +76,8 @@ public final class ViewerWindow {
     let listStack: Widget
     let emptyPage: Widget
     let toastOverlay: Widget
+    /// Where the `win.` actions are: the window, or a group the window holds.
+    private(set) var actionMap: UnsafeMutableRawPointer!
     /// `win.sort` (the sort order, an integer state), `win.import`.
     private(set) var sortAction: OpaquePointer!
     private(set) var importAction: OpaquePointer!
@@ -193,9 +195,19 @@ public final class ViewerWindow {
             adw_window_set_content(window.cast(), toastOverlay)
         }
 
+        // The `win.` actions: an application window is an action map itself; a plain window
+        // (tests, the benchmark) gets a group of its own under that prefix.
+        if application != nil {
+            actionMap = UnsafeMutableRawPointer(window)
+        } else {
+            let group = g_simple_action_group_new()!
+            gtk_widget_insert_action_group(window, "win", OpaquePointer(group))
+            g_object_unref(UnsafeMutableRawPointer(group))
+            actionMap = UnsafeMutableRawPointer(group)
+        }
         connectSignals()
         sortAction = addActions()
-        importAction = Action.add(to: UnsafeMutableRawPointer(window), "import") { [weak self] _ in self?.chooseImportFile() }
+        importAction = Action.add(to: actionMap, "import") { [weak self] _ in self?.chooseImportFile() }
         enterController = addEnterEdits()
         addListNavigation()
         addShortcuts()
