@@ -214,11 +214,17 @@ final class FlattenedSections {
             }
         }
 
-        /// The whole list replaced: one emission.
+        /// The whole list replaced: two emissions, every item removed, then the new ones
+        /// added. Not one that does both: for each item it tracks (its anchor, the focused
+        /// row) that such an emission removes, GTK 4.8's list view asks for every added item
+        /// to look for it among them, and a million-row reload made a million items.
         mutating func reload(_ sections: [SectionSnapshot]) {
-            // Recorded as the list is before the change, as every step is.
+            // Recorded as the list is before each change, as every step is.
             let new = sections.map { Section(name: $0.name, keys: $0.objectIDs.map(\.rowKey)) }
-            emissions.record(0, removed: list.count, added: FlattenedSections.itemCount(of: new, showsHeaders: list.showsHeaders))
+            emissions.record(0, removed: list.count, added: 0)
+            _ = list.replaceAll(by: [])
+            emissions.flush()
+            emissions.record(0, removed: 0, added: FlattenedSections.itemCount(of: new, showsHeaders: list.showsHeaders))
             _ = list.replaceAll(by: new)
         }
 

@@ -81,6 +81,23 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(labels.isSuperset(of: ["— \(firstSection.name) —", firstSection.objectIDs[0].description]),
                       "the list view shows the first header and object after the changes: \(labels.sorted().prefix(5))")
 
+        // A new order reloads the list: GTK makes the items it shows, not one for every row
+        // (one emission that removed and added them all made it look for its anchor, its
+        // focus and its selected item among every added item).
+        let beforeReload = rows!.flattened.itemsMade
+        rows!.controller.reloadThreshold = 1
+        var request = rows!.controller.fetchRequest
+        request.sortDescriptors = [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "name", ascending: false)]
+        let reloaded = expectation(description: "reloaded")
+        rows!.controller.setFetchRequest(request) { error in
+            XCTAssertNil(error)
+            reloaded.fulfill()
+        }
+        wait(for: [reloaded], timeout: 10)
+        iterateMainLoop()
+        XCTAssertLessThan(rows!.flattened.itemsMade - beforeReload, 1_000, "items made to show the reloaded list of \(rows!.count)")
+        XCTAssertEqual(Int(g_list_model_get_n_items(rows!.listModel)), rows!.controller.numberOfObjects + rows!.controller.sections!.count)
+
         gtk_window_destroy(asWindow)
         iterateMainLoop()
         rows = nil
