@@ -63,7 +63,11 @@ public final class ObjectContext: @unchecked Sendable {
     var unprocessed = UnprocessedChanges()
     /// Objects with unsaved changes that observers were told of.
     var toldChangedObjects: Set<ManagedObject> = []
-    private var processingScheduled = false
+    /// How many blocks that process pending changes are queued on ``queue`` and have not run
+    /// yet: at most one. A program that keeps its queue busy (`apply` reads its input on the
+    /// main thread and never returns to the main queue) would otherwise pile up one block per
+    /// edit, each of which finds nothing left to do once a save processed the changes.
+    private(set) var queuedProcessingBlocks = 0
     private var observers: [Int: (ContextEvent) -> Void] = [:]
     private var nextObserverKey = 0
 
@@ -265,9 +269,15 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     func scheduleProcessing() {
-        guard !processingScheduled else { return }
-        processingScheduled = true
-        queue.async { [weak self] in self?.processPendingChanges() }
+        // A queued block processes whatever is pending when it runs, changes made after a
+        // save or fetch processed the earlier ones included: one is enough.
+        guard queuedProcessingBlocks == 0 else { return }
+        queuedProcessingBlocks += 1
+        queue.async { [weak self] in
+            guard let self else { return }
+            queuedProcessingBlocks -= 1
+            processPendingChanges()
+        }
     }
 
     /// Tells observers about the changes made since they were last told
@@ -275,7 +285,6 @@ public final class ObjectContext: @unchecked Sendable {
     /// changes, and before a save, fetch or rollback.
     public func processPendingChanges() {
         assertOnQueue()
-        processingScheduled = false
         guard !unprocessed.isEmpty else { return }
         post(.objectsDidChange(takeUnprocessedChanges()))
     }
