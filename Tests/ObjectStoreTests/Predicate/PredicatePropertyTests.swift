@@ -26,10 +26,27 @@ final class PredicatePropertyTests: XCTestCase {
             }
             var generator = RandomPredicateGenerator()
             for index in 0..<Self.predicatesPerDataset {
-                let predicate = generator.predicate(random: &random)
+                var predicate = generator.predicate(random: &random)
                 let sort = generator.sortDescriptors(random: &random)
-                let context = "seed \(seed) (PREDICATE_SEED=\(seed)), dataset \(dataset), predicate \(index): \(predicate)\nsorted by \(sort)"
+                var context = "seed \(seed) (PREDICATE_SEED=\(seed)), dataset \(dataset), predicate \(index): \(predicate)\nsorted by \(sort)"
                 do {
+                    // A quarter of them as templates: constants made `$variables`, then
+                    // substituted back (withSubstitutionVariables), which must give the
+                    // predicate again, through the template's printed form.
+                    if Int.random(in: 0..<4, using: &random) == 0 {
+                        var variables: [String: Any?] = [:]
+                        let template = FetchPredicate(Self.variabilized(predicate.node, &variables, random: &random))
+                        context += "\ntemplate: \(template) with \(variables.count) variables"
+                        let parsed = try FetchPredicate(format: template.description)
+                        XCTAssertEqual(parsed, template, "template round trip, \(context)")
+                        if !variables.isEmpty {
+                            XCTAssertThrowsError(try template.validate(for: PredicateTestModel.item, in: PredicateTestModel.model),
+                                                 "a template with unsubstituted variables, \(context)")
+                        }
+                        let substituted = try parsed.withSubstitutionVariables(variables)
+                        XCTAssertEqual(substituted, predicate, "the template substituted, \(context)")
+                        predicate = substituted
+                    }
                     try predicate.validate(for: PredicateTestModel.item, in: PredicateTestModel.model)
                     XCTAssertEqual(try FetchPredicate(format: predicate.description), predicate, "round trip, \(context)")
                     let fromSQL = try database.read { db in try sqlKeys(db, predicate, sortedBy: sort) }
@@ -51,6 +68,36 @@ final class PredicatePropertyTests: XCTestCase {
                 }
                 if failures >= 5 { return }
             }
+        }
+    }
+
+    /// `node` with some constants on the right of its comparisons (outside SUBQUERYs) made
+    /// `$v0`, `$v1`…, whose values go into `variables`.
+    private static func variabilized(_ node: FetchPredicate.Node, _ variables: inout [String: Any?], random: inout SeededGenerator) -> FetchPredicate.Node {
+        switch node {
+        case .constant: return node
+        case .not(let child): return .not(variabilized(child, &variables, random: &random))
+        case .and(let children): return .and(children.map { variabilized($0, &variables, random: &random) })
+        case .or(let children): return .or(children.map { variabilized($0, &variables, random: &random) })
+        case .comparison(var comparison):
+            guard case .value(let value) = comparison.right, Bool.random(using: &random) else { return node }
+            let name = "v\(variables.count)"
+            variables[name] = swiftValue(value)
+            comparison.right = .variable(name)
+            return .comparison(comparison)
+        }
+    }
+
+    /// What withSubstitutionVariables takes for `value`.
+    private static func swiftValue(_ value: Value) -> Any? {
+        switch value {
+        case .null: return nil
+        case .string(let string): return string
+        case .integer(let integer): return integer
+        case .double(let double): return double
+        case .bool(let bool): return bool
+        case .date(let date): return date
+        case .binary(let data): return data
         }
     }
 
