@@ -42,7 +42,7 @@ let package = Package(
         // Beside the store: only apps that share a store through PostgreSQL depend on it.
         .target(
             name: "Sharing",
-            dependencies: ["ObjectStore", .product(name: "PostgresNIO", package: "postgres-nio")]
+            dependencies: ["ObjectStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .systemLibrary(
             name: "CGtk",
