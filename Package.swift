@@ -7,11 +7,13 @@ let package = Package(
         .library(name: "ObjectStore", targets: ["ObjectStore"]),
         .library(name: "FetchedResults", targets: ["FetchedResults"]),
         .library(name: "GtkBinding", targets: ["GtkBinding"]),
+        .library(name: "Sharing", targets: ["Sharing"]),
         .executable(name: "fetched-results", targets: ["fetched-results"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
     ],
     targets: [
         .target(
@@ -36,6 +38,11 @@ let package = Package(
         .target(
             name: "Datasets",
             dependencies: ["ObjectStore", "FetchedResults"]
+        ),
+        // Beside the store: only apps that share a store through PostgreSQL depend on it.
+        .target(
+            name: "Sharing",
+            dependencies: ["ObjectStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .systemLibrary(
             name: "CGtk",
@@ -86,6 +93,10 @@ let package = Package(
         .testTarget(
             name: "ObjectStoreTests",
             dependencies: ["TestSupport", "ObjectStore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "SharingTests",
+            dependencies: ["TestSupport", "Sharing", "ObjectStore", .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
         .testTarget(
             name: "GtkBindingTests",

@@ -1,0 +1,53 @@
+import Foundation
+import ObjectStore
+
+/// One write of one object, as the server's change log recorded it.
+///
+/// ## Topics
+/// - ``cursor``
+/// - ``entity``
+/// - ``object``
+/// - ``kind``
+/// - ``version``
+/// - ``changedProperties``
+/// - ``values``
+public struct ServerChange: Sendable, Hashable {
+    /// What the write did to the object.
+    public enum Kind: String, Sendable, Hashable {
+        case insert, update, delete
+    }
+
+    /// Where the change stands in the log.
+    public var cursor: ServerCursor
+    /// The name of the object's entity.
+    public var entity: String
+    /// The object's global ID.
+    public var object: UUID
+    public var kind: Kind
+    /// The object's version after the change: 1 for an insert, one more on each update and
+    /// on the delete.
+    ///
+    /// Writes of one object are serialized by its row lock, so its versions follow commit
+    /// order. The log's order does not always: a transaction that took its ID first may
+    /// commit second. A reader keeps, per object, the highest version it applied and skips
+    /// a change with a version no higher; since each change carries the whole row
+    /// (``values``), the newest version holds the effect of every older one.
+    public var version: Int64
+    /// The attributes and to-one relationships this write changed (all of them for an
+    /// insert; none for a delete).
+    public var changedProperties: [String]
+    /// The object's attributes and stored to-one relationships after the write (a to-one
+    /// relationship as the destination's global ID in a `Value.string`, or
+    /// `Value.null`); empty for a delete.
+    public var values: [String: Value]
+
+    public init(cursor: ServerCursor, entity: String, object: UUID, kind: Kind, version: Int64, changedProperties: [String], values: [String: Value]) {
+        self.cursor = cursor
+        self.entity = entity
+        self.object = object
+        self.kind = kind
+        self.version = version
+        self.changedProperties = changedProperties
+        self.values = values
+    }
+}

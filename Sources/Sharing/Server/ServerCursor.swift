@@ -1,0 +1,31 @@
+/// A place in the server's change log: the changes after it are the ones not read yet.
+///
+/// Changes are ordered by the ID of the transaction that wrote them, then by their sequence
+/// number. A cursor holds the last change read; ``ServerChangeLog`` hands out only changes of
+/// transactions older than every transaction still running, so no change ever appears
+/// behind a cursor that has passed its place (see ``ServerChangeLog``).
+///
+/// ## Topics
+/// - ``start``
+/// - ``transaction``
+/// - ``sequence``
+public struct ServerCursor: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    /// The ID (PostgreSQL's `xid8`) of the transaction of the last change read.
+    public var transaction: UInt64
+    /// The sequence number of the last change read.
+    public var sequence: Int64
+
+    public init(transaction: UInt64, sequence: Int64) {
+        self.transaction = transaction
+        self.sequence = sequence
+    }
+
+    /// Before every change.
+    public static let start = ServerCursor(transaction: 0, sequence: 0)
+
+    public static func < (lhs: ServerCursor, rhs: ServerCursor) -> Bool {
+        (lhs.transaction, lhs.sequence) < (rhs.transaction, rhs.sequence)
+    }
+
+    public var description: String { "\(transaction):\(sequence)" }
+}

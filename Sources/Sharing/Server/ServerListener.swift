@@ -1,0 +1,87 @@
+import Logging
+import PostgresNIO
+
+/// One dedicated connection that listens for the change log's wake-ups, and reconnects when
+/// it drops.
+///
+/// ``events()`` tells a reader when to pull: ``Event/connected`` each time the connection
+/// is (re)established, after `LISTEN` took effect, so that a pull then catches up on
+/// everything committed while nobody listened, and no commit after it goes unnoticed;
+/// ``Event/woken`` for each notification; ``Event/timer`` every `safetyInterval`, in case
+/// a notification was lost in between; ``Event/disconnected(_:)`` when the connection
+/// could not be made or dropped, before the next try, `reconnectDelay` later.
+///
+/// Notifications carry no data: every event means "pull", and several at once mean no more
+/// than one.
+///
+/// ## Topics
+/// - ``init(configuration:reconnectDelay:safetyInterval:logger:)``
+/// - ``events()``
+/// - ``Event``
+public struct ServerListener: Sendable {
+    /// Why a reader should pull now.
+    public enum Event: Sendable, Hashable {
+        /// The connection listens (again): catch up.
+        case connected
+        /// A transaction changed the change log.
+        case woken
+        /// The safety-net interval passed.
+        case timer
+        /// The connection could not be made or was lost; the description says why.
+        case disconnected(String)
+    }
+
+    public let configuration: ServerConfiguration
+    public let reconnectDelay: Duration
+    public let safetyInterval: Duration
+    let logger: Logger
+
+    public init(configuration: ServerConfiguration, reconnectDelay: Duration = .seconds(1), safetyInterval: Duration = .seconds(30), logger: Logger) {
+        self.configuration = configuration
+        self.reconnectDelay = reconnectDelay
+        self.safetyInterval = safetyInterval
+        self.logger = logger
+    }
+
+    /// The events of a new connection, until the sequence is dropped or its task cancelled.
+    public func events() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(64))
+        let task = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.listen(continuation) }
+                group.addTask {
+                    while (try? await Task.sleep(for: self.safetyInterval)) != nil { continuation.yield(.timer) }
+                }
+            }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func listen(_ continuation: AsyncStream<Event>.Continuation) async {
+        var attempt = 0
+        while !Task.isCancelled {
+            attempt += 1
+            do {
+                let connection = try await PostgresConnection.connect(configuration: configuration.connection, id: attempt, logger: logger)
+                do {
+                    try await connection.listen(on: ServerSchema.notificationChannel) { notifications in
+                        continuation.yield(.connected)
+                        for try await _ in notifications { continuation.yield(.woken) }
+                    }
+                    try? await connection.close()
+                    // The notifications ended without an error: the connection was closed.
+                    if !Task.isCancelled { continuation.yield(.disconnected("the connection to \(configuration) was closed")) }
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+            } catch {
+                if Task.isCancelled { return }
+                continuation.yield(.disconnected("\(configuration): \(String(reflecting: error))"))
+            }
+            try? await Task.sleep(for: reconnectDelay)
+        }
+    }
+}

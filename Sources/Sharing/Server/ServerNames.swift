@@ -1,0 +1,45 @@
+import ObjectStore
+
+/// The names the server schema uses beside the model's own, in one place: the change log,
+/// the columns every entity table has, the trigger functions and the wake-up channel.
+///
+/// They start with `Z_`, as the local store's own tables and columns do: a model refuses
+/// entity and property names with that prefix, so none is mistaken for them.
+enum ServerNames {
+    /// The change log: one row per inserted, updated or deleted row of an entity table.
+    static let changeLog = "Z_CHANGES"
+    /// The global ID of an object: the primary key of every entity table.
+    static let objectID = "Z_ID"
+    /// How many times an object's row was written: raised by a trigger on every update, so
+    /// that changes of one object can be put in commit order (see ``ServerChange/version``).
+    static let version = "Z_VERSION"
+    /// The function of the row trigger that records a change in the change log.
+    static let recordChange = "Z_record_change"
+    /// The function of the row trigger that raises the version and drops no-op updates.
+    static let nextVersion = "Z_next_version"
+    /// The function of the statement trigger that wakes listeners up.
+    static let wakeUp = "Z_wake_up"
+    /// The channel of the wake-up notifications: they carry no payload, only the news that
+    /// the change log grew.
+    static let channel = "fetched_results_changes"
+
+    /// `name` as a PostgreSQL identifier, in double quotes.
+    static func quoted(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}
+
+extension AttributeType {
+    /// The server column type of this attribute type. Dates are stored as the local store
+    /// stores them (seconds since 2001-01-01, a `double precision`) so that they round-trip
+    /// exactly; `to_timestamp("column" + 978307200)` reads one as a timestamp.
+    var serverType: String {
+        switch self {
+        case .string: return "text"
+        case .integer: return "bigint"
+        case .double, .date: return "double precision"
+        case .bool: return "boolean"
+        case .binary: return "bytea"
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Logging
+import ObjectStore
+import PostgresNIO
+
+/// The tables, change log and triggers that share a model's objects in a PostgreSQL
+/// database.
+///
+/// Each entity has a table named after it, keyed by the objects' global IDs
+/// (`"Z_ID" uuid`), with a `"Z_VERSION"` that a trigger raises on every update, one column
+/// per attribute and one per to-one relationship that the local store keeps as a key (see
+/// `Model.storesForeignKey(_:of:)`), holding the destination's global ID. No foreign-key
+/// constraints: the stores check their relationships, the server only carries them.
+///
+/// Triggers record every committed write, whoever makes it (a desktop, `psql`), in the
+/// change log `"Z_CHANGES"`: the writing transaction's ID (`xid8`), a sequence number, the
+/// entity, the object, the kind of change, the object's version, the names of the columns
+/// that changed and the row as it became. Updates that change nothing are dropped before
+/// they are written. Each statement that changes an entity table sends a notification
+/// without a payload on ``notificationChannel``: a wake-up for listeners, never data.
+///
+/// ``create(on:logger:)`` is idempotent and safe to run from several desktops at once: it
+/// creates what is missing, adds the columns of attributes and relationships that a newer
+/// model has, and replaces the trigger functions with this version's.
+///
+/// ## Topics
+/// - ``init(model:)``
+/// - ``create(on:logger:)``
+/// - ``statements``
+/// - ``notificationChannel``
+public struct ServerSchema: Sendable {
+    /// The model whose entities get tables.
+    public let model: Model
+
+    /// The schema of `model`'s entities.
+    public init(model: Model) {
+        self.model = model
+    }
+
+    /// The channel on which every change to an entity table sends a wake-up notification.
+    public static let notificationChannel = ServerNames.channel
+
+    /// Creates what is missing of the schema, in one transaction.
+    ///
+    /// A transaction-level advisory lock keeps two desktops that create the schema at
+    /// once from colliding in PostgreSQL's catalog: the second waits, then finds it all
+    /// there.
+    public func create(on connection: PostgresConnection, logger: Logger) async throws {
+        let statements = self.statements
+        try await connection.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
+            for statement in statements {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
+    }
+
+    /// The key of the advisory lock that ``create(on:logger:)`` holds: a fixed number of
+    /// this library's own ("FRshare" in ASCII).
+    static let advisoryLockKey: Int64 = 0x46_52_73_68_61_72_65
+
+    /// The statements that ``create(on:logger:)`` runs, in order; each is idempotent.
+    public var statements: [String] {
+        Self.functionStatements + [createChangeLogSQL] + model.entities.flatMap(entityStatements)
+    }
+
+    private var createChangeLogSQL: String {
+        let log = ServerNames.quoted(ServerNames.changeLog)
+        // (txid, seq) orders the log and is what a puller's cursor holds: see ServerChangeLog.
+        return """
+            CREATE TABLE IF NOT EXISTS \(log) (
+                txid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+                seq bigserial NOT NULL,
+                entity text NOT NULL,
+                object uuid NOT NULL,
+                op text NOT NULL CHECK (op IN ('insert', 'update', 'delete')),
+                version bigint NOT NULL,
+                changed text[],
+                "row" jsonb,
+                PRIMARY KEY (txid, seq)
+            )
+            """
+    }
+
+    private func entityStatements(_ entity: EntityDescription) -> [String] {
+        let table = ServerNames.quoted(entity.name)
+        let id = ServerNames.quoted(ServerNames.objectID)
+        let version = ServerNames.quoted(ServerNames.version)
+        let columns = entity.attributes.map { ($0.name, $0.type.serverType) }
+            + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map { ($0.name, "uuid") }
+        let trigger = { (suffix: String) in ServerNames.quoted("Z_\(entity.name)_\(suffix)") }
+        return ["CREATE TABLE IF NOT EXISTS \(table) (\(id) uuid PRIMARY KEY, \(version) bigint NOT NULL DEFAULT 1)"]
+            // One column at a time: a newer model's columns are added to an older table.
+            + columns.map { "ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(ServerNames.quoted($0.0)) \($0.1)" }
+            + [
+                "CREATE OR REPLACE TRIGGER \(trigger("version")) BEFORE INSERT OR UPDATE ON \(table) "
+                    + "FOR EACH ROW EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))()",
+                "CREATE OR REPLACE TRIGGER \(trigger("record")) AFTER INSERT OR UPDATE OR DELETE ON \(table) "
+                    + "FOR EACH ROW EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.recordChange))()",
+                "CREATE OR REPLACE TRIGGER \(trigger("wake")) AFTER INSERT OR UPDATE OR DELETE ON \(table) "
+                    + "FOR EACH STATEMENT EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.wakeUp))()",
+            ]
+    }
+
+    /// The trigger functions, shared by all entity tables: they read the table's name and
+    /// the row as JSON, so they need no change when the model does.
+    private static var functionStatements: [String] {
+        let log = ServerNames.quoted(ServerNames.changeLog)
+        let id = ServerNames.quoted(ServerNames.objectID)
+        let version = ServerNames.quoted(ServerNames.version)
+        return [
+            // The version counts the writes of a row. Writes of one row are serialized by its
+            // row lock, so versions follow their commit order, which transaction IDs do not
+            // (a transaction may take its ID before another that commits first). An update
+            // that changes nothing is dropped, so that it neither raises the version nor
+            // reaches the log.
+            """
+            CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                IF TG_OP = 'INSERT' THEN
+                    NEW.\(version) := 1;
+                    RETURN NEW;
+                END IF;
+                IF NEW.\(id) IS DISTINCT FROM OLD.\(id) THEN
+                    RAISE EXCEPTION 'the global ID of a % cannot change (% to %); delete the object and insert another', TG_TABLE_NAME, OLD.\(id), NEW.\(id);
+                END IF;
+                NEW.\(version) := OLD.\(version);
+                IF NEW IS NOT DISTINCT FROM OLD THEN
+                    RETURN NULL;
+                END IF;
+                NEW.\(version) := OLD.\(version) + 1;
+                RETURN NEW;
+            END
+            $$
+            """,
+            // The row as it became, without its ID and version (columns of their own in the
+            // log), and the names of the columns that changed: all of them for an insert.
+            """
+            CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.recordChange))() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                new_row jsonb;
+                changed text[];
+            BEGIN
+                IF TG_OP = 'DELETE' THEN
+                    INSERT INTO \(log) (entity, object, op, version)
+                    VALUES (TG_TABLE_NAME, OLD.\(id), 'delete', OLD.\(version) + 1);
+                    RETURN NULL;
+                END IF;
+                new_row := to_jsonb(NEW) - '\(ServerNames.objectID)' - '\(ServerNames.version)';
+                IF TG_OP = 'INSERT' THEN
+                    SELECT array_agg(key ORDER BY key) INTO changed FROM jsonb_object_keys(new_row) AS key;
+                ELSE
+                    SELECT array_agg(n.key ORDER BY n.key) INTO changed
+                    FROM jsonb_each(new_row) AS n
+                    JOIN jsonb_each(to_jsonb(OLD)) AS o ON o.key = n.key
+                    WHERE n.value IS DISTINCT FROM o.value;
+                END IF;
+                INSERT INTO \(log) (entity, object, op, version, changed, "row")
+                VALUES (TG_TABLE_NAME, NEW.\(id), lower(TG_OP), NEW.\(version), coalesce(changed, '{}'), new_row);
+                RETURN NULL;
+            END
+            $$
+            """,
+            // A wake-up without data: notifications of one transaction with the same
+            // (empty) payload are folded into one, sent at commit.
+            """
+            CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.wakeUp))() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                PERFORM pg_notify('\(ServerNames.channel)', '');
+                RETURN NULL;
+            END
+            $$
+            """,
+        ]
+    }
+}

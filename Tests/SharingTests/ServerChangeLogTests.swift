@@ -1,0 +1,242 @@
+import Foundation
+import ObjectStore
+import PostgresNIO
+import Sharing
+import TestSupport
+import XCTest
+
+final class ServerChangeLogTests: XCTestCase {
+    private let logger = ServerTestDatabase.logger
+    private let log = ServerChangeLog(model: BoardModel.model)
+
+    /// The reason for the commit-safe cursor: a change whose transaction commits after a
+    /// later-numbered one is skipped by `seq > cursor`, and found by the pull.
+    func testASequenceCursorSkipsAChangeThatCommitsLateAndThePullDoesNot() async throws {
+        try await withSchema { database, puller in
+            try await database.withConnection { late in
+                try await database.withConnection { early in
+                    var sequenceCursor: Int64 = 0
+                    var seenBySequence: [String] = []
+                    func pullBySequence() async throws {
+                        let rows = try await puller.query(#"SELECT seq, "row"->>'name' FROM "Z_CHANGES" WHERE seq > \#(sequenceCursor) ORDER BY seq"#, logger: self.logger)
+                        for try await (seq, name) in rows.decode((Int64, String).self) {
+                            sequenceCursor = seq
+                            seenBySequence.append(name)
+                        }
+                    }
+                    try await ServerTestDatabase.execute("BEGIN", on: late)
+                    try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), 'late')"#, on: late)
+                    try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), 'early')"#, on: early)
+
+                    try await pullBySequence()
+                    var page = try await self.log.pull(after: .start, on: puller, logger: self.logger)
+                    XCTAssertEqual(page.changes, [], "'early' waits while an older transaction runs")
+                    XCTAssertEqual(page.cursor, .start)
+
+                    try await ServerTestDatabase.execute("COMMIT", on: late)
+                    try await pullBySequence()
+                    page = try await self.log.pull(after: page.cursor, on: puller, logger: self.logger)
+                    XCTAssertEqual(seenBySequence, ["early"], "seq > cursor skipped 'late', committed after 'early' with a smaller sequence number")
+                    XCTAssertEqual(page.changes.map { $0.values["name"] }, [.string("late"), .string("early")])
+                    let after = try await self.log.pull(after: page.cursor, on: puller, logger: self.logger)
+                    XCTAssertEqual(after.changes, [])
+                }
+            }
+        }
+    }
+
+    /// Transaction IDs are not commit order: a transaction that took its ID first may write
+    /// an object after a younger one did. The versions put it right.
+    func testVersionsOrderTheChangesOfAnObjectWhereTransactionIDsDoNot() async throws {
+        try await withSchema { database, puller in
+            try await database.withConnection { older in
+                try await database.withConnection { younger in
+                    let card = UUID()
+                    try await older.query(#"INSERT INTO "Card" ("Z_ID", title, count, done) VALUES (\#(card), 'first', 0, false)"#, logger: self.logger)
+                    try await ServerTestDatabase.execute("BEGIN", on: older)
+                    try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), 'takes an ID')"#, on: older)
+                    try await younger.query(#"UPDATE "Card" SET title = 'younger' WHERE "Z_ID" = \#(card)"#, logger: self.logger)
+                    try await older.query(#"UPDATE "Card" SET title = 'older, committed last' WHERE "Z_ID" = \#(card)"#, logger: self.logger)
+                    try await ServerTestDatabase.execute("COMMIT", on: older)
+
+                    let updates = try await self.log.pull(after: .start, on: puller, logger: self.logger).changes.filter { $0.kind == .update }
+                    XCTAssertEqual(updates.map(\.version), [3, 2], "the log's order is not the commit order")
+                    XCTAssertEqual(updates.last?.values["title"], .string("younger"), "the last in the log is not the last committed")
+                    var replica = Replica()
+                    for change in updates { replica.apply(change) }
+                    XCTAssertEqual(replica.rows[card]?["title"], .string("older, committed last"))
+                }
+            }
+        }
+    }
+
+    func testAPullReturnsWholeTransactions() async throws {
+        try await withSchema { database, puller in
+            for name in ["a", "b"] {
+                try await ServerTestDatabase.execute("BEGIN", on: puller)
+                for index in 0..<5 {
+                    try await puller.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), \#("\(name)\(index)"))"#, logger: self.logger)
+                }
+                try await ServerTestDatabase.execute("COMMIT", on: puller)
+            }
+            let first = try await self.log.pull(after: .start, limit: 2, on: puller, logger: self.logger)
+            XCTAssertEqual(first.changes.count, 5)
+            let second = try await self.log.pull(after: first.cursor, limit: 2, on: puller, logger: self.logger)
+            XCTAssertEqual(second.changes.compactMap { $0.values["name"] }, (0..<5).map { .string("b\($0)") })
+            let third = try await self.log.pull(after: second.cursor, limit: 2, on: puller, logger: self.logger)
+            XCTAssertEqual(third.changes, [])
+        }
+    }
+
+    /// Writers on several connections run transactions of random writes to a few shared
+    /// objects, committing (or rolling back, or failing on a deadlock) in random order, while
+    /// a puller pulls with random limits. Every committed change is pulled exactly once, in
+    /// the log's order, each transaction whole in one page, nothing of a rolled-back one; and
+    /// replaying the pulled changes by version gives the server's final rows.
+    ///
+    /// The seed (printed; `SEED=N` replays it, CI uses a fixed one) fixes each writer's
+    /// writes, pauses and outcomes; how the connections interleave is the server's doing.
+    func testConcurrentTransactionsAreEachPulledWholeAndOnce() async throws {
+        let seed = SeededGenerator.seed()
+        print("ServerChangeLogTests: seed \(seed) (replay with SEED=\(seed))")
+        try await withSchema { database, puller in
+            let cards = (0..<6).map { _ in UUID() }
+            for card in cards {
+                try await puller.query(#"INSERT INTO "Card" ("Z_ID", title, count, done) VALUES (\#(card), 'start', 0, false)"#, logger: self.logger)
+            }
+            let before = try await self.log.pull(after: .start, on: puller, logger: self.logger)
+
+            let logger = self.logger
+            let pulling = Task { [log] in
+                var pages: [ServerChangeLog.Page] = []
+                var random = SeededGenerator(seed: seed)
+                var cursor = before.cursor
+                try await database.withConnection { connection in
+                    while !Task.isCancelled {
+                        guard let page = try? await log.pull(after: cursor, limit: Int.random(in: 1...8, using: &random), on: connection, logger: logger) else { break }
+                        if !page.changes.isEmpty { pages.append(page) }
+                        cursor = page.cursor
+                        try? await Task.sleep(for: .milliseconds(Int.random(in: 0...5, using: &random)))
+                    }
+                }
+                return pages
+            }
+            let transactions = try await withThrowingTaskGroup(of: [WriterTransaction].self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        var random = SeededGenerator(seed: seed &+ UInt64(writer) &+ 1)
+                        return try await database.withConnection { connection in
+                            try await ServerTestDatabase.execute("SET deadlock_timeout = '20ms'", on: connection)
+                            var transactions: [WriterTransaction] = []
+                            for _ in 0..<10 {
+                                transactions.append(try await Self.randomTransaction(on: connection, cards: cards, using: &random, logger: logger))
+                            }
+                            return transactions
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0 += $1 }
+            }
+            pulling.cancel()
+            var pages = try await pulling.value
+            let pagesWhileWriting = pages.count
+            var cursor = pages.last?.cursor ?? before.cursor
+            while true {
+                let page = try await self.log.pull(after: cursor, limit: 5, on: puller, logger: self.logger)
+                if page.changes.isEmpty { break }
+                pages.append(page)
+                cursor = page.cursor
+            }
+
+            let pulled = pages.flatMap(\.changes)
+            XCTAssertEqual(pulled.map(\.cursor), pulled.map(\.cursor).sorted(), "in the log's order")
+            XCTAssertEqual(Set(pulled.map(\.cursor)).count, pulled.count, "each change once")
+            let pagesOfTransaction = Dictionary(grouping: pages.enumerated().flatMap { index, page in page.changes.map { ($0.cursor.transaction, index) } }, by: \.0)
+            XCTAssertTrue(pagesOfTransaction.values.allSatisfy { Set($0.map(\.1)).count == 1 }, "each transaction whole in one page")
+            let committed = transactions.filter(\.committed)
+            XCTAssertGreaterThan(committed.count, 0)
+            XCTAssertEqual(
+                Dictionary(grouping: pulled, by: \.cursor.transaction).mapValues(\.count),
+                Dictionary(uniqueKeysWithValues: committed.filter { $0.writes > 0 }.map { ($0.id, $0.writes) }),
+                "every write of a committed transaction, none of another (\(transactions.count - committed.count) rolled back)")
+
+            var replica = Replica()
+            for change in before.changes + pulled { replica.apply(change) }
+            print("ServerChangeLogTests: \(committed.count) of \(transactions.count) transactions committed, \(pulled.count) changes in \(pages.count) pages (\(pagesWhileWriting) while writing), \(replica.skipped) changes older than one applied")
+            let rows = try await puller.query(#"SELECT "Z_ID", title, count FROM "Card""#, logger: self.logger)
+            var server: [UUID: [String: Value]] = [:]
+            for try await (id, title, count) in rows.decode((UUID, String, Int64).self) {
+                server[id] = ["title": .string(title), "count": .integer(count)]
+            }
+            XCTAssertEqual(replica.rows.mapValues { $0.filter { ["title", "count"].contains($0.key) } }, server, "replayed by version, the pulled changes give the server's rows (seed \(seed))")
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// What a writer's transaction did: its ID, whether it committed, and how many rows it
+    /// wrote (each is one change in the log).
+    private struct WriterTransaction: Sendable {
+        var id: UInt64
+        var committed: Bool
+        var writes: Int
+    }
+
+    /// One transaction of 1 to 4 random writes with random pauses, committed, rolled back
+    /// (one in eight) or failed (a deadlock); a failed one is rolled back.
+    private static func randomTransaction(
+        on connection: PostgresConnection, cards: [UUID], using random: inout SeededGenerator, logger: Logger
+    ) async throws -> WriterTransaction {
+        try await ServerTestDatabase.execute("BEGIN", on: connection)
+        var id: UInt64 = 0
+        for try await txid in try await connection.query("SELECT pg_current_xact_id()::text", logger: logger).decode(String.self) {
+            id = UInt64(txid) ?? 0
+        }
+        var writes = 0
+        do {
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let card = cards.randomElement(using: &random)!
+                let query: PostgresQuery
+                switch Int.random(in: 0..<10, using: &random) {
+                case 0: query = #"INSERT INTO "Card" ("Z_ID", title, count, done) VALUES (gen_random_uuid(), 'new', 0, false) RETURNING "Z_ID""#
+                case 1: query = #"DELETE FROM "Card" WHERE "Z_ID" = \#(card) RETURNING "Z_ID""#
+                case 2...5: query = #"UPDATE "Card" SET count = count + 1 WHERE "Z_ID" = \#(card) RETURNING "Z_ID""#
+                default: query = #"UPDATE "Card" SET title = \#(UUID().uuidString) WHERE "Z_ID" = \#(card) RETURNING "Z_ID""#
+                }
+                for try await _ in try await connection.query(query, logger: logger) { writes += 1 }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...15, using: &random)))
+            }
+            let commit = Int.random(in: 0..<8, using: &random) != 0
+            try await ServerTestDatabase.execute(commit ? "COMMIT" : "ROLLBACK", on: connection)
+            return WriterTransaction(id: id, committed: commit, writes: writes)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "40P01" {
+            try await ServerTestDatabase.execute("ROLLBACK", on: connection)
+            return WriterTransaction(id: id, committed: false, writes: writes)
+        }
+    }
+
+    /// Runs `body` with a database holding the board model's schema and a connection to it.
+    private func withSchema(_ body: (ServerTestDatabase, PostgresConnection) async throws -> Void) async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: self.logger)
+                try await body(database, connection)
+            }
+        }
+    }
+}
+
+/// The objects a reader would hold after applying changes: per object, the highest version
+/// applied, so that a change older than one already applied is skipped.
+struct Replica {
+    var rows: [UUID: [String: Value]] = [:]
+    var versions: [UUID: Int64] = [:]
+    /// How many changes came after a newer one of their object, and were skipped.
+    var skipped = 0
+
+    mutating func apply(_ change: ServerChange) {
+        guard change.version > versions[change.object, default: 0] else { return skipped += 1 }
+        versions[change.object] = change.version
+        rows[change.object] = change.kind == .delete ? nil : change.values
+    }
+}

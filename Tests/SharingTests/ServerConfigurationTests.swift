@@ -1,0 +1,35 @@
+import Foundation
+import Sharing
+import TestSupport
+import XCTest
+
+final class ServerConfigurationTests: XCTestCase {
+    func testTheURLGivesHostPortUserAndDatabase() throws {
+        let configuration = try ServerConfiguration(url: "postgresql://ann@db.example:6543/lists", environment: [:])
+        XCTAssertEqual([configuration.host, String(configuration.port), configuration.username, configuration.database], ["db.example", "6543", "ann", "lists"])
+        XCTAssertEqual(try ServerConfiguration(url: "postgres://ann@db.example/lists", environment: [:]).port, 5432)
+        XCTAssertNil(configuration.connection.password)
+    }
+
+    func testThePasswordComesFromTheURLThenPGPASSWORDThenThePasswordFile() throws {
+        let folder = try temporaryFolder(self)
+        let file = folder.appendingPathComponent("pgpass")
+        try "# comment\nother:*:*:ann:wrong\ndb.example:*:lists:ann:from\\:file\n".write(to: file, atomically: true, encoding: .utf8)
+        let url = "postgresql://ann@db.example/lists"
+        XCTAssertEqual(try ServerConfiguration(url: url, environment: ["PGPASSFILE": file.path]).connection.password, "from:file")
+        XCTAssertEqual(try ServerConfiguration(url: url, environment: ["PGPASSFILE": file.path, "PGPASSWORD": "env"]).connection.password, "env")
+        let inURL = try ServerConfiguration(url: "postgresql://ann:secret@db.example/lists", environment: ["PGPASSWORD": "env"])
+        XCTAssertEqual(inURL.connection.password, "secret")
+        XCTAssertFalse(inURL.description.contains("secret"), "a configuration can be logged")
+        XCTAssertNil(try ServerConfiguration(url: "postgresql://bob@db.example/lists", environment: ["PGPASSFILE": file.path]).connection.password)
+    }
+
+    func testAnAddressWithoutUserOrDatabaseIsRefusedWithoutShowingThePassword() {
+        for url in ["http://ann@db.example/lists", "postgresql://db.example/lists", "postgresql://ann:secret@db.example"] {
+            XCTAssertThrowsError(try ServerConfiguration(url: url, environment: [:]), url) { error in
+                XCTAssertFalse("\(error)".contains("secret"), "\(error)")
+                XCTAssertTrue("\(error)".contains("postgresql://USER@HOST"), "\(error)")
+            }
+        }
+    }
+}

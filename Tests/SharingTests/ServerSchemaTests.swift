@@ -1,0 +1,123 @@
+import Foundation
+import ObjectStore
+import PostgresNIO
+import Sharing
+import XCTest
+
+final class ServerSchemaTests: XCTestCase {
+    private let logger = ServerTestDatabase.logger
+    private let log = ServerChangeLog(model: BoardModel.model)
+
+    func testCreatingTwiceAndAtOnceFromTwoConnectionsIsHarmless() async throws {
+        try await ServerTestDatabase.with { database in
+            let schema = ServerSchema(model: BoardModel.model), logger = self.logger
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask { try await database.withConnection { try await schema.create(on: $0, logger: logger) } }
+                }
+                try await group.waitForAll()
+            }
+            try await database.withConnection { connection in
+                try await schema.create(on: connection, logger: self.logger)
+                let tables = try await connection.query("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", logger: self.logger)
+                for try await count in tables.decode(Int64.self) { XCTAssertEqual(count, 3) }
+            }
+        }
+    }
+
+    func testANewerModelAddsItsColumns() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                let older = try Model(entities: [EntityDescription(name: "Note", attributes: [AttributeDescription(name: "text", type: .string)])])
+                let newer = try Model(entities: [EntityDescription(name: "Note", attributes: [
+                    AttributeDescription(name: "text", type: .string), AttributeDescription(name: "pinned", type: .bool),
+                ])])
+                try await ServerSchema(model: older).create(on: connection, logger: self.logger)
+                try await ServerTestDatabase.execute(#"INSERT INTO "Note" ("Z_ID", text) VALUES (gen_random_uuid(), 'kept')"#, on: connection)
+                try await ServerSchema(model: newer).create(on: connection, logger: self.logger)
+                try await ServerTestDatabase.execute(#"UPDATE "Note" SET pinned = true"#, on: connection)
+                let page = try await ServerChangeLog(model: newer).pull(after: .start, on: connection, logger: self.logger)
+                XCTAssertEqual(page.changes.map(\.kind), [.insert, .update])
+                XCTAssertEqual(page.changes.last?.values, ["text": .string("kept"), "pinned": .bool(true)])
+                XCTAssertEqual(page.changes.last?.changedProperties, ["pinned"])
+            }
+        }
+    }
+
+    func testEveryWriteIsLoggedWithItsValuesVersionAndChangedColumns() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: self.logger)
+                let board = UUID(), card = UUID()
+                let due = Date(timeIntervalSinceReferenceDate: 789_012_345.678_901_2)
+                try await connection.query("""
+                    INSERT INTO "Board" ("Z_ID", name) VALUES (\(board), 'Home');
+                    """, logger: self.logger)
+                try await connection.query("""
+                    INSERT INTO "Card" ("Z_ID", title, count, score, done, due, photo, board)
+                    VALUES (\(card), 'Milk "2%"', \(Int64.max), 'NaN', false, \(due.timeIntervalSinceReferenceDate), '\\x00ff10'::bytea, \(board))
+                    """, logger: self.logger)
+                try await ServerTestDatabase.execute(#"UPDATE "Card" SET done = true, count = count"#, on: connection)
+                // Changes nothing: dropped before it is written.
+                try await ServerTestDatabase.execute(#"UPDATE "Card" SET done = true"#, on: connection)
+                try await ServerTestDatabase.execute(#"DELETE FROM "Card""#, on: connection)
+
+                let changes = try await self.log.pull(after: .start, on: connection, logger: self.logger).changes
+                XCTAssertEqual(changes.map(\.kind), [.insert, .insert, .update, .delete])
+                XCTAssertEqual(changes.map(\.object), [board, card, card, card])
+                XCTAssertEqual(changes.map(\.version), [1, 1, 2, 3])
+                XCTAssertEqual(changes[0].values, ["name": .string("Home")])
+                XCTAssertEqual(changes[1].changedProperties, ["board", "count", "done", "due", "photo", "score", "title"])
+                let values = changes[1].values
+                XCTAssertEqual(values["title"], .string("Milk \"2%\""))
+                XCTAssertEqual(values["count"], .integer(.max))
+                guard case .double(let score)? = values["score"] else { return XCTFail("score \(String(describing: values["score"]))") }
+                XCTAssertTrue(score.isNaN)
+                XCTAssertEqual(values["done"], .bool(false))
+                XCTAssertEqual(values["due"], .date(due), "a date round-trips exactly")
+                XCTAssertEqual(values["photo"], .binary(Data([0, 255, 16])))
+                XCTAssertEqual(values["board"], .string(board.uuidString.lowercased()))
+                XCTAssertEqual(changes[2].changedProperties, ["done"])
+                XCTAssertEqual(changes[2].values["done"], .bool(true))
+                XCTAssertEqual(changes[3].values, [:])
+                XCTAssertEqual(changes[3].changedProperties, [])
+            }
+        }
+    }
+
+    func testAGlobalIDCannotChange() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: self.logger)
+                try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), 'Home')"#, on: connection)
+                do {
+                    try await ServerTestDatabase.execute(#"UPDATE "Board" SET "Z_ID" = gen_random_uuid()"#, on: connection)
+                    XCTFail("the update went through")
+                } catch let error as PSQLError {
+                    XCTAssertTrue(error.serverInfo?[.message]?.contains("cannot change") == true, String(reflecting: error))
+                }
+            }
+        }
+    }
+
+    func testACommittedWriteWakesAListenerWithoutData() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { listener in
+                try await database.withConnection { writer in
+                    try await ServerSchema(model: BoardModel.model).create(on: listener, logger: self.logger)
+                    let logger = self.logger
+                    try await listener.listen(on: ServerSchema.notificationChannel) { notifications in
+                        try await ServerTestDatabase.execute("BEGIN", on: writer)
+                        for name in ["a", "b", "c"] {
+                            try await writer.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), \#(name))"#, logger: logger)
+                        }
+                        try await ServerTestDatabase.execute("COMMIT", on: writer)
+                        var iterator = notifications.makeAsyncIterator()
+                        let notification = try await iterator.next()
+                        XCTAssertEqual(notification?.payload, "", "a wake-up carries no data")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import ObjectStore
+import PostgresNIO
+import Sharing
+import XCTest
+
+/// A fresh database on the test server (FETCHED_RESULTS_POSTGRES_URL, which
+/// `scripts/with-postgres` starts and `scripts/test` and CI use), dropped at the end.
+///
+/// Without the variable a test skips, saying how to run it; in CI (`CI` set) it fails
+/// instead, so that a CI run whose server did not start is not green.
+struct ServerTestDatabase {
+    static let logger = Logger(label: "SharingTests")
+    let configuration: ServerConfiguration
+
+    /// Runs `body` with a database of its own, made from the server's URL.
+    static func with<T>(_ body: (ServerTestDatabase) async throws -> T) async throws -> T {
+        let environment = ProcessInfo.processInfo.environment
+        guard let url = environment["FETCHED_RESULTS_POSTGRES_URL"] else {
+            let message = "FETCHED_RESULTS_POSTGRES_URL is not set: run the tests beside a server, with scripts/with-postgres swift test --skip-build (scripts/test does)"
+            if environment["CI"] != nil { throw ServerMissing(message: message) }
+            throw XCTSkip(message)
+        }
+        let server = try ServerConfiguration(url: url)
+        let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let admin = try await connect(server)
+        try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        var configuration = server
+        configuration.database = name
+        do {
+            let result = try await body(ServerTestDatabase(configuration: configuration))
+            try await drop(name, on: admin)
+            return result
+        } catch {
+            try? await drop(name, on: admin)
+            throw error
+        }
+    }
+
+    private static func drop(_ name: String, on admin: PostgresConnection) async throws {
+        try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
+        try await admin.close()
+    }
+
+    private static func connect(_ configuration: ServerConfiguration) async throws -> PostgresConnection {
+        try await PostgresConnection.connect(configuration: configuration.connection, id: 1, logger: logger)
+    }
+
+    /// A new connection to the database; closed when `body` ends.
+    func withConnection<T>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+        let connection = try await Self.connect(configuration)
+        do {
+            let result = try await body(connection)
+            try await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// Runs `sql` on `connection`, returning nothing.
+    static func execute(_ sql: String, on connection: PostgresConnection) async throws {
+        try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+    }
+}
+
+struct ServerMissing: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// Boards and their cards: every attribute type, and a to-one relationship.
+enum BoardModel {
+    static let model = try! Model(entities: [
+        EntityDescription(
+            name: "Board",
+            attributes: [AttributeDescription(name: "name", type: .string)],
+            relationships: [RelationshipDescription(name: "cards", destinationEntity: "Card", inverseName: "board", isToMany: true)]),
+        EntityDescription(
+            name: "Card",
+            attributes: [
+                AttributeDescription(name: "title", type: .string),
+                AttributeDescription(name: "count", type: .integer),
+                AttributeDescription(name: "score", type: .double, isOptional: true),
+                AttributeDescription(name: "done", type: .bool),
+                AttributeDescription(name: "due", type: .date, isOptional: true),
+                AttributeDescription(name: "photo", type: .binary, isOptional: true),
+            ],
+            relationships: [RelationshipDescription(name: "board", destinationEntity: "Board", inverseName: "cards")]),
+    ])
+}
