@@ -11,7 +11,6 @@ final class DetailPane {
     /// The pane's top widget (a scrolled window).
     let widget: Widget
     private let title: Widget
-    private let notice: Widget
     private let placeholder: Widget
     private let grid: Widget
     private var gridRows: Int32 = 0
@@ -19,13 +18,11 @@ final class DetailPane {
     init() {
         title = makeLabel(classes: ["detail-title"])
         gtk_label_set_wrap(title.opaque, 1)
-        notice = makeLabel(classes: ["detail-notice"])
-        gtk_label_set_wrap(notice.opaque, 1)
         placeholder = makeLabel("Nothing selected", classes: ["dim-label"], xalign: 0.5)
         grid = gtk_grid_new()
         gtk_grid_set_row_spacing(grid.cast(), 6)
         gtk_grid_set_column_spacing(grid.cast(), 18)
-        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 12, [notice, title, placeholder, grid])
+        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 12, [title, placeholder, grid])
         content.addClass("detail-pane")
         widget = gtk_scrolled_window_new()
         gtk_scrolled_window_set_policy(widget.opaque, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
@@ -33,11 +30,9 @@ final class DetailPane {
         show(nil, view: nil)
     }
 
-    /// Shows `object` (nothing when nil) with its title from the dataset's row template, and
-    /// `notice` above it (what happened to the previously selected object).
-    func show(_ object: ManagedObject?, view: ViewConfiguration?, notice text: String? = nil) {
-        gtk_label_set_text(notice.opaque, text ?? "")
-        notice.isVisible = text != nil
+    /// Shows `object` (nothing when nil) with its title from the dataset's row template.
+    /// (What happened to a previously selected object is a toast of the window.)
+    func show(_ object: ManagedObject?, view: ViewConfiguration?) {
         clearGrid()
         guard let object, !object.isDeleted, object.managedObjectContext != nil else {
             title.isVisible = false

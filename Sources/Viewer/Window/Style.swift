@@ -29,7 +29,6 @@ enum Style {
         .detail-pane { padding: 18px; }
         .detail-title { font-size: 1.5em; font-weight: bold; }
         .detail-heading { font-weight: bold; margin-top: 12px; }
-        .detail-notice { padding: 6px 10px; border-radius: 6px; background-color: alpha(#e5a50a, 0.25); }
         .dialog-content { padding: 18px; }
         .dialog-error { padding: 6px 10px; border-radius: 6px; color: #c01c28; background-color: alpha(#c01c28, 0.1); }
         .import-bar { padding: 6px 12px; border-bottom: 1px solid alpha(currentColor, 0.15); }
