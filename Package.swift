@@ -96,7 +96,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SharingTests",
-            dependencies: ["TestSupport", "Sharing", "ObjectStore", .product(name: "PostgresNIO", package: "postgres-nio")]
+            dependencies: ["TestSupport", "Sharing", "ObjectStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "GtkBindingTests",

@@ -92,20 +92,22 @@ extension ObjectContext {
 }
 
 /// How far a following context has read the history, and what its files looked like.
-private final class StoreFollower: @unchecked Sendable {
-    var token: Int64
+///
+/// Package-wide: the sharing engine notices local commits the same way.
+package final class StoreFollower: @unchecked Sendable {
+    package var token: Int64
     /// The store file and its WAL; nil in memory, where every tick reads the token.
     let files: [String]?
     private var signature: [Int64] = []
 
-    init(token: Int64, files: [String]?) {
+    package init(token: Int64, files: [String]?) {
         self.token = token
         self.files = files
     }
 
     /// Whether some file changed since the last look, or changed so recently that a second
     /// commit within the same file-time tick could hide behind the first.
-    func filesMayHaveChanged() -> Bool {
+    package func filesMayHaveChanged() -> Bool {
         guard let files else { return true }
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)

@@ -43,8 +43,8 @@ extension ObjectContext {
 
     /// ``save()``, with `check` run first in the write transaction: what it throws ends the
     /// save with nothing written and every change kept.
-    func save(checkingFirst check: @escaping (Database) throws -> Void) throws {
-        try save(mergePolicy: mergePolicy, checkingFirst: check, writingAlso: nil)
+    func save(checkingFirst check: @escaping (Database) throws -> Void, writingAlso extraWrite: ((Database) throws -> Void)? = nil) throws {
+        try save(mergePolicy: mergePolicy, checkingFirst: check, writingAlso: extraWrite)
     }
 
     /// The steps of every save: validate, write, take what the store holds, tell observers.

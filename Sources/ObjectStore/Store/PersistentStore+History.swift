@@ -84,7 +84,13 @@ extension PersistentStore {
     }
 
     func changes(since token: Int64, skipping skip: (Int64) -> Bool) throws -> (changes: ObjectChanges, newToken: Int64) {
-        try database.read { db in
+        try database.read { db in try changes(since: token, in: db, skipping: skip) }
+    }
+
+    /// ``changes(since:)`` inside a transaction of the caller's (the sharing engine reads
+    /// its outbox in the write transaction that names the objects).
+    package func changes(since token: Int64, in db: Database, skipping skip: (Int64) -> Bool = { _ in false }) throws -> (changes: ObjectChanges, newToken: Int64) {
+        do {
             let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
             if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
             var changes = ObjectChanges()
@@ -114,6 +120,11 @@ extension PersistentStore {
             }
             return (changes, max(newToken, try Self.currentToken(db)))
         }
+    }
+
+    /// ``currentHistoryToken()`` inside a transaction of the caller's.
+    package static func currentHistoryToken(in db: Database) throws -> Int64 {
+        try currentToken(db)
     }
 
     /// Deletes the recorded changes up to and including `token`. A reader still behind it

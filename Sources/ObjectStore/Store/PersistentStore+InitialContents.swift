@@ -28,6 +28,10 @@ extension PersistentStore {
             do {
                 try context.save(checkingFirst: { db in
                     guard try self.neverWritten(db) else { throw AlreadyWritten() }
+                }, writingAlso: { db in
+                    // What the store's generation is with nothing but these contents in it.
+                    try db.execute(sql: "INSERT OR REPLACE INTO \(Self.metadataTable) (key, value) VALUES (?, (\(Schema.generationSQL)))",
+                                   arguments: [Self.initialContentsKey])
                 })
                 return true
             } catch is AlreadyWritten {
@@ -38,6 +42,24 @@ extension PersistentStore {
     }
 
     private struct AlreadyWritten: Error {}
+
+    private static let initialContentsKey = "initialContentsGeneration"
+
+    /// Whether the store holds nothing but what ``insertInitialContents(_:)`` wrote into it,
+    /// unchanged since, or was never written at all: its objects are an app's seed, not a
+    /// person's data. (A store filled by an earlier version, which did not record it, says
+    /// false.)
+    ///
+    /// A store joining others through a shared server takes their objects instead of adding
+    /// its seed to them when this is true.
+    public func holdsOnlyInitialContents() throws -> Bool {
+        try database.read { db in
+            if try neverWritten(db) { return true }
+            let generation = try Int64.fetchOne(db, sql: Schema.generationSQL) ?? 0
+            let seeded = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.initialContentsKey])
+            return seeded == generation
+        }
+    }
 
     /// Whether no row of an entity was ever written: the generation the triggers count is 0
     /// and every entity table is empty (files made before the triggers count 0 too).

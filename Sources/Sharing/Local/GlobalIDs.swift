@@ -38,20 +38,26 @@ public struct GlobalIDs: Sendable {
 
     /// Creates the table when missing and gives every saved object without an ID one.
     public func install() throws {
-        try store.database.write { db in
+        try store.database.write { db in try Self.install(db, model: store.model) }
+    }
+
+    static func install(_ db: Database, model: Model) throws {
+        try createTable(db)
+        for entity in model.entities {
             try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS \(Self.table) (
-                    entity TEXT NOT NULL, rowKey INTEGER NOT NULL, id BLOB NOT NULL UNIQUE,
-                    PRIMARY KEY (entity, rowKey)) WITHOUT ROWID
-                """)
-            for entity in store.model.entities {
-                try db.execute(sql: """
-                    INSERT INTO \(Self.table) (entity, rowKey, id)
-                    SELECT ?, Z_PK, randomblob(16) FROM \(entity.name.quotedDatabaseIdentifier)
-                    WHERE Z_PK NOT IN (SELECT rowKey FROM \(Self.table) WHERE entity = ?)
-                    """, arguments: [entity.name, entity.name])
-            }
+                INSERT INTO \(Self.table) (entity, rowKey, id)
+                SELECT ?, Z_PK, randomblob(16) FROM \(entity.name.quotedDatabaseIdentifier)
+                WHERE Z_PK NOT IN (SELECT rowKey FROM \(Self.table) WHERE entity = ?)
+                """, arguments: [entity.name, entity.name])
         }
+    }
+
+    static func createTable(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS \(Self.table) (
+                entity TEXT NOT NULL, rowKey INTEGER NOT NULL, id BLOB NOT NULL UNIQUE,
+                PRIMARY KEY (entity, rowKey)) WITHOUT ROWID
+            """)
     }
 
     /// The global IDs of `objects`, given now to those saved objects that have none; an
@@ -82,16 +88,37 @@ public struct GlobalIDs: Sendable {
     /// The object that has this global ID, if the store has it (or had it: see
     /// ``GlobalIDs``).
     public func objectID(for globalID: UUID) throws -> ObjectID? {
-        try store.database.read { db in
-            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT entity, rowKey FROM \(Self.table) WHERE id = ?"), arguments: [globalID.bytes])
-            return row.map { ObjectID(entityName: $0[0], rowKey: $0[1]) }
-        }
+        try store.database.read { db in try Self.object(for: globalID, in: db) }
     }
 
-    private static func globalID(of object: ObjectID, in db: Database) throws -> UUID? {
+    static func globalID(of object: ObjectID, in db: Database) throws -> UUID? {
         guard !object.isTemporaryID else { return nil }
-        let bytes = try Data.fetchOne(db.cachedStatement(sql: "SELECT id FROM \(table) WHERE entity = ? AND rowKey = ?"), arguments: [object.entityName, object.rowKey])
+        return try globalID(entity: object.entityName, rowKey: object.rowKey, in: db)
+    }
+
+    static func globalID(entity: String, rowKey: Int64, in db: Database) throws -> UUID? {
+        let bytes = try Data.fetchOne(db.cachedStatement(sql: "SELECT id FROM \(table) WHERE entity = ? AND rowKey = ?"), arguments: [entity, rowKey])
         return bytes.flatMap(UUID.init(bytes:))
+    }
+
+    /// The global ID of a row of `entity`, given now when it has none.
+    static func assignedGlobalID(entity: String, rowKey: Int64, in db: Database) throws -> UUID {
+        if let id = try globalID(entity: entity, rowKey: rowKey, in: db) { return id }
+        let id = UUID()
+        try map(id, to: entity, rowKey: rowKey, in: db)
+        return id
+    }
+
+    /// Names the row `rowKey` of `entity` by `id`, which no other row keeps then (an ID
+    /// outlives its object's delete: a row that comes back under it takes it over).
+    static func map(_ id: UUID, to entity: String, rowKey: Int64, in db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES (?, ?, ?)", arguments: [entity, rowKey, id.bytes])
+    }
+
+    /// The object named by `id`, whether or not its row still exists.
+    static func object(for id: UUID, in db: Database) throws -> ObjectID? {
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT entity, rowKey FROM \(table) WHERE id = ?"), arguments: [id.bytes])
+        return row.map { ObjectID(entityName: $0[0], rowKey: $0[1]) }
     }
 }
 

@@ -72,33 +72,100 @@ public struct ServerChangeLog: Sendable {
         return Page(changes: changes, cursor: changes.last?.cursor ?? cursor)
     }
 
-    /// The values of a row image: each attribute and stored to-one relationship that the
-    /// model knows, read as its type. Columns of a newer model are left out.
+    /// The values of a row image (see ``RowImage``); an entity of a newer model has none.
     private func values(ofRow json: String, entity entityName: String, object: UUID) throws -> [String: Value] {
         guard let entity = model.entity(named: entityName) else { return [:] }
-        let row: [String: JSONScalar]
+        return try RowImage.values(ofJSON: json, entity: entity, model: model, object: object)
+    }
+}
+
+extension ServerChangeLog {
+    /// The newest change deleted from the log, or nil when none was.
+    public func prunedThrough(on connection: PostgresConnection, logger: Logger) async throws -> ServerCursor? {
+        let rows = try await connection.query(
+            "SELECT value FROM \(unescaped: ServerNames.quoted(ServerNames.state)) WHERE key = 'prunedThrough'", logger: logger)
+        for try await value in rows.decode(String.self) { return ServerCursor(value) }
+        return nil
+    }
+
+    /// Deletes all but the newest `count` changes of transactions that ended, and records the
+    /// newest one deleted: a reader whose cursor is older resyncs from the tables (see
+    /// ``SharingSession``) instead of pulling, since changes it needed are gone. Returns how
+    /// many changes it deleted.
+    @discardableResult
+    public func prune(keepingLast count: Int, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        let log = ServerNames.quoted(ServerNames.changeLog)
+        let state = ServerNames.quoted(ServerNames.state)
+        return try await connection.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query("""
+                SELECT txid::text, seq FROM \(unescaped: log)
+                WHERE txid < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY txid DESC, seq DESC OFFSET \(max(0, count)) LIMIT 1
+                """, logger: logger)
+            var through: ServerCursor?
+            for try await (txid, seq) in rows.decode((String, Int64).self) {
+                through = UInt64(txid).map { ServerCursor(transaction: $0, sequence: seq) }
+            }
+            guard let through else { return 0 }
+            // Recorded first: a reader that sees the log without these changes sees the mark.
+            try await connection.query("""
+                INSERT INTO \(unescaped: state) (key, value) VALUES ('prunedThrough', \(through.description))
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """, logger: logger)
+            let deleted = try await connection.query("""
+                WITH gone AS (DELETE FROM \(unescaped: log) WHERE (txid, seq) <= (\(unescaped: String(through.transaction))::xid8, \(through.sequence)) RETURNING 1)
+                SELECT count(*) FROM gone
+                """, logger: logger)
+            var total = 0
+            for try await n in deleted.decode(Int.self) { total = n }
+            return total
+        }
+    }
+
+    /// The identity of the server's database (see ``ServerSchema``).
+    public func identity(on connection: PostgresConnection, logger: Logger) async throws -> String? {
+        let rows = try await connection.query(
+            "SELECT value FROM \(unescaped: ServerNames.quoted(ServerNames.state)) WHERE key = 'identity'", logger: logger)
+        for try await value in rows.decode(String.self) { return value }
+        return nil
+    }
+
+    /// Every object on the server, as changes at their versions, read in one snapshot, and
+    /// the cursor to pull from afterwards: every change the snapshot does not hold sorts
+    /// after it (changes it holds that sort after it too are skipped by their versions).
+    public func snapshot(on connection: PostgresConnection, logger: Logger) async throws -> Page {
+        try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
         do {
-            row = try JSONDecoder().decode([String: JSONScalar].self, from: Data(json.utf8))
+            var xmin: UInt64 = 0
+            for try await text in try await connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text", logger: logger).decode(String.self) {
+                xmin = UInt64(text) ?? 0
+            }
+            var changes: [ServerChange] = []
+            for entity in model.entities {
+                let table = ServerNames.quoted(entity.name)
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: """
+                    SELECT \(ServerNames.quoted(ServerNames.objectID)), \(ServerNames.quoted(ServerNames.version)), \(ServerWriter.rowImage) FROM \(table) t
+                    """), logger: logger)
+                for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
+                    changes.append(ServerChange(cursor: .start, entity: entity.name, object: id, kind: .update, version: version, changedProperties: [],
+                                                values: try RowImage.values(ofJSON: json, entity: entity, model: model, object: id)))
+                }
+            }
+            try await connection.query("COMMIT", logger: logger)
+            // Every transaction below xmin ended before the snapshot: its changes are in it.
+            return Page(changes: changes, cursor: ServerCursor(transaction: max(xmin, 1) - 1, sequence: .max))
         } catch {
-            throw SharingError.unreadableChange(entity: entityName, object: object, reason: "row \(json): \(error)")
+            try? await connection.query("ROLLBACK", logger: logger)
+            throw error
         }
-        var values: [String: Value] = [:]
-        for attribute in entity.attributes {
-            guard let scalar = row[attribute.name] else { continue }
-            guard let value = scalar.value(as: attribute.type) else {
-                throw SharingError.unreadableChange(entity: entityName, object: object, reason: "\(attribute.name) = \(scalar) is not a \(attribute.type)")
-            }
-            values[attribute.name] = value
-        }
-        for relationship in entity.relationships where model.storesForeignKey(relationship, of: entity) {
-            switch row[relationship.name] {
-            case nil: continue
-            case .null?: values[relationship.name] = .null
-            case .string(let id)? where UUID(uuidString: id) != nil: values[relationship.name] = .string(id.lowercased())
-            case let other?:
-                throw SharingError.unreadableChange(entity: entityName, object: object, reason: "\(relationship.name) = \(other) is not a global ID")
-            }
-        }
-        return values
+    }
+}
+
+extension ServerCursor {
+    /// Reads `transaction:sequence`, as ``description`` writes it.
+    init?(_ text: String) {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let transaction = UInt64(parts[0]), let sequence = Int64(parts[1]) else { return nil }
+        self.init(transaction: transaction, sequence: sequence)
     }
 }

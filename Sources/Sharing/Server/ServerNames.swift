@@ -8,6 +8,8 @@ import ObjectStore
 enum ServerNames {
     /// The change log: one row per inserted, updated or deleted row of an entity table.
     static let changeLog = "Z_CHANGES"
+    /// The server's own facts: its identity and how far its log was pruned.
+    static let state = "Z_SHARING"
     /// The global ID of an object: the primary key of every entity table.
     static let objectID = "Z_ID"
     /// How many times an object's row was written: raised by a trigger on every update, so

@@ -60,7 +60,20 @@ public struct ServerSchema: Sendable {
 
     /// The statements that ``create(on:logger:)`` runs, in order; each is idempotent.
     public var statements: [String] {
-        Self.functionStatements + [createChangeLogSQL] + model.entities.flatMap(entityStatements)
+        Self.functionStatements + [createChangeLogSQL] + Self.stateStatements + model.entities.flatMap(entityStatements)
+    }
+
+    /// The server's own facts, `"Z_SHARING" (key, value)`: `identity`, a random ID given
+    /// when the schema is first created, by which a store knows the database it shares
+    /// with (another database, or this one dropped and made again, has another), and
+    /// `prunedThrough`, the newest change deleted from the log (see
+    /// ``ServerChangeLog/prune(keepingLast:on:logger:)``).
+    private static var stateStatements: [String] {
+        let table = ServerNames.quoted(ServerNames.state)
+        return [
+            "CREATE TABLE IF NOT EXISTS \(table) (key text PRIMARY KEY, value text NOT NULL)",
+            "INSERT INTO \(table) (key, value) VALUES ('identity', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING",
+        ]
     }
 
     private var createChangeLogSQL: String {

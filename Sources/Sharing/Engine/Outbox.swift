@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import ObjectStore
+
+/// The local changes not pushed yet, read from the store's history: the objects written
+/// since the token up to which pushes went, each compared with its base.
+///
+/// The history says which objects were written, whoever wrote them (a context, an import,
+/// the `sqlite3` shell); the base says what the server had, so the difference is exactly
+/// what this store changed. Rows that pulls wrote equal their new bases and send nothing,
+/// so no change goes back to where it came from. A push that reached the server but not the
+/// store (the process killed in between) is sent again and finds its values there: nothing
+/// is written twice.
+struct Outbox: Sendable {
+    /// One object's change to send.
+    struct Operation: Sendable {
+        enum Kind: Sendable { case insert, update, delete }
+        var entity: EntityDescription
+        var id: UUID
+        var kind: Kind
+        /// The local row in server terms (none for a delete).
+        var values: [String: Value]
+        /// The fields that differ from the base (every field for an insert).
+        var changedKeys: [String]
+        /// The base the edit started from (nil for an insert).
+        var base: [String: Value]?
+    }
+
+    let store: PersistentStore
+    let rows: LocalRows
+
+    init(store: PersistentStore) {
+        self.store = store
+        rows = LocalRows(model: store.model)
+    }
+
+    /// The operations to push, and the history token they cover. Runs in a write
+    /// transaction: objects named for the first time get their global IDs in it.
+    ///
+    /// - Parameter everything: compare every object with its base instead of reading the
+    ///   history (joining, or after the history was pruned past the pushed token).
+    func pending(everything: Bool = false, in db: Database) throws -> (operations: [Operation], through: Int64) {
+        let pushed = try SharingState.pushedThrough(in: db)
+        let current = try PersistentStore.currentHistoryToken(in: db)
+        var candidates: [String: Set<Int64>] = [:]
+        var deletedCandidates: [(entity: String, id: UUID)] = []
+        var scanAll = everything
+        if !scanAll {
+            guard current > pushed else { return ([], current) }
+            do {
+                let (changes, _) = try store.changes(since: pushed, in: db)
+                for id in changes.inserted.union(changes.updated.keys).union(changes.deleted) {
+                    candidates[id.entityName, default: []].insert(id.rowKey)
+                }
+            } catch is HistoryGap {
+                scanAll = true
+            }
+        }
+        if scanAll {
+            for entity in store.model.entities {
+                candidates[entity.name, default: []].formUnion(try rows.allKeys(of: entity, in: db))
+            }
+            for (entity, id) in try SharingState.basedObjects(in: db) {
+                deletedCandidates.append((entity, id))
+            }
+        }
+        var operations: [Operation] = []
+        var seen: Set<UUID> = []
+        for entity in store.model.entities {
+            guard let keys = candidates[entity.name], !keys.isEmpty else { continue }
+            let sortedKeys = keys.sorted()
+            let current = try rows.values(of: entity, keys: sortedKeys, in: db)
+            for key in sortedKeys {
+                let existingID = try GlobalIDs.globalID(entity: entity.name, rowKey: key, in: db)
+                let base = try existingID.flatMap { try SharingState.base(of: $0, entity: entity, model: store.model, in: db) }
+                if let values = current[key] {
+                    if let base {
+                        // A tombstone with a row: the server deleted it after this store
+                        // named it (the merge deletes such rows): nothing to send.
+                        guard let baseValues = base.values else { continue }
+                        let changed = values.keys.filter { values[$0] != (baseValues[$0] ?? .null) }.sorted()
+                        guard !changed.isEmpty else { continue }
+                        operations.append(Operation(entity: entity, id: existingID!, kind: .update, values: values, changedKeys: changed, base: baseValues))
+                    } else {
+                        let id = try existingID ?? GlobalIDs.assignedGlobalID(entity: entity.name, rowKey: key, in: db)
+                        operations.append(Operation(entity: entity, id: id, kind: .insert, values: values, changedKeys: values.keys.sorted(), base: nil))
+                    }
+                    if let existingID { seen.insert(existingID) }
+                } else if let existingID, let baseValues = base?.values {
+                    seen.insert(existingID)
+                    operations.append(Operation(entity: entity, id: existingID, kind: .delete, values: [:], changedKeys: [], base: baseValues))
+                }
+            }
+        }
+        // Scanning everything: shared objects whose rows are gone, found by their bases.
+        for (entityName, id) in deletedCandidates where !seen.contains(id) {
+            guard let entity = store.model.entity(named: entityName) else { continue }
+            if let object = try GlobalIDs.object(for: id, in: db), try rows.exists(entity, key: object.rowKey, in: db) { continue }
+            let base = try SharingState.base(of: id, entity: entity, model: store.model, in: db)
+            operations.append(Operation(entity: entity, id: id, kind: .delete, values: [:], changedKeys: [], base: base?.values))
+        }
+        return (operations, current)
+    }
+}

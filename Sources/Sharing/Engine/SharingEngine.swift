@@ -1,0 +1,359 @@
+import Foundation
+import GRDB
+import Logging
+import ObjectStore
+import PostgresNIO
+
+/// The work of a ``SharingSession``: one round at a time (connect and join if needed, pull
+/// everything committed, push everything local), started by a wake-up of the server's
+/// listener, a local commit, the safety timer or ``synchronize()``; several wake-ups during
+/// a round make one more round.
+actor SharingEngine {
+    let store: PersistentStore
+    let sharing: PostgresSharing
+    let model: Model
+    let log: ServerChangeLog
+    let writer: ServerWriter
+    let outbox: Outbox
+    private var logger: Logger { sharing.logger }
+
+    private var connection: PostgresConnection?
+    private var connectionNumber = 0
+    private let wake: AsyncStream<Void>.Continuation
+    private let wakeUps: AsyncStream<Void>
+    /// Callers of ``synchronize()`` waiting for the next round to end.
+    private var waiters: [CheckedContinuation<Void, any Error>] = []
+    private var report: (@Sendable (SharingStatus) -> Void)?
+    private var pending = 0
+    private var lastPrune = ContinuousClock.now - .seconds(3600)
+    private var lastLocalToken: Int64 = -1
+
+    init(store: PersistentStore, sharing: PostgresSharing) {
+        self.store = store
+        self.sharing = sharing
+        model = store.model
+        log = ServerChangeLog(model: store.model)
+        writer = ServerWriter(model: store.model, policy: sharing.mergePolicy, logger: sharing.logger)
+        outbox = Outbox(store: store)
+        (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Runs rounds until the task is cancelled.
+    func run(report: @escaping @Sendable (SharingStatus) -> Void) async {
+        self.report = report
+        let wake = self.wake
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.listen() }
+            group.addTask { await self.watchLocalCommits() }
+            group.addTask {
+                // A round now, then after each wake-up; retries after a failure.
+                wake.yield()
+                for await _ in self.wakeUps {
+                    if Task.isCancelled { break }
+                    await self.runRound()
+                }
+            }
+            while !Task.isCancelled {
+                if (try? await Task.sleep(for: .seconds(3600))) == nil { break }
+            }
+            wake.finish()
+            group.cancelAll()
+        }
+        await closeConnection()
+        for waiter in waiters { waiter.resume(throwing: CancellationError()) }
+        waiters = []
+    }
+
+    func synchronize() async throws {
+        try await withCheckedThrowingContinuation { continuation in
+            waiters.append(continuation)
+            wake.yield()
+        }
+    }
+
+    // MARK: Rounds
+
+    private func runRound() async {
+        let waiting = waiters
+        waiters = []
+        do {
+            try await round()
+            status(.connected)
+            for waiter in waiting { waiter.resume() }
+        } catch {
+            await closeConnection()
+            let reason = Self.reason(error)
+            logger.info("sharing: \(reason)")
+            pending = (try? await countPending()) ?? pending
+            status(.offline(reason: reason))
+            for waiter in waiting { waiter.resume(throwing: error) }
+            // Try again later; a local commit or a listener event may come first.
+            let wake = self.wake
+            let delay = sharing.reconnectDelay
+            Task {
+                try? await Task.sleep(for: delay)
+                wake.yield()
+            }
+        }
+    }
+
+    private func round() async throws {
+        let connection = try await connected()
+        try await pullAll(on: connection)
+        try await pushAll(on: connection)
+        if ContinuousClock.now - lastPrune > .seconds(300) {
+            lastPrune = .now
+            try await log.prune(keepingLast: sharing.logLimit, on: connection, logger: logger)
+        }
+    }
+
+    private func status(_ state: SharingStatus.State) {
+        report?(SharingStatus(state: state, pendingChanges: pending, server: sharing.configuration.description))
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            return "cannot reach the server (\(error.code))"
+        }
+        return String(describing: error)
+    }
+
+    private func closeConnection() async {
+        if let connection { try? await connection.close() }
+        connection = nil
+    }
+
+    // MARK: Connecting and joining
+
+    /// The open connection, or a new one: the schema made, the store joined or resynced.
+    private func connected() async throws -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        if connection != nil { await closeConnection() }
+        if pending == 0 { status(.connecting) }
+        connectionNumber += 1
+        let connection = try await PostgresConnection.connect(configuration: sharing.configuration.connection, id: connectionNumber, logger: logger)
+        do {
+            try await ServerSchema(model: model).create(on: connection, logger: logger)
+            let identity = try await log.identity(on: connection, logger: logger) ?? ""
+            let known = try await store.database.read { db in try SharingState.value(.serverIdentity, in: db) }
+            if known != identity {
+                if known != nil {
+                    logger.notice("sharing: \(sharing.configuration) is another database than the one this store shared with; joining it afresh")
+                    try await forgetServer()
+                }
+                try await join(on: connection, identity: identity)
+            }
+            self.connection = connection
+            return connection
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    /// Forgets what the store knew of another database: its bases and cursor. Global IDs stay.
+    private func forgetServer() async throws {
+        try await store.database.write { db in
+            try db.execute(sql: "DELETE FROM \(SharingState.baseTable)")
+            try db.execute(sql: "DELETE FROM \(SharingState.referenceTable)")
+            for key in [SharingState.Key.serverIdentity, .cursor, .pushedThrough] { try SharingState.set(key, nil, in: db) }
+        }
+    }
+
+    /// Joins the database: an empty one gets this store's objects, pushed once under a lock
+    /// so that two desktops joining at once do not both seed it; a store holding only its
+    /// initial contents gives them up for the server's objects; a store with data of its own
+    /// keeps it and pushes it beside the server's.
+    private func join(on connection: PostgresConnection, identity: String) async throws {
+        let store = self.store
+        let seedOnly = try await Task.detached { try store.holdsOnlyInitialContents() }.value
+        let serverWasEmpty = try await connection.withTransaction(logger: logger) { connection -> Bool in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(ServerSchema.advisoryLockKey + 1))", logger: logger)
+            guard try await self.serverIsEmpty(connection) else { return false }
+            let (operations, through) = try await self.store.database.write { db in try self.outbox.pending(everything: true, in: db) }
+            let (written, conflicts) = try await self.writer.push(operations, on: connection)
+            let cursor = try await self.horizonCursor(connection)
+            try await self.store.database.write { db in
+                try self.takeWritten(written, sent: operations, conflicts: conflicts, in: db)
+                try SharingState.set(.pushedThrough, String(through), in: db)
+                try SharingState.setCursor(cursor, in: db)
+                try SharingState.set(.serverIdentity, identity, in: db)
+            }
+            return true
+        }
+        if serverWasEmpty {
+            logger.info("sharing: seeded \(sharing.configuration) with this store's objects")
+            return
+        }
+        let snapshot = try await log.snapshot(on: connection, logger: logger)
+        try await store.database.write { db in
+            if seedOnly {
+                for entity in model.entities { try db.execute(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier)") }
+            }
+            var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy)
+            for change in snapshot.changes { try merge.take(change, in: db) }
+            try merge.finish(in: db)
+            try SharingState.setCursor(snapshot.cursor, in: db)
+            try SharingState.set(.serverIdentity, identity, in: db)
+            // A seed given up is not pushed; data of the store's own is, all of it.
+            try SharingState.set(.pushedThrough, seedOnly ? String(try PersistentStore.currentHistoryToken(in: db)) : nil, in: db)
+        }
+        logger.info("sharing: joined \(sharing.configuration), took \(snapshot.changes.count) objects")
+    }
+
+    private func serverIsEmpty(_ connection: PostgresConnection) async throws -> Bool {
+        for entity in model.entities {
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(ServerNames.quoted(entity.name)))"), logger: logger)
+            for try await exists in rows.decode(Bool.self) where exists { return false }
+        }
+        return true
+    }
+
+    /// A cursor before every change of a transaction that had not ended when the current
+    /// transaction's snapshot was taken.
+    private func horizonCursor(_ connection: PostgresConnection) async throws -> ServerCursor {
+        var xmin: UInt64 = 1
+        for try await text in try await connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text", logger: logger).decode(String.self) {
+            xmin = UInt64(text) ?? 1
+        }
+        return ServerCursor(transaction: max(xmin, 1) - 1, sequence: .max)
+    }
+
+    // MARK: Pulling
+
+    private func pullAll(on connection: PostgresConnection) async throws {
+        while true {
+            let cursor = try await store.database.read { db in try SharingState.cursor(in: db) } ?? .start
+            if let pruned = try await log.prunedThrough(on: connection, logger: logger), cursor < pruned {
+                try await resync(on: connection)
+                continue
+            }
+            let page = try await log.pull(after: cursor, limit: 1000, on: connection, logger: logger)
+            guard !page.changes.isEmpty else { return }
+            try await store.database.write { db in
+                // Another round of this process, or another process on the file, may have
+                // taken it already.
+                guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
+                var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy)
+                for change in page.changes { try merge.take(change, in: db) }
+                try merge.finish(in: db)
+                try SharingState.setCursor(page.cursor, in: db)
+            }
+        }
+    }
+
+    /// Takes every object from the server's tables afresh, because the log no longer holds
+    /// every change after this store's cursor. Objects with a base that the server no longer
+    /// has were deleted there; local changes not pushed yet are kept and merged.
+    private func resync(on connection: PostgresConnection) async throws {
+        status(.resyncing)
+        logger.notice("sharing: the server's log was pruned past this store's cursor; resyncing from its tables")
+        let snapshot = try await log.snapshot(on: connection, logger: logger)
+        try await store.database.write { db in
+            var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy)
+            let onServer = Set(snapshot.changes.map(\.object))
+            for change in snapshot.changes { try merge.take(change, in: db) }
+            for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.contains(id) {
+                guard let entity = model.entity(named: entityName),
+                      let base = try SharingState.base(of: id, entity: entity, model: model, in: db) else { continue }
+                try merge.take(ServerChange(cursor: .start, entity: entityName, object: id, kind: .delete, version: base.version + 1,
+                                            changedProperties: [], values: [:]), in: db)
+            }
+            try merge.finish(in: db)
+            try SharingState.setCursor(snapshot.cursor, in: db)
+        }
+    }
+
+    // MARK: Pushing
+
+    private func pushAll(on connection: PostgresConnection) async throws {
+        while true {
+            let (operations, through) = try await store.database.write { db in
+                try outbox.pending(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db)
+            }
+            pending = operations.count
+            if operations.isEmpty {
+                try await store.database.write { db in try SharingState.set(.pushedThrough, String(through), in: db) }
+                return
+            }
+            for chunk in stride(from: 0, to: operations.count, by: 1000).map({ Array(operations[$0..<min($0 + 1000, operations.count)]) }) {
+                let (written, conflicts) = try await connection.withTransaction(logger: logger) { connection in
+                    try await self.writer.push(chunk, on: connection)
+                }
+                try await store.database.write { db in try takeWritten(written, sent: chunk, conflicts: conflicts, in: db) }
+                pending = max(0, pending - chunk.count)
+            }
+            try await store.database.write { db in
+                // Set only if no other round pushed further meanwhile.
+                if try SharingState.pushedThrough(in: db) < through { try SharingState.set(.pushedThrough, String(through), in: db) }
+            }
+            pending = 0
+        }
+    }
+
+    /// Merges the server rows a push left into the store, taking the values sent as the
+    /// base of the fields sent (an edit made here since then stays an edit), and records the
+    /// conflicts the push settled.
+    nonisolated private func takeWritten(_ written: [ServerWriter.Written], sent operations: [Outbox.Operation], conflicts: [SharingConflict], in db: Database) throws {
+        let sentByID = Dictionary(operations.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy)
+        for row in written {
+            let change = ServerChange(cursor: .start, entity: row.entity, object: row.id, kind: row.values == nil ? .delete : .update,
+                                      version: row.values == nil ? (row.version == 0 ? .max : row.version) : row.version,
+                                      changedProperties: [], values: row.values ?? [:])
+            var assumed: [String: Value]?
+            if let operation = sentByID[row.id], operation.kind != .delete {
+                assumed = operation.base ?? [:]
+                for key in row.sentKeys(of: operation) { assumed![key] = operation.values[key] }
+            }
+            try merge.take(change, assumingBase: assumed, in: db)
+        }
+        try merge.finish(in: db)
+        for conflict in conflicts { try SharingState.record(conflict, in: db) }
+    }
+
+    /// How many objects have changes to push (shown while offline).
+    private func countPending() async throws -> Int {
+        try await store.database.write { db in
+            guard try SharingState.value(.serverIdentity, in: db) != nil else {
+                // Not joined yet: every object may go.
+                return try model.entities.reduce(0) { $0 + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \($1.name.quotedDatabaseIdentifier)") ?? 0) }
+            }
+            return try outbox.pending(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db).operations.count
+        }
+    }
+
+    // MARK: Wake-ups
+
+    private func listen() async {
+        let listener = ServerListener(configuration: sharing.configuration, reconnectDelay: sharing.reconnectDelay,
+                                      safetyInterval: sharing.safetyInterval, logger: logger)
+        for await event in listener.events() {
+            if case .disconnected(let reason) = event { logger.debug("sharing: listener: \(reason)") }
+            wake.yield()
+        }
+    }
+
+    /// Wakes a round whenever the store's history grows (any writer on the file), looked
+    /// for every `localInterval` by two `stat` calls.
+    private func watchLocalCommits() async {
+        let follower = StoreFollower(token: 0, files: store.url.map { [$0.path, $0.path + "-wal"] })
+        while (try? await Task.sleep(for: sharing.localInterval)) != nil {
+            guard follower.filesMayHaveChanged() else { continue }
+            guard let token = try? store.currentHistoryToken(), token != lastLocalToken else { continue }
+            lastLocalToken = token
+            wake.yield()
+        }
+    }
+}
+
+extension ServerWriter.Written {
+    /// The fields the push wrote of `operation`: every field of an insert; the changed
+    /// fields of an update that the server now holds as sent (a conflict the server won
+    /// keeps its base, so that the merge reports it).
+    func sentKeys(of operation: Outbox.Operation) -> [String] {
+        guard let values else { return [] }
+        return operation.changedKeys.filter { values[$0] == operation.values[$0] }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import GRDB
+import ObjectStore
+
+/// Reads and writes a store's rows in the server's terms (see ``RowImage``): to-one
+/// relationships as the destination's global ID instead of its local key.
+///
+/// Writes go through SQL like any other writer's, inside the caller's transaction, so the
+/// store's history records them and every context following the store (a controller, a
+/// `watch`) sees each transaction as one batch.
+struct LocalRows: Sendable {
+    let model: Model
+
+    /// The attribute and stored to-one relationship names of `entity`, as the local table's
+    /// columns are named.
+    func columns(of entity: EntityDescription) -> [String] {
+        entity.attributes.map(\.name) + foreignKeys(of: entity).map(\.name)
+    }
+
+    func foreignKeys(of entity: EntityDescription) -> [RelationshipDescription] {
+        entity.relationships.filter { model.storesForeignKey($0, of: entity) }
+    }
+
+    /// The row keys of every row of `entity`.
+    func allKeys(of entity: EntityDescription, in db: Database) throws -> [Int64] {
+        try Int64.fetchAll(db, sql: "SELECT Z_PK FROM \(entity.name.quotedDatabaseIdentifier)")
+    }
+
+    /// The rows `keys` of `entity` that exist, in server terms. A destination that has no
+    /// global ID yet is given one (it is pushed in the same push, or was saved before sharing
+    /// began); a relationship waiting for an object not pulled yet reads as that object's ID.
+    func values(of entity: EntityDescription, keys: [Int64], in db: Database) throws -> [Int64: [String: Value]] {
+        var result: [Int64: [String: Value]] = [:]
+        let columns = columns(of: entity)
+        let select = (["Z_PK"] + columns).map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+        let statement = try db.cachedStatement(sql: "SELECT \(select) FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK = ?")
+        for key in keys {
+            guard let row = try Row.fetchOne(statement, arguments: [key]) else { continue }
+            var values: [String: Value] = [:]
+            for (index, attribute) in entity.attributes.enumerated() {
+                values[attribute.name] = Value(databaseValue: row[index + 1], type: attribute.type)
+            }
+            for (offset, relationship) in foreignKeys(of: entity).enumerated() {
+                let index = 1 + entity.attributes.count + offset
+                if let destinationKey: Int64 = row[index] {
+                    let id = try GlobalIDs.assignedGlobalID(entity: relationship.destinationEntity, rowKey: destinationKey, in: db)
+                    values[relationship.name] = .string(id.uuidString.lowercased())
+                } else if let target = try pendingReference(entity: entity.name, rowKey: key, relationship: relationship.name, in: db) {
+                    values[relationship.name] = .string(target.uuidString.lowercased())
+                } else {
+                    values[relationship.name] = .null
+                }
+            }
+            result[key] = values
+        }
+        return result
+    }
+
+    /// Whether `entity` has a row `key`.
+    func exists(_ entity: EntityDescription, key: Int64, in db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK = ?)"), arguments: [key]) ?? false
+    }
+
+    /// Inserts a row with `values` and returns its key.
+    func insert(_ entity: EntityDescription, values: [String: Value], in db: Database) throws -> Int64 {
+        let names = columns(of: entity).filter { values[$0] != nil }
+        if names.isEmpty {
+            try db.execute(sql: "INSERT INTO \(entity.name.quotedDatabaseIdentifier) DEFAULT VALUES")
+        } else {
+            let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+            let resolved = try names.map { try databaseValue(values[$0]!, of: $0, entity: entity, rowKey: nil, in: db) }
+            try db.execute(sql: "INSERT INTO \(entity.name.quotedDatabaseIdentifier) (\(names.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders))",
+                           arguments: StatementArguments(resolved.map(\.value)))
+            let key = db.lastInsertedRowID
+            for (name, value) in zip(names, resolved) where value.pending != nil {
+                try setPendingReference(entity: entity.name, rowKey: key, relationship: name, target: value.pending!, in: db)
+            }
+            return key
+        }
+        return db.lastInsertedRowID
+    }
+
+    /// Sets the columns of `values` of the row `key`.
+    func update(_ entity: EntityDescription, key: Int64, values: [String: Value], in db: Database) throws {
+        guard !values.isEmpty else { return }
+        let names = values.keys.sorted()
+        var arguments: [DatabaseValue] = []
+        for name in names {
+            let resolved = try databaseValue(values[name]!, of: name, entity: entity, rowKey: key, in: db)
+            arguments.append(resolved.value)
+            if let target = resolved.pending {
+                try setPendingReference(entity: entity.name, rowKey: key, relationship: name, target: target, in: db)
+            }
+        }
+        let assignments = names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")
+        try db.execute(sql: "UPDATE \(entity.name.quotedDatabaseIdentifier) SET \(assignments) WHERE Z_PK = ?",
+                       arguments: StatementArguments(arguments + [key.databaseValue]))
+    }
+
+    func delete(_ entity: EntityDescription, key: Int64, in db: Database) throws {
+        try db.execute(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK = ?", arguments: [key])
+        try db.execute(sql: "DELETE FROM \(SharingState.referenceTable) WHERE entity = ? AND rowKey = ?", arguments: [entity.name, key])
+    }
+
+    /// Rows that waited for the object `id`, which now has the row `key`: their relationships
+    /// are set.
+    func resolveReferences(to id: UUID, key: Int64, in db: Database) throws {
+        let waiting = try Row.fetchAll(db.cachedStatement(sql: "SELECT entity, rowKey, relationship FROM \(SharingState.referenceTable) WHERE target = ?"),
+                                       arguments: [id.bytes])
+        for row in waiting {
+            let entityName: String = row[0], rowKey: Int64 = row[1], relationship: String = row[2]
+            guard model.entity(named: entityName) != nil else { continue }
+            try db.execute(sql: "UPDATE \(entityName.quotedDatabaseIdentifier) SET \(relationship.quotedDatabaseIdentifier) = ? WHERE Z_PK = ?",
+                           arguments: [key, rowKey])
+        }
+        try db.execute(sql: "DELETE FROM \(SharingState.referenceTable) WHERE target = ?", arguments: [id.bytes])
+    }
+
+    /// A value in server terms as the local column stores it; a relationship to an object
+    /// the store does not have yet is stored as NULL and its global ID returned as pending.
+    private func databaseValue(_ value: Value, of name: String, entity: EntityDescription, rowKey: Int64?, in db: Database) throws -> (value: DatabaseValue, pending: UUID?) {
+        guard let relationship = entity.relationship(named: name) else { return (value.databaseValue, nil) }
+        if let rowKey {
+            try db.execute(sql: "DELETE FROM \(SharingState.referenceTable) WHERE entity = ? AND rowKey = ? AND relationship = ?",
+                           arguments: [entity.name, rowKey, name])
+        }
+        guard case .string(let text) = value, let id = UUID(uuidString: text) else { return (.null, nil) }
+        if let object = try GlobalIDs.object(for: id, in: db), object.entityName == relationship.destinationEntity,
+           let destination = model.entity(named: object.entityName), try exists(destination, key: object.rowKey, in: db) {
+            return (object.rowKey.databaseValue, nil)
+        }
+        return (.null, id)
+    }
+
+    private func pendingReference(entity: String, rowKey: Int64, relationship: String, in db: Database) throws -> UUID? {
+        let bytes = try Data.fetchOne(db.cachedStatement(sql: "SELECT target FROM \(SharingState.referenceTable) WHERE entity = ? AND rowKey = ? AND relationship = ?"),
+                                      arguments: [entity, rowKey, relationship])
+        return bytes.flatMap(UUID.init(bytes:))
+    }
+
+    private func setPendingReference(entity: String, rowKey: Int64, relationship: String, target: UUID, in db: Database) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO \(SharingState.referenceTable) (entity, rowKey, relationship, target) VALUES (?, ?, ?, ?)",
+                       arguments: [entity, rowKey, relationship, target.bytes])
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import ObjectStore
+
+/// An object's row as the server holds it: each attribute's ``Value`` and each stored to-one
+/// relationship as the destination's global ID (a lowercase UUID in a `Value.string`, or
+/// `Value.null`). Written as JSON the way PostgreSQL's `to_jsonb` writes the server row
+/// (dates as seconds since 2001, data as `\x` and hex digits, NaN and infinities as
+/// strings), so that a base kept in the store and a row image from the change log read
+/// alike.
+enum RowImage {
+    /// The values of a row image: each attribute and stored to-one relationship of `entity`
+    /// that it holds, read as its type. Columns of a newer model are left out.
+    static func values(ofJSON json: String, entity: EntityDescription, model: Model, object: UUID? = nil) throws -> [String: Value] {
+        let row: [String: JSONScalar]
+        do {
+            row = try JSONDecoder().decode([String: JSONScalar].self, from: Data(json.utf8))
+        } catch {
+            throw SharingError.unreadableChange(entity: entity.name, object: object ?? UUID(), reason: "row \(json): \(error)")
+        }
+        var values: [String: Value] = [:]
+        for attribute in entity.attributes {
+            guard let scalar = row[attribute.name] else { continue }
+            guard let value = scalar.value(as: attribute.type) else {
+                throw SharingError.unreadableChange(entity: entity.name, object: object ?? UUID(), reason: "\(attribute.name) = \(scalar) is not a \(attribute.type)")
+            }
+            values[attribute.name] = value
+        }
+        for relationship in entity.relationships where model.storesForeignKey(relationship, of: entity) {
+            switch row[relationship.name] {
+            case nil: continue
+            case .null?: values[relationship.name] = .null
+            case .string(let id)? where UUID(uuidString: id) != nil: values[relationship.name] = .string(id.lowercased())
+            case let other?:
+                throw SharingError.unreadableChange(entity: entity.name, object: object ?? UUID(), reason: "\(relationship.name) = \(other) is not a global ID")
+            }
+        }
+        return values
+    }
+
+    /// `values` as a JSON object.
+    static func json(_ values: [String: Value]) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        // Every scalar encodes: strings, numbers, booleans and null.
+        let data = try! encoder.encode(values.mapValues(JSONScalar.init))
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+extension JSONScalar: Encodable {
+    /// A value as the server's JSON writes it.
+    init(_ value: Value) {
+        switch value {
+        case .null: self = .null
+        case .string(let v): self = .string(v)
+        case .integer(let v): self = .integer(v)
+        case .double(let v): self = .double(v)
+        case .bool(let v): self = .bool(v)
+        case .date(let v): self = .double(v.timeIntervalSinceReferenceDate)
+        case .binary(let v): self = .string("\\x" + v.map { String(format: "%02x", $0) }.joined())
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let v): try container.encode(v)
+        case .integer(let v): try container.encode(v)
+        case .double(let v): try container.encode(v)
+        case .string(let v): try container.encode(v)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+import ObjectStore
+
+/// Takes server rows into the store, inside one local transaction: what a pull, a resync and
+/// the end of a push do.
+///
+/// Each object's server row is merged field by field against its base (the server row this
+/// store took last) and the local row:
+///
+/// | local vs base | server vs base | result |
+/// |---|---|---|
+/// | same | any | the server's value |
+/// | changed | same | the local value (an edit not pushed yet) |
+/// | changed | changed, to the local value | unchanged |
+/// | changed | changed, to another value | a conflict: ``MergePolicy`` decides, and it is recorded |
+///
+/// and the server row becomes the base. A change whose version is not above the base's is
+/// skipped: it is older than what the store took (versions follow commit order, the log's
+/// order need not), or it is this store's own push coming back.
+struct ServerRowMerge {
+    let model: Model
+    let policy: MergePolicy
+    let rows: LocalRows
+    /// Conflicts found so far.
+    private(set) var conflicts: [SharingConflict] = []
+    /// Objects inserted, whose waiting references are set at ``finish(in:)``.
+    private var inserted: [(id: UUID, key: Int64)] = []
+
+    init(model: Model, policy: MergePolicy) {
+        self.model = model
+        self.policy = policy
+        rows = LocalRows(model: model)
+    }
+
+    /// Takes one change of the server's log (or a row of a snapshot, as an update at its
+    /// version).
+    ///
+    /// - Parameter assumed: The base to merge against instead of the stored one: after a
+    ///   push, the stored base with the values the push sent.
+    mutating func take(_ change: ServerChange, assumingBase assumed: [String: Value]? = nil, in db: Database) throws {
+        guard let entity = model.entity(named: change.entity) else { return }
+        let base = try SharingState.base(of: change.object, entity: entity, model: model, in: db)
+        if let base, change.version <= base.version { return }
+        let local = try GlobalIDs.object(for: change.object, in: db).flatMap { object -> Int64? in
+            object.entityName == entity.name ? object.rowKey : nil
+        }
+        let localExists = try local.map { try rows.exists(entity, key: $0, in: db) } ?? false
+        switch change.kind {
+        case .delete:
+            if let local, localExists {
+                if let baseValues = base?.values, let current = try rows.values(of: entity, keys: [local], in: db)[local] {
+                    let edited = current.keys.filter { current[$0] != (baseValues[$0] ?? .null) }.sorted()
+                    if !edited.isEmpty {
+                        record(SharingConflict(entity: entity.name, globalID: change.object, objectID: ObjectID(entityName: entity.name, rowKey: local),
+                                               keys: edited, details: "deleted on another desktop while \(edited.joined(separator: ", ")) had edits here",
+                                               resolution: .deleted))
+                    }
+                }
+                try rows.delete(entity, key: local, in: db)
+            }
+            try SharingState.setBase(.init(version: change.version, values: nil), of: change.object, entity: entity.name, in: db)
+        case .insert, .update:
+            if let local, localExists {
+                try merge(change, into: local, entity: entity, base: assumed ?? base?.values, in: db)
+            } else if local != nil, base?.values != nil {
+                // Deleted here, not pushed yet: the delete goes out with the next push.
+            } else {
+                let key = try rows.insert(entity, values: change.values, in: db)
+                try GlobalIDs.map(change.object, to: entity.name, rowKey: key, in: db)
+                inserted.append((change.object, key))
+            }
+            var newBase = base?.values ?? [:]
+            newBase.merge(change.values) { $1 }
+            try SharingState.setBase(.init(version: change.version, values: newBase), of: change.object, entity: entity.name, in: db)
+        }
+    }
+
+    private mutating func merge(_ change: ServerChange, into key: Int64, entity: EntityDescription, base: [String: Value]?, in db: Database) throws {
+        guard let current = try rows.values(of: entity, keys: [key], in: db)[key] else { return }
+        var writes: [String: Value] = [:]
+        var conflicting: [(key: String, base: Value, server: Value, local: Value)] = []
+        for (name, server) in change.values.sorted(by: { $0.key < $1.key }) {
+            let mine = current[name] ?? .null
+            guard mine != server else { continue }
+            // No base: this store's own insert whose push was not taken back (the process
+            // ended in between); its values are this store's edits.
+            guard let base else { continue }
+            let was = base[name] ?? .null
+            if mine == was {
+                writes[name] = server
+            } else if server == was {
+                continue
+            } else {
+                conflicting.append((name, was, server, mine))
+                if policy != .editWins { writes[name] = server }
+            }
+        }
+        try rows.update(entity, key: key, values: writes, in: db)
+        if !conflicting.isEmpty {
+            let details = conflicting.map { "\($0.key) is \($0.server) on the server (it was \($0.base) when the edit here began, which set \($0.local))" }
+            record(SharingConflict(entity: entity.name, globalID: change.object, objectID: ObjectID(entityName: entity.name, rowKey: key),
+                                   keys: conflicting.map(\.key), details: details.joined(separator: "; "),
+                                   resolution: policy == .editWins ? .keptLocal : .tookServer))
+        }
+    }
+
+    private mutating func record(_ conflict: SharingConflict) {
+        conflicts.append(conflict)
+    }
+
+    /// Sets the relationships that waited for the objects inserted, and records the
+    /// conflicts found.
+    mutating func finish(in db: Database) throws {
+        for (id, key) in inserted { try rows.resolveReferences(to: id, key: key, in: db) }
+        inserted = []
+        for conflict in conflicts { try SharingState.record(conflict, in: db) }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import GRDB
+import ObjectStore
+
+/// What a shared store keeps about its server, in tables of its own file (none of them has
+/// history triggers, so writing them records no change of any object):
+///
+/// - `Z_SHARING (key, value)`: the server it shares with (its address without a password,
+///   and the identity of the database), the cursor in the server's change log, and the
+///   history token up to which local changes were pushed.
+/// - `Z_SHARED_BASE (id, entity, version, row)`: for each shared object, the server's row
+///   as this store last took it (the *base*), and its version; `row` is NULL once the
+///   object was deleted (a tombstone, so that an older change arriving late cannot bring it
+///   back). A local edit is a field whose value differs from its base, which is what a push
+///   sends, compared and set against the server's value; a pulled change is merged field by
+///   field against it.
+/// - `Z_SHARED_REFERENCE (entity, rowKey, relationship, target)`: to-one relationships that
+///   name an object this store has not pulled yet; set once it arrives.
+/// - `Z_SHARED_CONFLICT`: conflicts found, until dismissed.
+enum SharingState {
+    static let stateTable = "Z_SHARING"
+    static let baseTable = "Z_SHARED_BASE"
+    static let referenceTable = "Z_SHARED_REFERENCE"
+    static let conflictTable = "Z_SHARED_CONFLICT"
+
+    enum Key: String {
+        /// The server's address, without a password (``ServerConfiguration/description``).
+        case server
+        /// The server database's identity (``ServerSchema``'s `Z_SHARING` row), so that a
+        /// store is not pointed at another database by mistake.
+        case serverIdentity
+        /// The cursor in the server's change log, as `transaction:sequence`.
+        case cursor
+        /// The local history token up to which local changes were pushed.
+        case pushedThrough
+        /// Whether sharing is on (the store shares on open without being told again).
+        case active
+    }
+
+    /// Creates the tables when missing.
+    static func install(_ db: Database) throws {
+        try db.execute(sql: """
+            CREATE TABLE IF NOT EXISTS \(stateTable) (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS \(baseTable) (
+                id BLOB PRIMARY KEY, entity TEXT NOT NULL, version INTEGER NOT NULL, "row" TEXT) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(referenceTable) (
+                entity TEXT NOT NULL, rowKey INTEGER NOT NULL, relationship TEXT NOT NULL, target BLOB NOT NULL,
+                PRIMARY KEY (entity, rowKey, relationship)) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS Z_SHARED_REFERENCE_target ON \(referenceTable)(target);
+            CREATE TABLE IF NOT EXISTS \(conflictTable) (
+                number INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, entity TEXT NOT NULL, object BLOB NOT NULL,
+                keys TEXT NOT NULL, description TEXT NOT NULL, resolution TEXT NOT NULL);
+            """)
+    }
+
+    static func value(_ key: Key, in db: Database) throws -> String? {
+        guard try db.tableExists(stateTable) else { return nil }
+        return try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM \(stateTable) WHERE key = ?"), arguments: [key.rawValue])
+    }
+
+    static func set(_ key: Key, _ value: String?, in db: Database) throws {
+        if let value {
+            try db.execute(sql: "INSERT OR REPLACE INTO \(stateTable) (key, value) VALUES (?, ?)", arguments: [key.rawValue, value])
+        } else {
+            try db.execute(sql: "DELETE FROM \(stateTable) WHERE key = ?", arguments: [key.rawValue])
+        }
+    }
+
+    static func cursor(in db: Database) throws -> ServerCursor? {
+        try value(.cursor, in: db).flatMap(ServerCursor.init)
+    }
+
+    static func setCursor(_ cursor: ServerCursor, in db: Database) throws {
+        try set(.cursor, cursor.description, in: db)
+    }
+
+    static func pushedThrough(in db: Database) throws -> Int64 {
+        try value(.pushedThrough, in: db).flatMap { Int64($0) } ?? 0
+    }
+
+    // MARK: Bases
+
+    /// The base of one object: the server row this store last took, at its version; `values`
+    /// is nil for an object deleted on the server (a tombstone).
+    struct Base {
+        var version: Int64
+        var values: [String: Value]?
+    }
+
+    static func base(of id: UUID, entity: EntityDescription, model: Model, in db: Database) throws -> Base? {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT version, \"row\" FROM \(baseTable) WHERE id = ?"), arguments: [id.bytes]) else {
+            return nil
+        }
+        let json: String? = row[1]
+        return Base(version: row[0], values: try json.map { try RowImage.values(ofJSON: $0, entity: entity, model: model) })
+    }
+
+    static func setBase(_ base: Base, of id: UUID, entity: String, in db: Database) throws {
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES (?, ?, ?, ?)",
+            arguments: [id.bytes, entity, base.version, base.values.map(RowImage.json)])
+    }
+
+    /// The IDs of the shared objects that have a base (not a tombstone), by entity.
+    static func basedObjects(in db: Database) throws -> [(entity: String, id: UUID)] {
+        try Row.fetchAll(db, sql: "SELECT entity, id FROM \(baseTable) WHERE \"row\" IS NOT NULL").compactMap { row in
+            UUID(bytes: row[1]).map { (row[0], $0) }
+        }
+    }
+
+    // MARK: Conflicts
+
+    static func record(_ conflict: SharingConflict, in db: Database) throws {
+        try db.execute(
+            sql: "INSERT INTO \(conflictTable) (time, entity, object, keys, description, resolution) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [conflict.time.timeIntervalSinceReferenceDate, conflict.entity, conflict.globalID.bytes,
+                        conflict.keys.joined(separator: ","), conflict.details, conflict.resolution.rawValue])
+    }
+
+    static func conflicts(in db: Database) throws -> [SharingConflict] {
+        guard try db.tableExists(conflictTable) else { return [] }
+        let sql = "SELECT number, time, entity, object, keys, description, resolution FROM \(conflictTable) ORDER BY number"
+        return try Row.fetchAll(db, sql: sql).compactMap { row in
+            guard let id = UUID(bytes: row[3]), let resolution = SharingConflict.Resolution(rawValue: row[6]) else { return nil }
+            let keys: String = row[4]
+            let object = try GlobalIDs.object(for: id, in: db)
+            return SharingConflict(number: row[0], time: Date(timeIntervalSinceReferenceDate: row[1]), entity: row[2], globalID: id,
+                                   objectID: object, keys: keys.split(separator: ",").map(String.init), details: row[5], resolution: resolution)
+        }
+    }
+}

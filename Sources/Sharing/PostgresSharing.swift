@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+import Logging
+import ObjectStore
+
+/// How a store shares its objects through a PostgreSQL database: where the database is, and
+/// what to do when two desktops change the same field.
+///
+/// ```swift
+/// let store = try PersistentStore(url: storeURL, model: model)
+/// let sharing = try store.share(through: PostgresSharing(try ServerConfiguration(url: "postgresql://me@db.example/league")))
+/// for await status in sharing.statusUpdates() { print(status) }   // connected, offline (3 pending), …
+/// ```
+///
+/// ## Topics
+/// - ``init(_:mergePolicy:)``
+/// - ``configuration``
+/// - ``mergePolicy``
+/// - ``logLimit``
+public struct PostgresSharing: Sendable {
+    /// The server and database.
+    public var configuration: ServerConfiguration
+    /// What a conflict keeps (see ``SharingConflict``): ``MergePolicy/error`` (the default)
+    /// and ``MergePolicy/storeWins`` keep the value committed first on the server;
+    /// ``MergePolicy/editWins`` writes this store's value over it. Every conflict is
+    /// recorded, whatever the policy.
+    public var mergePolicy: MergePolicy
+    /// How many changes the server's log keeps at least: a desktop pruning it after a
+    /// push deletes older ones once there are half as many again. A desktop that was away
+    /// for longer resyncs from the tables ("Resyncing…") instead of pulling.
+    public var logLimit: Int = 100_000
+    /// How long to wait before connecting again after the server could not be reached.
+    public var reconnectDelay: Duration = .seconds(1)
+    /// How often to pull even without a notification, in case one was lost.
+    public var safetyInterval: Duration = .seconds(30)
+    /// How often to look for local commits (two `stat` calls of the store's files when idle).
+    public var localInterval: Duration = .milliseconds(50)
+    /// Where the engine logs (connections, pushes, pulls; never a password).
+    public var logger = Logger(label: "FetchedResults.Sharing")
+
+    /// Sharing through the database `configuration` names.
+    public init(_ configuration: ServerConfiguration, mergePolicy: MergePolicy = .error) {
+        self.configuration = configuration
+        self.mergePolicy = mergePolicy
+    }
+}
+
+extension PersistentStore {
+    /// Starts sharing the store's objects through a PostgreSQL database, and remembers it:
+    /// ``sharingServer()`` names it until ``stopSharing()``.
+    ///
+    /// The returned session connects in the background (creating the server's tables on
+    /// first use), takes the server's objects when the database already holds some and this
+    /// store holds only its initial contents (``holdsOnlyInitialContents()``), else pushes
+    /// this store's objects once; then it pulls every change committed on the server into
+    /// the store (one local transaction per server transaction, so contexts following the
+    /// store see each as one batch) and pushes every local commit, whoever made it. Offline,
+    /// local commits wait in the store and go out, in order, once it connects again.
+    ///
+    /// Stop it with ``SharingSession/stop()``; releasing it stops it too.
+    public func share(through sharing: PostgresSharing) throws -> SharingSession {
+        if isReadOnly {
+            throw StoreError(.readOnly, path: url?.path ?? ":memory:", "a store opened read-only cannot share: open it with write access")
+        }
+        try database.write { db in
+            try GlobalIDs.createTable(db)
+            try SharingState.install(db)
+            try SharingState.set(.server, sharing.configuration.description, in: db)
+            try SharingState.set(.active, "1", in: db)
+        }
+        return SharingSession(store: self, sharing: sharing)
+    }
+
+    /// The server this store shares through (`postgresql://USER@HOST:PORT/DATABASE`,
+    /// without a password), or nil when it does not share.
+    public func sharingServer() throws -> String? {
+        try database.read { db in
+            guard try SharingState.value(.active, in: db) == "1" else { return nil }
+            return try SharingState.value(.server, in: db)
+        }
+    }
+
+    /// Stops sharing: the store no longer names a server, and nothing is pushed or pulled
+    /// until ``share(through:)`` is called again. What it took from the server stays, and so
+    /// does what it knows about it: sharing again with the same database goes on from where
+    /// it stopped, local changes made meanwhile included. Stop a running session first.
+    public func stopSharing() throws {
+        try database.write { db in
+            guard try db.tableExists(SharingState.stateTable) else { return }
+            try SharingState.set(.active, nil, in: db)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+import ObjectStore
+import PostgresNIO
+
+/// Writes a store's changes to the server, each field compared and set against the base
+/// the edit started from, and reads back what the server then holds.
+struct ServerWriter: Sendable {
+    let model: Model
+    let policy: MergePolicy
+    let logger: Logger
+
+    /// An object's row on the server after a push: its version and values, or nil values
+    /// when it is not (or no longer) there.
+    struct Written: Sendable {
+        var entity: String
+        var id: UUID
+        var version: Int64
+        var values: [String: Value]?
+    }
+
+    /// Sends `operations` in the current transaction of `connection`, and returns the rows
+    /// they left and the conflicts settled by ``MergePolicy/editWins`` (those the server
+    /// wins are found when the rows are merged back).
+    func push(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws -> (written: [Written], conflicts: [SharingConflict]) {
+        var conflicts: [SharingConflict] = []
+        var written: [Written] = []
+        var reread: [String: [UUID]] = [:]
+        for operation in operations {
+            let table = ServerNames.quoted(operation.entity.name)
+            let id = ServerNames.quoted(ServerNames.objectID)
+            switch operation.kind {
+            case .insert:
+                let names = operation.changedKeys
+                var bindings = PostgresBindings()
+                bindings.append(operation.id)
+                for name in names { try bind(operation.values[name] ?? .null, of: name, entity: operation.entity, into: &bindings) }
+                let columns = ([ServerNames.objectID] + names).map(ServerNames.quoted).joined(separator: ", ")
+                let placeholders = (1...(names.count + 1)).map { "$\($0)" }.joined(separator: ", ")
+                try await connection.query(PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(table) (\(columns)) VALUES (\(placeholders)) ON CONFLICT (\(id)) DO NOTHING", binds: bindings), logger: logger)
+                reread[operation.entity.name, default: []].append(operation.id)
+            case .update:
+                guard let server = try await currentRow(of: operation, on: connection) else {
+                    // Deleted on the server: the pull brings the delete, and the merge
+                    // reports the edits it drops.
+                    continue
+                }
+                var assignments: [String] = []
+                var bindings = PostgresBindings()
+                bindings.append(operation.id)
+                var conflicting: [String] = []
+                for name in operation.changedKeys {
+                    let mine = operation.values[name] ?? .null
+                    let theirs = server[name] ?? .null
+                    let base = operation.base?[name] ?? .null
+                    if theirs != base && theirs != mine {
+                        conflicting.append("\(name) is \(theirs) on the server (it was \(base) when the edit here began, which set \(mine))")
+                        guard policy == .editWins else { continue }
+                    }
+                    guard theirs != mine else { continue }
+                    try bind(mine, of: name, entity: operation.entity, into: &bindings)
+                    assignments.append("\(ServerNames.quoted(name)) = $\(assignments.count + 2)")
+                }
+                if !assignments.isEmpty {
+                    try await connection.query(PostgresQuery(
+                        unsafeSQL: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(id) = $1", binds: bindings), logger: logger)
+                }
+                if policy == .editWins && !conflicting.isEmpty {
+                    conflicts.append(SharingConflict(entity: operation.entity.name, globalID: operation.id, objectID: nil,
+                                                     keys: operation.changedKeys, details: conflicting.joined(separator: "; "), resolution: .keptLocal))
+                }
+                reread[operation.entity.name, default: []].append(operation.id)
+            case .delete:
+                var bindings = PostgresBindings()
+                bindings.append(operation.id)
+                let rows = try await connection.query(PostgresQuery(
+                    unsafeSQL: "DELETE FROM \(table) WHERE \(id) = $1 RETURNING \(ServerNames.quoted(ServerNames.version))", binds: bindings), logger: logger)
+                var version: Int64?
+                for try await old in rows.decode(Int64.self) { version = old + 1 }
+                // Already gone: the pull brings (or brought) the delete at its own version.
+                written.append(Written(entity: operation.entity.name, id: operation.id, version: version ?? 0, values: nil))
+            }
+        }
+        for (entityName, ids) in reread {
+            guard let entity = model.entity(named: entityName) else { continue }
+            written += try await rows(of: entity, ids: ids, on: connection)
+        }
+        return (written, conflicts)
+    }
+
+    /// The server's row of an object being updated, locked until the transaction ends.
+    private func currentRow(of operation: Outbox.Operation, on connection: PostgresConnection) async throws -> [String: Value]? {
+        var bindings = PostgresBindings()
+        bindings.append(operation.id)
+        let table = ServerNames.quoted(operation.entity.name)
+        let rows = try await connection.query(PostgresQuery(
+            unsafeSQL: "SELECT \(Self.rowImage) FROM \(table) t WHERE \(ServerNames.quoted(ServerNames.objectID)) = $1 FOR UPDATE", binds: bindings),
+            logger: logger)
+        var image: String?
+        for try await json in rows.decode(String.self) { image = json }
+        return try image.map { try RowImage.values(ofJSON: $0, entity: operation.entity, model: model, object: operation.id) }
+    }
+
+    /// The rows of `ids` of `entity`, with their versions.
+    func rows(of entity: EntityDescription, ids: [UUID], on connection: PostgresConnection) async throws -> [Written] {
+        var bindings = PostgresBindings()
+        bindings.append(ids)
+        let table = ServerNames.quoted(entity.name)
+        let rows = try await connection.query(PostgresQuery(
+            unsafeSQL: "SELECT \(ServerNames.quoted(ServerNames.objectID)), \(ServerNames.quoted(ServerNames.version)), \(Self.rowImage) FROM \(table) t WHERE \(ServerNames.quoted(ServerNames.objectID)) = ANY($1)",
+            binds: bindings), logger: logger)
+        var result: [Written] = []
+        for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
+            result.append(Written(entity: entity.name, id: id, version: version,
+                                  values: try RowImage.values(ofJSON: json, entity: entity, model: model, object: id)))
+        }
+        return result
+    }
+
+    /// The row image of an entity table's row `t`, as the change log writes it.
+    static let rowImage = "(to_jsonb(t) - '\(ServerNames.objectID)' - '\(ServerNames.version)')::text"
+
+    /// Appends `value`, a value of the attribute or relationship `name`, typed as its column.
+    private func bind(_ value: Value, of name: String, entity: EntityDescription, into bindings: inout PostgresBindings) throws {
+        if entity.relationship(named: name) != nil {
+            if case .string(let text) = value, let id = UUID(uuidString: text) { bindings.append(id) } else { bindings.append(UUID?.none) }
+            return
+        }
+        switch value {
+        case .null:
+            switch entity.attribute(named: name)?.type {
+            case .string?: bindings.append(String?.none)
+            case .integer?: bindings.append(Int64?.none)
+            case .double?, .date?: bindings.append(Double?.none)
+            case .bool?: bindings.append(Bool?.none)
+            case .binary?: try bindings.append(Data?.none)
+            case nil: bindings.appendNull()
+            }
+        case .string(let v): bindings.append(v)
+        case .integer(let v): bindings.append(v)
+        case .double(let v): bindings.append(v)
+        case .bool(let v): bindings.append(v)
+        case .date(let v): bindings.append(v.timeIntervalSinceReferenceDate)
+        case .binary(let v): try bindings.append(v)
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import ObjectStore
+import Synchronization
+
+/// Where a shared store stands with its server.
+///
+/// ## Topics
+/// - ``State-swift.enum``
+/// - ``state``
+/// - ``pendingChanges``
+public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
+    public enum State: Sendable, Hashable {
+        /// Connecting (at the start, and after the server was unreachable).
+        case connecting
+        /// Connected: local commits are pushed as they happen, the server's pulled as they
+        /// are committed.
+        case connected
+        /// The server cannot be reached (the reason says why): local commits wait in the
+        /// store and go out when it can.
+        case offline(reason: String)
+        /// Taking the server's objects afresh, because changes this store needed were
+        /// pruned from the server's log (it was away a long time).
+        case resyncing
+        /// ``SharingSession/stop()`` was called.
+        case stopped
+    }
+
+    public var state: State
+    /// How many objects have local changes the server does not have yet (known once a push
+    /// was tried; 0 while connected and caught up).
+    public var pendingChanges: Int
+    /// The server, without a password.
+    public var server: String
+
+    public var description: String {
+        switch state {
+        case .connecting: return "connecting to \(server)"
+        case .connected: return pendingChanges == 0 ? "connected to \(server)" : "connected to \(server), \(pendingChanges) pending"
+        case .offline(let reason): return "offline, \(pendingChanges) pending (\(reason))"
+        case .resyncing: return "resyncing from \(server)"
+        case .stopped: return "stopped"
+        }
+    }
+}
+
+/// A store sharing its objects through a PostgreSQL database, made by
+/// ``ObjectStore/PersistentStore/share(through:)``: it runs until ``stop()`` or until it is
+/// released.
+///
+/// ## Topics
+/// - ``status``
+/// - ``statusUpdates()``
+/// - ``synchronize()``
+/// - ``conflicts()``
+/// - ``dismissConflicts(through:)``
+/// - ``stop()``
+public final class SharingSession: Sendable {
+    let store: PersistentStore
+    let sharing: PostgresSharing
+    private let engine: SharingEngine
+    private let state: Mutex<SessionState>
+    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    private struct SessionState {
+        var status: SharingStatus
+        var observers: [UUID: AsyncStream<SharingStatus>.Continuation] = [:]
+    }
+
+    init(store: PersistentStore, sharing: PostgresSharing) {
+        self.store = store
+        self.sharing = sharing
+        state = Mutex(SessionState(status: SharingStatus(state: .connecting, pendingChanges: 0, server: sharing.configuration.description)))
+        engine = SharingEngine(store: store, sharing: sharing)
+        let engine = self.engine
+        let update: @Sendable (SharingStatus) -> Void = { [weak self] status in self?.publish(status) }
+        task.withLock { $0 = Task { await engine.run(report: update) } }
+    }
+
+    deinit {
+        task.withLock { $0?.cancel() }
+        state.withLock { state in
+            for continuation in state.observers.values { continuation.finish() }
+        }
+    }
+
+    /// Where the store stands now.
+    public var status: SharingStatus { state.withLock { $0.status } }
+
+    /// The status now, then each change of it, until the session stops.
+    public func statusUpdates() -> AsyncStream<SharingStatus> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SharingStatus.self, bufferingPolicy: .bufferingNewest(16))
+        let id = UUID()
+        state.withLock { state in
+            continuation.yield(state.status)
+            if state.status.state == .stopped { continuation.finish() } else { state.observers[id] = continuation }
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
+        return stream
+    }
+
+    private func publish(_ status: SharingStatus) {
+        state.withLock { state in
+            guard state.status != status else { return }
+            state.status = status
+            for continuation in state.observers.values { continuation.yield(status) }
+            if status.state == .stopped {
+                for continuation in state.observers.values { continuation.finish() }
+                state.observers = [:]
+            }
+        }
+    }
+
+    /// Pulls and pushes now, and returns once every change committed on either side before
+    /// the call went across (or throws why it could not: the server is unreachable, say).
+    public func synchronize() async throws {
+        try await engine.synchronize()
+    }
+
+    /// The conflicts found and not dismissed, oldest first.
+    public func conflicts() throws -> [SharingConflict] {
+        try store.database.read { db in try SharingState.conflicts(in: db) }
+    }
+
+    /// Forgets the conflicts up to and including the numbered one.
+    public func dismissConflicts(through number: Int64) throws {
+        try store.database.write { db in
+            try db.execute(sql: "DELETE FROM \(SharingState.conflictTable) WHERE number <= ?", arguments: [number])
+        }
+    }
+
+    /// Stops pulling and pushing, and closes the connections. Local commits made later wait
+    /// in the store for the next session.
+    public func stop() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        await running?.value
+        publish(SharingStatus(state: .stopped, pendingChanges: status.pendingChanges, server: sharing.configuration.description))
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import GRDB
+import ObjectStore
+@testable import Sharing
+import TestSupport
+import XCTest
+
+final class SharingSessionTests: XCTestCase {
+    private func boards(_ names: [String]) -> (ObjectContext) throws -> Void {
+        { context in
+            for name in names {
+                let board = try context.insert(entityName: "Board")
+                try board.setValue(name, forKey: "name")
+                let card = try context.insert(entityName: "Card")
+                try card.setValue("first of \(name)", forKey: "title")
+                try card.setValue(0, forKey: "count")
+                try card.setValue(false, forKey: "done")
+                try card.setValue(board, forKey: "board")
+            }
+        }
+    }
+
+    func testTwoStoresExchangeInsertsUpdatesDeletesAndRelationships() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database)
+            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+            try await a.session.synchronize()
+            try await b.session.synchronize()
+
+            let context = a.context()
+            try context.performAndWait {
+                try boards(["Home", "Work"])(context)
+                try context.save()
+            }
+            try await a.session.synchronize()
+            try await eventually("B takes A's boards") { try b.boardNames() == ["Home", "Work"] }
+            XCTAssertEqual(try a.contents(), try b.contents())
+            var server = try await database.contents()
+            XCTAssertEqual(server, try a.contents())
+            // The card's board is B's own row for the same board.
+            let boardOfCard = try await b.store.database.read { db in
+                try String.fetchOne(db, sql: "SELECT Board.name FROM Card JOIN Board ON Card.board = Board.Z_PK WHERE Card.title = 'first of Work'")
+            }
+            XCTAssertEqual(boardOfCard, "Work")
+
+            // An update on B, by another writer on the file (the sqlite3 shell).
+            _ = try sqlite3(b.url, "UPDATE Board SET name = 'Garden' WHERE name = 'Home'")
+            try await eventually("A takes B's rename") { try a.boardNames() == ["Garden", "Work"] }
+            // A delete on A.
+            try context.performAndWait {
+                let work = try context.fetch(FetchRequest<ManagedObject>(entityName: "Board", predicate: try FetchPredicate(format: "name == 'Work'")))[0]
+                try context.delete(work)
+                try context.save()
+            }
+            try await eventually("B takes A's delete") { try b.boardNames() == ["Garden"] }
+            try await a.session.synchronize()
+            try await b.session.synchronize()
+            XCTAssertEqual(try a.contents(), try b.contents())
+            server = try await database.contents()
+            XCTAssertEqual(server, try b.contents())
+            XCTAssertEqual(try a.session.conflicts(), [])
+            await a.stop()
+            await b.stop()
+        }
+    }
+
+    func testASeededStoreJoiningADatabaseWithDataTakesItsObjectsInsteadOfAddingItsSeed() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: boards(["Home", "Work"]))
+            try await a.session.synchronize()
+            var server = try await database.contents()
+            XCTAssertEqual(server.count, 4, "the first store seeds the empty database")
+            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database, seed: boards(["Home", "Work"]))
+            try await b.session.synchronize()
+            XCTAssertEqual(try b.boardNames(), ["Home", "Work"], "no duplicated seed")
+            server = try await database.contents()
+            XCTAssertEqual(server.count, 4)
+            XCTAssertEqual(try b.contents(), try a.contents())
+
+            // A store with data of its own keeps it, and pushes it beside the server's.
+            let url = folder.appendingPathComponent("c.sqlite")
+            do {
+                let store = try PersistentStore(url: url, model: BoardModel.model)
+                let context = ObjectContext(store: store, queue: DispatchQueue(label: "c"))
+                try context.performAndWait {
+                    try boards(["Mine"])(context)
+                    try context.save()
+                }
+            }
+            let c = try SharedStore(url, database: database)
+            try await c.session.synchronize()
+            XCTAssertEqual(try c.boardNames(), ["Home", "Mine", "Work"])
+            try await eventually("A takes C's board") { try a.boardNames() == ["Home", "Mine", "Work"] }
+            await a.stop()
+            await b.stop()
+            await c.stop()
+        }
+    }
+
+    func testConflictingEditsOfOneFieldKeepTheFirstCommittedAndAreReportedOtherFieldsMerge() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: boards(["Home"]))
+            try await a.session.synchronize()
+            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+            try await b.session.synchronize()
+            await a.stop()
+            await b.stop()
+
+            // Both edit the card while neither shares: the title on both, the count on A, done on B.
+            _ = try sqlite3(a.url, "UPDATE Card SET title = 'from A', count = 7")
+            _ = try sqlite3(b.url, "UPDATE Card SET title = 'from B', done = 1")
+            let a2 = try SharedStore(a.url, database: database)
+            try await a2.session.synchronize()
+            let b2 = try SharedStore(b.url, database: database)
+            try await b2.session.synchronize()
+            try await a2.session.synchronize()
+            let card = { (store: SharedStore) in
+                try store.store.database.read { (db: Database) in try Row.fetchOne(db, sql: "SELECT title, count, done FROM Card")! }
+            }
+            for store in [a2, b2] {
+                let row = try card(store)
+                XCTAssertEqual(row[0] as String, "from A", "the first committed title stays")
+                XCTAssertEqual(row[1] as Int64, 7, "A's count merged")
+                XCTAssertEqual(row[2] as Bool, true, "B's done merged")
+            }
+            let conflicts = try b2.session.conflicts()
+            XCTAssertEqual(conflicts.map(\.keys), [["title"]])
+            XCTAssertEqual(conflicts.first?.resolution, .tookServer)
+            XCTAssertTrue(conflicts.first?.details.contains("from B") ?? false, "the lost edit is named: \(conflicts)")
+            XCTAssertEqual(try a2.session.conflicts(), [])
+            let server = try await database.contents()
+            XCTAssertEqual(server, try a2.contents())
+            XCTAssertEqual(try a2.contents(), try b2.contents())
+            await a2.stop()
+            await b2.stop()
+        }
+    }
+}
