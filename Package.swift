@@ -79,6 +79,7 @@ let package = Package(
                 "FetchedResults",
                 "Datasets",
                 "Viewer",
+                "Sharing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

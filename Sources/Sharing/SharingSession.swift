@@ -79,9 +79,11 @@ public final class SharingSession: Sendable {
 
     deinit {
         task.withLock { $0?.cancel() }
-        state.withLock { state in
-            for continuation in state.observers.values { continuation.finish() }
+        let observers = state.withLock { state in
+            defer { state.observers = [:] }
+            return Array(state.observers.values)
         }
+        for continuation in observers { continuation.finish() }
     }
 
     /// Where the store stands now.
@@ -100,15 +102,16 @@ public final class SharingSession: Sendable {
     }
 
     private func publish(_ status: SharingStatus) {
-        state.withLock { state in
-            guard state.status != status else { return }
+        // Finished outside the lock: finishing runs `onTermination`, which takes it.
+        let finished = state.withLock { state -> [AsyncStream<SharingStatus>.Continuation] in
+            guard state.status != status else { return [] }
             state.status = status
             for continuation in state.observers.values { continuation.yield(status) }
-            if status.state == .stopped {
-                for continuation in state.observers.values { continuation.finish() }
-                state.observers = [:]
-            }
+            guard status.state == .stopped else { return [] }
+            defer { state.observers = [:] }
+            return Array(state.observers.values)
         }
+        for continuation in finished { continuation.finish() }
     }
 
     /// Pulls and pushes now, and returns once every change committed on either side before

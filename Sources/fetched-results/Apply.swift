@@ -28,16 +28,20 @@ struct Apply: ParsableCommand {
 
     @OptionGroup var options: DatasetOptions
 
+    @OptionGroup var sharing: SharingOptions
+
     enum Policy: String, ExpressibleByArgument, CaseIterable {
         case error, storeWins = "store-wins", editWins = "edit-wins"
         var mergePolicy: MergePolicy { self == .error ? .error : self == .storeWins ? .storeWins : .editWins }
     }
 
-    @Option(help: "What a save does with a field another process changed meanwhile: error (refuse), store-wins (keep theirs), edit-wins (overwrite).")
+    @Option(help: "What a save does with a field another process changed meanwhile: error (refuse), store-wins (keep theirs), edit-wins (overwrite). Sharing, what a field another desktop changed first keeps: error and store-wins keep theirs and record the conflict, edit-wins overwrites.")
     var mergePolicy: Policy = .error
 
     func run() throws {
         let (dataset, store) = try options.open(toWrite: "apply")
+        let session = try sharing.start(store, mergePolicy: mergePolicy.mergePolicy)
+        defer { session?.finishPushing() }
         let context = ObjectContext(store: store)
         context.mergePolicy = mergePolicy.mergePolicy
         let controller = try dataset.makeController(context: context)

@@ -18,14 +18,18 @@ struct Watch: ParsableCommand {
 
     @OptionGroup var options: DatasetOptions
 
+    @OptionGroup var sharing: SharingOptions
+
     func run() throws {
         let (dataset, store) = try options.open()
+        let session = try sharing.start(store)
         let context = ObjectContext(store: store)
         let controller = try dataset.makeController(context: context)
         let printer = Printer(context: context)
         controller.delegate = printer
         try controller.performFetch()
-        let following = try context.followStore()
+        // Sharing, changes pulled from the server are written to the store: look often.
+        let following = try context.followStore(interval: session == nil ? .milliseconds(200) : .milliseconds(40))
         printJSON(["sections": BatchJSON.sections(controller.snapshot)])
         let signals = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)
@@ -34,7 +38,7 @@ struct Watch: ParsableCommand {
             source.resume()
             return source
         }
-        withExtendedLifetime((controller, printer, following, signals)) { dispatchMain() }
+        withExtendedLifetime((controller, printer, following, signals, session)) { dispatchMain() }
     }
 
     final class Printer: FetchedResultsControllerDelegate {
