@@ -23,23 +23,46 @@ struct ServerTestDatabase {
         }
         let server = try ServerConfiguration(url: url)
         let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        // A connection of its own for each: a test may stop and start the server meanwhile.
         let admin = try await connect(server)
         try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+        try await admin.close()
         var configuration = server
         configuration.database = name
         do {
             let result = try await body(ServerTestDatabase(configuration: configuration))
-            try await drop(name, on: admin)
+            try await drop(name, on: server)
             return result
         } catch {
-            try? await drop(name, on: admin)
+            try? await drop(name, on: server)
             throw error
         }
     }
 
-    private static func drop(_ name: String, on admin: PostgresConnection) async throws {
+    private static func drop(_ name: String, on server: ServerConfiguration) async throws {
+        let admin = try await connect(server)
         try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
         try await admin.close()
+    }
+
+    /// Runs `$FETCHED_RESULTS_POSTGRES_CTL stop` or `start` (see scripts/with-postgres): the
+    /// test server stops or starts again, on the same port.
+    static func server(_ command: String) throws {
+        guard let ctl = ProcessInfo.processInfo.environment["FETCHED_RESULTS_POSTGRES_CTL"] else {
+            let message = "FETCHED_RESULTS_POSTGRES_CTL is not set: run the tests with scripts/with-postgres"
+            if ProcessInfo.processInfo.environment["CI"] != nil { throw ServerMissing(message: message) }
+            throw XCTSkip(message)
+        }
+        // posix_spawn and waitpid, not Foundation's Process: its waitUntilExit never saw this
+        // script end (it runs pg_ctl through runuser), leaving it a zombie and the test stuck.
+        var pid: pid_t = 0
+        let arguments: [UnsafeMutablePointer<CChar>?] = [strdup(ctl), strdup(command), nil]
+        defer { arguments.forEach { free($0) } }
+        let spawned = posix_spawn(&pid, ctl, nil, nil, arguments, environ)
+        guard spawned == 0 else { throw ServerMissing(message: "cannot run \(ctl): error \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        guard status == 0 else { throw ServerMissing(message: "\(ctl) \(command) failed with status \(status)") }
     }
 
     private static func connect(_ configuration: ServerConfiguration) async throws -> PostgresConnection {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import ObjectStore
 import PostgresNIO
+import Synchronization
 @testable import Sharing
 import TestSupport
 import XCTest
@@ -19,6 +20,17 @@ final class SharedStore {
         var sharing = PostgresSharing(database.configuration, mergePolicy: policy)
         sharing.reconnectDelay = .milliseconds(100)
         session = try store.share(through: sharing)
+        let updates = session.statusUpdates()
+        let seen = seen
+        Task { for await status in updates { seen.states.withLock { $0.append(status.state) } } }
+    }
+
+    /// Every state the session went through, from its start.
+    var seenStates: [SharingStatus.State] { seen.states.withLock { $0 } }
+    private let seen = SeenStates()
+
+    private final class SeenStates: Sendable {
+        let states = Mutex<[SharingStatus.State]>([])
     }
 
     func stop() async { await session.stop() }

@@ -138,4 +138,92 @@ final class SharingSessionTests: XCTestCase {
             await b2.stop()
         }
     }
+
+    func testEditsMadeWhileTheServerIsDownGoOutWhenItIsBackAndConflictsAreReported() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: boards(["Home"]))
+            try await a.session.synchronize()
+            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+            try await b.session.synchronize()
+
+            try ServerTestDatabase.server("stop")
+            var restarted = false
+            defer { if !restarted { try? ServerTestDatabase.server("start") } }
+            _ = try sqlite3(a.url, "UPDATE Card SET title = 'from A offline', count = 3")
+            _ = try sqlite3(b.url, "UPDATE Card SET title = 'from B offline', done = 1")
+            _ = try sqlite3(b.url, "INSERT INTO Board (name) VALUES ('Made offline')")
+            try await eventually("A says it is offline with one change waiting") {
+                if case .offline = a.session.status.state { return a.session.status.pendingChanges == 1 }
+                return false
+            }
+            try await eventually("B says it is offline with two changes waiting") {
+                if case .offline = b.session.status.state { return b.session.status.pendingChanges == 2 }
+                return false
+            }
+            XCTAssertTrue(a.session.status.description.hasPrefix("offline, 1 pending"), a.session.status.description)
+
+            try ServerTestDatabase.server("start")
+            restarted = true
+            for store in [a, b] {
+                try await eventually("\(store.url.lastPathComponent) reconnects and pushes", timeout: .seconds(20)) {
+                    store.session.status.state == .connected && store.session.status.pendingChanges == 0
+                }
+            }
+            try await a.session.synchronize()
+            try await b.session.synchronize()
+            try await a.session.synchronize()
+            XCTAssertEqual(try a.contents(), try b.contents(), "both converge")
+            let server = try await database.contents()
+            XCTAssertEqual(server, try a.contents())
+            XCTAssertEqual(try a.boardNames(), ["Home", "Made offline"])
+            let card = try a.store.database.read { (db: Database) in try Row.fetchOne(db, sql: "SELECT title, count, done FROM Card")! }
+            XCTAssertEqual(card[1] as Int64, 3, "A's count went out")
+            XCTAssertEqual(card[2] as Bool, true, "B's done went out")
+            // One title won, the first pushed; the other desktop reports its lost edit.
+            let conflicts = try a.session.conflicts() + b.session.conflicts()
+            XCTAssertEqual(conflicts.map(\.keys), [["title"]], "\(conflicts)")
+            // The desktop that reports it is the one whose edit was not kept.
+            let lost = try a.session.conflicts().isEmpty ? "from B offline" : "from A offline"
+            XCTAssertNotEqual(card[0] as String, lost, "the reported edit is the one not kept")
+            XCTAssertTrue(conflicts.first?.details.contains("which set \"\(lost)\"") ?? false, "the lost value is named: \(conflicts)")
+        }
+    }
+
+    func testADesktopAwayLongerThanTheServerKeepsItsLogResyncsVisiblyAndKeepsItsOwnEdits() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: boards(["Home", "Work", "Garden"]))
+            try await a.session.synchronize()
+            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+            try await b.session.synchronize()
+            await b.stop()
+
+            // While B is away: A renames, deletes and inserts, and the log is pruned of all of it.
+            _ = try sqlite3(a.url, "UPDATE Board SET name = 'Office' WHERE name = 'Work'")
+            _ = try sqlite3(a.url, "DELETE FROM Card WHERE title = 'first of Garden'; DELETE FROM Board WHERE name = 'Garden'")
+            _ = try sqlite3(a.url, "INSERT INTO Board (name) VALUES ('Attic')")
+            try await a.session.synchronize()
+            let pruned = try await database.withConnection { connection in
+                try await ServerChangeLog(model: BoardModel.model).prune(keepingLast: 0, on: connection, logger: ServerTestDatabase.logger)
+            }
+            XCTAssertGreaterThan(pruned, 0)
+            // B edits a card of a board that stays, offline from the server's point of view.
+            _ = try sqlite3(b.url, "UPDATE Card SET count = 9 WHERE title = 'first of Home'")
+
+            let b2 = try SharedStore(b.url, database: database)
+            try await b2.session.synchronize()
+            try await a.session.synchronize()
+            await b2.stop()
+            let seen = b2.seenStates
+            XCTAssertTrue(seen.contains(.resyncing), "the resync shows: \(seen)")
+            XCTAssertEqual(try b2.boardNames(), ["Attic", "Home", "Office"])
+            XCTAssertEqual(try b2.contents(), try a.contents())
+            let server = try await database.contents()
+            XCTAssertEqual(server, try b2.contents())
+            let count = try sqlite3(a.url, "SELECT count FROM Card WHERE title = 'first of Home'")
+            XCTAssertEqual(count.trimmingCharacters(in: .whitespacesAndNewlines), "9", "B's edit made while away went out after the resync")
+            await a.stop()
+        }
+    }
 }

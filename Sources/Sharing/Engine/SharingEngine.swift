@@ -27,6 +27,11 @@ actor SharingEngine {
     private var pending = 0
     private var lastPrune = ContinuousClock.now - .seconds(3600)
     private var lastLocalToken: Int64 = -1
+    /// Rounds that failed in a row, and when the next may try to connect.
+    private var failures = 0
+    private var retryAt: ContinuousClock.Instant?
+    private var retryTask: Task<Void, Never>?
+    private var lastState: SharingStatus.State = .connecting
 
     init(store: PersistentStore, sharing: PostgresSharing) {
         self.store = store
@@ -59,6 +64,7 @@ actor SharingEngine {
             wake.finish()
             group.cancelAll()
         }
+        retryTask?.cancel()
         await closeConnection()
         for waiter in waiters { waiter.resume(throwing: CancellationError()) }
         waiters = []
@@ -74,24 +80,36 @@ actor SharingEngine {
     // MARK: Rounds
 
     private func runRound() async {
+        // Offline: until the next try, a wake-up (a local commit) only counts what waits.
+        if let retryAt, ContinuousClock.now < retryAt, waiters.isEmpty {
+            pending = (try? await countPending()) ?? pending
+            status(lastState)
+            return
+        }
         let waiting = waiters
         waiters = []
         do {
             try await round()
+            failures = 0
+            retryAt = nil
             status(.connected)
             for waiter in waiting { waiter.resume() }
         } catch {
             await closeConnection()
             let reason = Self.reason(error)
-            logger.info("sharing: \(reason)")
+            if failures == 0 { logger.info("sharing: \(reason)") }
             pending = (try? await countPending()) ?? pending
             status(.offline(reason: reason))
             for waiter in waiting { waiter.resume(throwing: error) }
-            // Try again later; a local commit or a listener event may come first.
+            // Try again later, waiting longer after each failure (up to 30 s, or the delay
+            // itself when it is longer); a synchronize() call tries at once.
+            failures += 1
+            let delay = min(sharing.reconnectDelay * (1 << min(failures - 1, 10)), max(sharing.reconnectDelay, .seconds(30)))
+            retryAt = ContinuousClock.now + delay
+            retryTask?.cancel()
             let wake = self.wake
-            let delay = sharing.reconnectDelay
-            Task {
-                try? await Task.sleep(for: delay)
+            retryTask = Task {
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
                 wake.yield()
             }
         }
@@ -108,6 +126,7 @@ actor SharingEngine {
     }
 
     private func status(_ state: SharingStatus.State) {
+        lastState = state
         report?(SharingStatus(state: state, pendingChanges: pending, server: sharing.configuration.description))
     }
 

@@ -113,7 +113,7 @@ extension ServerChangeLog {
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value
                 """, logger: logger)
             let deleted = try await connection.query("""
-                WITH gone AS (DELETE FROM \(unescaped: log) WHERE (txid, seq) <= (\(unescaped: String(through.transaction))::xid8, \(through.sequence)) RETURNING 1)
+                WITH gone AS (DELETE FROM \(unescaped: log) WHERE (txid, seq) <= ('\(unescaped: String(through.transaction))'::xid8, \(through.sequence)) RETURNING 1)
                 SELECT count(*) FROM gone
                 """, logger: logger)
             var total = 0
