@@ -122,6 +122,24 @@ extension PersistentStore {
         }
     }
 
+    /// Every object a change after `token` recorded, whatever became of it (an object
+    /// inserted and then deleted is named too, unlike in ``changes(since:)``), and the token
+    /// to read from next time.
+    ///
+    /// - Throws: ``HistoryGap`` when changes after `token` were pruned.
+    package func objectsWritten(since token: Int64, in db: Database) throws -> (objects: Set<ObjectID>, newToken: Int64) {
+        let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
+        if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
+        let entities = try Schema.entitiesByNumber(in: db, model: model)
+        var objects = Set<ObjectID>()
+        let rows = try Row.fetchCursor(db, sql: "SELECT DISTINCT entity, rowKey FROM \(Schema.historyTable) WHERE token > ?", arguments: [token])
+        while let row = try rows.next() {
+            guard let number: Int64 = row[0], let entity = entities[number], let key: Int64 = row[1] else { continue }
+            objects.insert(ObjectID(entityName: entity.name, primaryKey: key))
+        }
+        return (objects, try Self.currentToken(db))
+    }
+
     /// ``currentHistoryToken()`` inside a transaction of the caller's.
     package static func currentHistoryToken(in db: Database) throws -> Int64 {
         try currentToken(db)

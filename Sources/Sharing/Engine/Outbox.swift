@@ -48,8 +48,9 @@ struct Outbox: Sendable {
         if !scanAll {
             guard current > pushed else { return ([], current) }
             do {
-                let (changes, _) = try store.changes(since: pushed, in: db)
-                for id in changes.inserted.union(changes.updated.keys).union(changes.deleted) {
+                // Every object written, an insert then a delete included: the insert may have
+                // gone out in a push whose end this store did not record (the process killed).
+                for id in try store.objectsWritten(since: pushed, in: db).objects {
                     candidates[id.entityName, default: []].insert(id.rowKey)
                 }
             } catch is HistoryGap {

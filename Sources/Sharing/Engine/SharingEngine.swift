@@ -57,6 +57,7 @@ actor SharingEngine {
                     if Task.isCancelled { break }
                     await self.runRound()
                 }
+                await self.trace("wake loop ended")
             }
             while !Task.isCancelled {
                 if (try? await Task.sleep(for: .seconds(3600))) == nil { break }
@@ -70,7 +71,12 @@ actor SharingEngine {
         waiters = []
     }
 
+    private func trace(_ message: String) {
+        logger.trace("sharing: \(message)")
+    }
+
     func synchronize() async throws {
+        logger.trace("sharing: synchronize called")
         try await withCheckedThrowingContinuation { continuation in
             waiters.append(continuation)
             wake.yield()
@@ -80,6 +86,7 @@ actor SharingEngine {
     // MARK: Rounds
 
     private func runRound() async {
+        logger.trace("sharing: runRound, \(waiters.count) waiting")
         // Offline: until the next try, a wake-up (a local commit) only counts what waits.
         if let retryAt, ContinuousClock.now < retryAt, waiters.isEmpty {
             pending = (try? await countPending()) ?? pending
@@ -89,10 +96,11 @@ actor SharingEngine {
         let waiting = waiters
         waiters = []
         do {
-            try await round()
+            try await roundWithWatchdog()
             failures = 0
             retryAt = nil
             status(.connected)
+            logger.trace("sharing: resuming \(waiting.count)")
             for waiter in waiting { waiter.resume() }
         } catch {
             await closeConnection()
@@ -115,10 +123,49 @@ actor SharingEngine {
         }
     }
 
+    /// How long a round may go without progress (a page pulled, a chunk pushed) before it
+    /// is given up: postgres-nio 1.33 can leave a query's rows unfinished forever when the
+    /// server ends the connection while they arrive (`pg_terminate_backend`), and a round
+    /// waiting on them would stop every later one, and the session's `stop()`.
+    static let stallLimit: Duration = .seconds(20)
+
+    /// Runs a round in a task of its own, given up (and its connection dropped) when it
+    /// makes no progress for ``stallLimit``.
+    private func roundWithWatchdog() async throws {
+        progress = .now
+        let outcome = Outcome()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            outcome.continuation = continuation
+            let work = Task {
+                do { try await self.round(); outcome.resume(nil) } catch { outcome.resume(error) }
+            }
+            Task {
+                while !outcome.isResumed {
+                    try? await Task.sleep(for: .seconds(1))
+                    if await ContinuousClock.now - self.progress > Self.stallLimit {
+                        await self.trace("a round made no progress for \(Self.stallLimit); giving it up")
+                        work.cancel()
+                        outcome.resume(RoundStalled())
+                        await self.closeConnection()
+                    }
+                }
+            }
+        }
+    }
+
+    private var progress = ContinuousClock.now
+
+    private func madeProgress() { progress = .now }
+
     private func round() async throws {
+        logger.trace("sharing: round: connecting")
         let connection = try await connected()
+        madeProgress()
+        logger.trace("sharing: round: pulling")
         try await pullAll(on: connection)
+        logger.trace("sharing: round: pushing")
         try await pushAll(on: connection)
+        logger.trace("sharing: round: done")
         if ContinuousClock.now - lastPrune > .seconds(300) {
             lastPrune = .now
             try await log.prune(keepingLast: sharing.logLimit, on: connection, logger: logger)
@@ -138,8 +185,10 @@ actor SharingEngine {
         return String(describing: error)
     }
 
+    /// Closes the connection without waiting for it: closing one the server already cut
+    /// can wait forever.
     private func closeConnection() async {
-        if let connection { try? await connection.close() }
+        if let connection { Task { try? await connection.close() } }
         connection = nil
     }
 
@@ -153,6 +202,11 @@ actor SharingEngine {
         connectionNumber += 1
         let connection = try await PostgresConnection.connect(configuration: sharing.configuration.connection, id: connectionNumber, logger: logger)
         do {
+            // A round never waits long on the server: a lock held by a desktop that hangs
+            // ends the statement with an error, and the round is tried again.
+            try await connection.query("SET lock_timeout = '10s'", logger: logger)
+            try await connection.query("SET statement_timeout = '60s'", logger: logger)
+            logger.trace("sharing: round: creating the schema")
             try await ServerSchema(model: model).create(on: connection, logger: logger)
             let identity = try await log.identity(on: connection, logger: logger) ?? ""
             let known = try await store.database.read { db in try SharingState.value(.serverIdentity, in: db) }
@@ -166,7 +220,7 @@ actor SharingEngine {
             self.connection = connection
             return connection
         } catch {
-            try? await connection.close()
+            Task { try? await connection.close() }
             throw error
         }
     }
@@ -249,6 +303,7 @@ actor SharingEngine {
                 continue
             }
             let page = try await log.pull(after: cursor, limit: 1000, on: connection, logger: logger)
+            madeProgress()
             guard !page.changes.isEmpty else { return }
             try await store.database.write { db in
                 // Another round of this process, or another process on the file, may have
@@ -302,6 +357,7 @@ actor SharingEngine {
                 }
                 try await store.database.write { db in try takeWritten(written, sent: chunk, conflicts: conflicts, in: db) }
                 pending = max(0, pending - chunk.count)
+                madeProgress()
             }
             try await store.database.write { db in
                 // Set only if no other round pushed further meanwhile.
@@ -374,5 +430,28 @@ extension ServerWriter.Written {
     func sentKeys(of operation: Outbox.Operation) -> [String] {
         guard let values else { return [] }
         return operation.changedKeys.filter { values[$0] == operation.values[$0] }
+    }
+}
+
+/// A round given up for making no progress.
+struct RoundStalled: Error, CustomStringConvertible {
+    var description: String { "the server stopped answering in the middle of a round" }
+}
+
+/// Resumes a continuation once, from whichever comes first.
+private final class Outcome: @unchecked Sendable {
+    private let lock = NSLock()
+    var continuation: CheckedContinuation<Void, any Error>?
+    private var resumed = false
+
+    var isResumed: Bool { lock.withLock { resumed } }
+
+    func resume(_ error: (any Error)?) {
+        let continuation: CheckedContinuation<Void, any Error>? = lock.withLock {
+            guard !resumed else { return nil }
+            resumed = true
+            return self.continuation
+        }
+        if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
     }
 }

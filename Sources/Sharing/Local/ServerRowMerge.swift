@@ -63,8 +63,9 @@ struct ServerRowMerge {
         case .insert, .update:
             if let local, localExists {
                 try merge(change, into: local, entity: entity, base: assumed ?? base?.values, in: db)
-            } else if local != nil, base?.values != nil {
-                // Deleted here, not pushed yet: the delete goes out with the next push.
+            } else if local != nil, base == nil || base?.values != nil {
+                // Deleted here, not pushed yet (perhaps before the push of its insert came
+                // back): the delete goes out with the next push, against this base.
             } else {
                 let key = try rows.insert(entity, values: change.values, in: db)
                 try GlobalIDs.map(change.object, to: entity.name, rowKey: key, in: db)

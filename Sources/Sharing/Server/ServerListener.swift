@@ -70,11 +70,11 @@ public struct ServerListener: Sendable {
                         continuation.yield(.connected)
                         for try await _ in notifications { continuation.yield(.woken) }
                     }
-                    try? await connection.close()
+                    Task { try? await connection.close() }
                     // The notifications ended without an error: the connection was closed.
                     if !Task.isCancelled { continuation.yield(.disconnected("the connection to \(configuration) was closed")) }
                 } catch {
-                    try? await connection.close()
+                    Task { try? await connection.close() }
                     throw error
                 }
             } catch {

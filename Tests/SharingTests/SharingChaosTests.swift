@@ -1,0 +1,295 @@
+import Foundation
+import PostgresNIO
+import TestSupport
+import XCTest
+
+/// Three desktops (`fetched-results apply --share` processes) making random edits at once,
+/// while their connections to the server are terminated and a desktop is killed (SIGKILL)
+/// at random moments and started again.
+final class SharingChaosTests: XCTestCase {
+    private var executable: URL { builtExecutable("fetched-results", besides: SharingChaosTests.self) }
+
+    func testThreeDesktopsEditingAtOnceThroughKillsAndDroppedConnectionsConvergeAndLoseNoSavedEdit() async throws {
+        try await ServerTestDatabase.with { database in
+            // A write to a killed desktop's input must fail, not end the test process.
+            signal(SIGPIPE, SIG_IGN)
+            let seed = SeededGenerator.seed()
+            let edits = Int(ProcessInfo.processInfo.environment["EDITS"] ?? "") ?? 1_000
+            print("SharingChaosTests seed \(seed), \(edits) edits (SEED=\(seed) EDITS=\(edits) replays it)")
+            let folder = try temporaryFolder(self)
+            let desktops = (0..<3).map { Desktop(index: $0, store: folder.appendingPathComponent("d\($0).sqlite"), executable: executable, url: database.url) }
+            try desktops[0].start()
+            XCTAssertTrue(desktops[0].send(#"{"op":"save"}"#) == .acknowledged, "the first desktop seeds the database")
+            for desktop in desktops.dropFirst() { try desktop.start() }
+
+            let done = Flag()
+            // Terminate every connection of the test database now and then: listeners and
+            // pushes alike.
+            let terminator = Task {
+                var random = SeededGenerator(seed: seed &+ 99)
+                var terminated = 0
+                while !done.isSet {
+                    try? await Task.sleep(for: .milliseconds(200 + Int(random.next() % 600)))
+                    let count = try? await database.withConnection { connection in
+                        var count = 0
+                        let rows = try await connection.query("""
+                            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                            WHERE datname = current_database() AND pid <> pg_backend_pid()
+                            """, logger: ServerTestDatabase.logger)
+                        for try await _ in rows.decode(Bool.self) { count += 1 }
+                        return count
+                    }
+                    terminated += count ?? 0
+                }
+                return terminated
+            }
+            // Kill a desktop now and then; its driver starts it again.
+            let killerEnded = DispatchSemaphore(value: 0)
+            let killer = Thread {
+                var random = SeededGenerator(seed: seed &+ 7)
+                while !done.isSet {
+                    Thread.sleep(forTimeInterval: 0.4 + Double(random.next() % 800) / 1000)
+                    if done.isSet { break }
+                    desktops[Int(random.next() % 3)].kill()
+                }
+                killerEnded.signal()
+            }
+            killer.start()
+
+            let perDesktop = edits / 3
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    DispatchQueue.concurrentPerform(iterations: 3) { index in
+                        var random = SeededGenerator(seed: seed &+ UInt64(index))
+                        desktops[index].run(edits: perDesktop, random: &random)
+                    }
+                    continuation.resume()
+                }
+            }
+            done.set()
+            let terminated = await terminator.value
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    killerEnded.wait()
+                    continuation.resume()
+                }
+            }
+            // Each desktop ends (pushing what it has), then each starts once more and takes
+            // what the others pushed.
+            for desktop in desktops { desktop.finish() }
+            for _ in 0..<2 {
+                for desktop in desktops {
+                    try desktop.start()
+                    XCTAssertEqual(desktop.send(#"{"op":"save"}"#), .acknowledged)
+                    desktop.finish()
+                }
+            }
+            let kills = desktops.map(\.kills).reduce(0, +)
+            print("SharingChaosTests: \(kills) desktops killed, \(terminated) server connections terminated")
+            XCTAssertGreaterThan(kills, 0, "a desktop was killed")
+            XCTAssertGreaterThan(terminated, 0, "connections were terminated")
+
+            let server = try await database.withConnection { connection in
+                var teams: [String: (zone: String, wins: Int64)] = [:]
+                let rows = try await connection.query(#"SELECT "teamName", "qualifyingZone", wins FROM "Team""#, logger: ServerTestDatabase.logger)
+                for try await (name, zone, wins) in rows.decode((String, String, Int64).self) { teams[name] = (zone, wins) }
+                return teams
+            }
+            let serverText = server.map { "\($0.key)|\($0.value.zone)|\($0.value.wins)" }.sorted().joined(separator: "\n")
+            for desktop in desktops {
+                let local = try sqlite3(desktop.store, "SELECT teamName || '|' || qualifyingZone || '|' || wins FROM Team ORDER BY 1")
+                XCTAssertEqual(local, serverText, "desktop \(desktop.index) equals the server")
+            }
+            // Every acknowledged edit of a desktop's own teams is there (an edit whose
+            // acknowledgement a kill cut off may or may not be).
+            for desktop in desktops {
+                for (name, expected) in desktop.expectedOwnTeams() {
+                    let actual = server[name]?.wins
+                    XCTAssertTrue(expected.contains(actual), "desktop \(desktop.index)'s \(name): \(actual.map(String.init) ?? "absent") on the server, expected one of \(expected)")
+                }
+            }
+            // A shared team ends with a value some desktop wrote (or its first one), and
+            // every conflict was reported or merged: the stores agree with the server.
+            let written = Set(desktops.flatMap(\.sharedWrites))
+            for name in Desktop.sharedTeams {
+                let wins = try XCTUnwrap(server[name]?.wins)
+                XCTAssertTrue(written.contains(wins) || wins < 100, "\(name): \(wins) was written by nobody")
+            }
+        }
+    }
+}
+
+private final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// One desktop: an `apply` process on its own store, started again after each kill.
+private final class Desktop: @unchecked Sendable {
+    static let sharedTeams = ["Ghana", "Japan", "Brazil", "Spain"]
+    static let zones = ["Africa", "Asia", "Europe", "South America"]
+
+    let index: Int
+    let store: URL
+    let executable: URL
+    let url: String
+    private let lock = NSLock()
+    private var process: Process?
+    private var input: FileHandle?
+    private var lines = LineBuffer()
+    private(set) var kills = 0
+    /// What the processes wrote on standard error.
+    let errorLog = LineBuffer()
+    private var started = 0
+
+    /// Per own team: the wins of its acknowledged edits in order (nil: deleted), and the
+    /// values an unacknowledged edit may have left.
+    private var acknowledged: [String: Int64?] = [:]
+    private var uncertain: [String: Set<Int64?>] = [:]
+    private(set) var sharedWrites: [Int64] = []
+
+    init(index: Int, store: URL, executable: URL, url: String) {
+        self.index = index
+        self.store = store
+        self.executable = executable
+        self.url = url
+    }
+
+    /// Starts the process (with `--share` the first time; it remembers the server after).
+    func start() throws {
+        let arguments = ["apply", "--store", store.path] + (started == 0 ? ["--share", url] : [])
+        started += 1
+        let (process, input, output, errors) = try startProcess(executable, arguments)
+        let buffer = LineBuffer()
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            buffer.append(data)
+        }
+        // Read, or a full pipe would stop the process at its next status line.
+        let log = errorLog
+        let file = store.deletingPathExtension().appendingPathExtension("err")
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            log.append(data)
+            if let out = try? FileHandle(forWritingTo: file) { out.seekToEndOfFile(); out.write(data); try? out.close() }
+            else { try? data.write(to: file) }
+        }
+        lock.withLock {
+            self.process = process
+            self.input = input
+            self.lines = buffer
+        }
+    }
+
+    func kill() {
+        lock.withLock {
+            guard let process, process.isRunning else { return }
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            kills += 1
+        }
+    }
+
+    enum Outcome { case acknowledged, killed }
+
+    /// Sends one operation and a save; waits for the save's line.
+    func send(_ operation: String) -> Outcome {
+        let (input, lines) = lock.withLock { (self.input, self.lines) }
+        let before = lines.count
+        let text = operation == #"{"op":"save"}"# ? operation + "\n" : operation + "\n{\"op\":\"save\"}\n"
+        do { try input?.write(contentsOf: Data(text.utf8)) } catch { return .killed }
+        return lines.waitForLine(after: before) ? .acknowledged : .killed
+    }
+
+    /// Makes `count` random edits, one at a time, starting the process again after a kill.
+    func run(edits count: Int, random: inout SeededGenerator) {
+        var own: [String] = []
+        var number = 0
+        for _ in 0..<count {
+            number += 1
+            let name = "D\(index)-\(number)"
+            let operation: String
+            var effect: (team: String, wins: Int64?)?
+            var choice = random.next() % 10
+            if own.isEmpty && (3...6).contains(choice) { choice = 0 }
+            switch choice {
+            case 0, 1, 2:
+                operation = #"{"op":"insert","entity":"Team","values":{"teamName":"\#(name)","qualifyingZone":"\#(Self.zones[Int(random.next() % 4)])","wins":0}}"#
+                effect = (name, 0)
+                own.append(name)
+            case 3:
+                let team = own.remove(at: Int(random.next() % UInt64(own.count)))
+                operation = #"{"op":"delete","entity":"Team","where":"teamName == '\#(team)'"}"#
+                effect = (team, nil)
+            case 4, 5, 6:
+                let team = own[Int(random.next() % UInt64(own.count))]
+                let wins = Int64(number)
+                operation = #"{"op":"update","entity":"Team","where":"teamName == '\#(team)'","set":{"wins":\#(wins)}}"#
+                effect = (team, wins)
+            default:
+                let wins = Int64(1000 * (index + 1) + number)
+                sharedWrites.append(wins)
+                operation = #"{"op":"update","entity":"Team","where":"teamName == '\#(Self.sharedTeams[Int(random.next() % 4)])'","set":{"wins":\#(wins)}}"#
+            }
+            switch send(operation) {
+            case .acknowledged:
+                if let effect {
+                    acknowledged[effect.team] = .some(effect.wins)
+                    uncertain[effect.team] = nil
+                }
+            case .killed:
+                if let effect {
+                    let before = acknowledged[effect.team] ?? nil
+                    uncertain[effect.team, default: []].formUnion([before, effect.wins])
+                    // Its state is unknown: no more edits of it.
+                    own.removeAll { $0 == effect.team }
+                }
+                try? start()
+            }
+        }
+    }
+
+    /// Closes the input and waits for the process to push and end.
+    func finish() {
+        let (process, input) = lock.withLock { (self.process, self.input) }
+        try? input?.close()
+        while process?.isRunning == true { Thread.sleep(forTimeInterval: 0.05) }
+    }
+
+    /// For each own team: the wins the server may hold (nil: no such team).
+    func expectedOwnTeams() -> [String: Set<Int64?>] {
+        var expected: [String: Set<Int64?>] = [:]
+        for (team, wins) in acknowledged { expected[team] = [wins] }
+        for (team, values) in uncertain { expected[team, default: []].formUnion(values) }
+        return expected
+    }
+}
+
+/// A process's output lines, counted as they come; EOF means it ended.
+private final class LineBuffer: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var data = Data()
+    private var ended = false
+
+    var count: Int { condition.withLock { data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) } } }
+
+    func append(_ chunk: Data) {
+        condition.withLock {
+            if chunk.isEmpty { ended = true } else { data.append(chunk) }
+            condition.broadcast()
+        }
+    }
+
+    /// Waits until there are more than `count` lines (true) or the process ended (false).
+    func waitForLine(after count: Int) -> Bool {
+        condition.withLock {
+            while true {
+                let lines = data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                if lines > count { return true }
+                if ended { return false }
+                if !condition.wait(until: Date().addingTimeInterval(30)) { return false }
+            }
+        }
+    }
+}
