@@ -11,6 +11,8 @@ extension FetchedResultsController {
     /// and changes that may touch any object
     /// (``ObjectChanges/invalidatedAllObjects``) fetch the results again and take the difference.
     func process(_ changes: ObjectChanges) {
+        // While the first results are fetched, changes wait for them (see `finishLoading`).
+        if loading != nil { return loading!.changes.formUnion(changes) }
         let context = managedObjectContext
         var changed: [Int64: Set<String>?] = [:]   // row key -> changed keys (nil: inserted/deleted)
         var sectionsChanged = false
