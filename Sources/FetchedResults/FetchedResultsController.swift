@@ -104,6 +104,9 @@ public final class FetchedResultsController<Result: ManagedObject> {
     }
     /// Where each object was last seen: ``indexPath(forObjectID:)`` without a scan.
     private var positions = PositionIndex()
+    /// How many times ``indexPath(forObjectID:)`` made its index of places anew (one pass
+    /// over every row key): tests check what does not need it.
+    package var positionIndexBuilds: Int { positions.builds }
     var hasFetched = false
     /// While the first results are fetched in the background (``performFetch(completion:)``).
     var loading: Loading?

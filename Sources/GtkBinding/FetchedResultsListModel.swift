@@ -137,6 +137,13 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         return nil
     }
 
+    /// Whether the list shows the object `id` at `indexPath` now.
+    func shows(_ id: ObjectID, at indexPath: IndexPath) -> Bool {
+        id.entityName == entityName && flattened.sections.indices.contains(indexPath.section)
+            && (0..<flattened.numberOfObjects(inSection: indexPath.section)).contains(indexPath.item)
+            && flattened.key(at: indexPath) == id.rowKey
+    }
+
     /// What an item of ``listModel`` stands for (from `gtk_list_item_get_item` or
     /// `g_list_model_get_item`); nil when it is not an `FrRow`.
     public func identity(ofItem item: UnsafeMutableRawPointer) -> ListItemIdentity? {
@@ -162,7 +169,8 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// the mistake is reported to `FetchedResultsDiagnostics/warningHandler`.
     public func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith batch: ChangeBatch) {
         willChange?(batch)
-        if let problem = flattened.apply(batch, reload: { Self.sections(of: self.controller) }, emit: itemsChanged) {
+        if let problem = flattened.apply(batch, reload: { Self.sections(of: self.controller) }, emit: itemsChanged,
+                                         isHeld: items.holdsItem(in:)) {
             FetchedResultsDiagnostics.warningHandler(
                 "FetchedResultsListModel was given a batch that does not fit its list (\(problem)); it reloaded the list from its controller. Only the list's own controller should call controller(_:didChangeContentWith:).")
         }

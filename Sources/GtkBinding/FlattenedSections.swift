@@ -105,15 +105,18 @@ final class FlattenedSections {
     // MARK: Applying changes
 
     /// Walks from the old sections to the new ones by the steps of `ChangeBatch.walk`, calling
-    /// `emit(position, removed, added)` once each step is taken (adjacent steps are announced
-    /// together).
+    /// `emit(position, removed, added)` once each step is taken. Adjacent steps are announced
+    /// together, and so are steps apart when `isHeld(range)` says that nobody holds an item
+    /// in the positions between them (as the list was last announced): those rows are
+    /// announced again with the steps, removed and added as they are.
     ///
     /// A batch that does not fit (one not made by this list's controller) is not followed
     /// step by step: what was announced stands, and the rest of the list is replaced by
     /// `reload()`'s sections in one emission. Returns why the batch did not fit, or nil.
     @discardableResult
-    func apply(_ batch: ChangeBatch, reload: () -> [Section], emit: @escaping (Int, Int, Int) -> Void) -> ChangeBatch.InvalidBatch? {
-        var steps = Steps(list: self, emissions: Emissions(emit: emit))
+    func apply(_ batch: ChangeBatch, reload: () -> [Section], emit: @escaping (Int, Int, Int) -> Void,
+               isHeld: @escaping (Range<Int>) -> Bool = { _ in true }) -> ChangeBatch.InvalidBatch? {
+        var steps = Steps(list: self, emissions: Emissions(emit: emit, isHeld: isHeld))
         do {
             try batch.walk(&steps)
             steps.emissions.flush()
@@ -274,16 +277,29 @@ private extension Array {
     }
 }
 
-/// Coalesces adjacent changes into one items-changed emission.
+/// Coalesces changes into few items-changed emissions.
 ///
 /// Each change is recorded just before the list is changed; one that does not extend the
 /// pending emission first announces the pending one, while the list still is in the state
 /// that emission describes.
+///
+/// Changes apart are announced together, with the rows between them, when nobody holds an
+/// item among those rows or among the rows the emission removes: GTK 4.8's list view
+/// updates every row widget it keeps at each emission, so a chunk of 1,000 new rows spread
+/// through a million made 1,000 emissions and as many rounds of that work. GTK holds the
+/// items of the rows it shows and of its selection; for a position among the removed
+/// ones whose item it holds, it would look for that item among every added one, so such a
+/// range is never joined.
 private struct Emissions {
     let emit: (Int, Int, Int) -> Void
+    /// Whether an item is held in a range of positions of the list as last announced.
+    let isHeld: (Range<Int>) -> Bool
     private var pending: (position: Int, removed: Int, added: Int)?
 
-    init(emit: @escaping (Int, Int, Int) -> Void) { self.emit = emit }
+    init(emit: @escaping (Int, Int, Int) -> Void, isHeld: @escaping (Range<Int>) -> Bool) {
+        self.emit = emit
+        self.isHeld = isHeld
+    }
 
     /// Records a change of the list as it is now (before the change is made).
     mutating func record(_ position: Int, removed: Int, added: Int) {
@@ -298,6 +314,22 @@ private struct Emissions {
                 // Right before where the pending emission starts.
                 pending = (position, p.removed + removed, p.added + added)
                 return
+            }
+            // Apart: the rows between join the emission unless an item among them, or among
+            // the rows removed, is held (positions as last announced: everything before the
+            // pending emission is where it was, what follows it is shifted by its change).
+            if position > p.position + p.added {
+                let between = position - (p.position + p.added)
+                if !isHeld(p.position ..< p.position + p.removed + between + removed) {
+                    pending = (p.position, p.removed + between + removed, p.added + between + added)
+                    return
+                }
+            } else if position + removed < p.position {
+                let between = p.position - (position + removed)
+                if !isHeld(position ..< position + removed + between + p.removed) {
+                    pending = (position, removed + between + p.removed, added + between + p.added)
+                    return
+                }
             }
             flush()
         }

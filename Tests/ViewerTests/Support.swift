@@ -21,12 +21,7 @@ import XCTest
 /// Runs GTK until `condition` holds or `timeout` passes; returns whether it held.
 @discardableResult
 @MainActor func iterateMainLoop(until condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while !condition() {
-        guard Date() < deadline else { return false }
-        iterateMainLoop(for: 0.02)
-    }
-    return true
+    repeatStep(until: condition, timeout: timeout) { iterateMainLoop(for: 0.02) }
 }
 
 /// In-process tests of the real window: one registered GtkApplication for the test process,
