@@ -161,6 +161,34 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(rows.controller.indexPath(for: bo), IndexPath(item: 101, section: 1), "after Ana and Asia’s 100 new players")
     } }
 
+    /// After a batch every section holds the controller's own array of row keys: the list
+    /// copies no section's keys (170,000 a section in the viewer) to put rows in or take
+    /// them out.
+    func testEverySectionSharesTheControllersKeysAfterABatch() throws { try MainActor.assumeIsolated {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
+        @MainActor func assertShared(_ message: String) {
+            for s in rows.flattened.sections.indices {
+                let list = rows.flattened.sections[s].keys, controller = rows.controller.rowKeys(inSection: s)
+                XCTAssertEqual(list, controller, message)
+                XCTAssertEqual(list.withUnsafeBufferPointer(\.baseAddress), controller.withUnsafeBufferPointer(\.baseAddress),
+                               "\(message): section \(s) is a copy")
+            }
+            XCTAssertEqual(recorder.replica.compactMap { $0 }, flattened(rows.controller.snapshot, headers: true), message)
+        }
+        assertShared("at first")
+        // Placed in memory: rows into Asia, Cy out of Europe, a new section.
+        try League.insertPlayer(context, name: "Di", zone: "Asia", score: 2)
+        try League.insertPlayer(context, name: "Ed", zone: "Africa", score: 2)
+        try context.delete(try XCTUnwrap(rows.controller.fetchedObjects?.first { ((try? $0.value(forKey: "name")) as? String) == "Cy" }))
+        try context.save()
+        assertShared("after rows in and out")
+        // Fetched again: more changes than are placed in memory.
+        for i in 0..<20 { try League.insertPlayer(context, name: "F\(i)", zone: ["Asia", "Oceania"][i % 2], score: i) }
+        try context.save()
+        assertShared("after a refetch")
+    } }
+
     func testAMoveToANewSectionRemovesThenInsertsTheHeaderAndTheRow() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
