@@ -138,6 +138,15 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         return nil
     }
 
+    /// Where the list shows the object `id` now, found by reading every key; nil when not shown.
+    func indexPath(of id: ObjectID) -> IndexPath? {
+        guard id.entityName == entityName else { return nil }
+        for (s, section) in flattened.sections.enumerated() {
+            if let item = section.shownKeys.firstIndex(of: id.rowKey) { return IndexPath(item: item, section: s) }
+        }
+        return nil
+    }
+
     /// Whether the list shows the object `id` at `indexPath` now.
     func shows(_ id: ObjectID, at indexPath: IndexPath) -> Bool {
         id.entityName == entityName && flattened.sections.indices.contains(indexPath.section)

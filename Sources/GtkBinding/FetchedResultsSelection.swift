@@ -136,8 +136,11 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
     private func restore() {
         restoreSource = 0
         guard let object = selectedObject else { return }
+        // Unknown after a reload: looked for in the list's keys (a pass that reads them),
+        // not asked of the controller, whose index of places a reload makes stale (a pass
+        // that writes a slot for each).
         selectedIndexPath = selectedIndexPath.flatMap { rows.shows(object.objectID, at: $0) ? $0 : nil }
-            ?? rows.controller.indexPath(for: object)
+            ?? rows.indexPath(of: object.objectID)
         if let indexPath = selectedIndexPath {
             setSelected(rows.position(for: indexPath))
             didChange?(.followed(object))

@@ -95,6 +95,7 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         let selection = FetchedResultsSelection(rows: rows)
         let bo = try XCTUnwrap(rows.controller.fetchedObjects?.first { ((try? $0.value(forKey: "name")) as? String) == "Bo" })
         selection.select(bo)
+        let builds = rows.controller.positionIndexBuilds
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
         let count = rows.count
         rows.controller.reloadThreshold = 1
@@ -113,6 +114,7 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         // The selection is restored when GLib is next idle.
         iterateMainLoop()
         XCTAssertTrue(selection.selectedObject === bo, "the selected object stays selected")
+        XCTAssertEqual(rows.controller.positionIndexBuilds, builds, "found in the list, not by making the controller's index again")
         XCTAssertEqual(selection.selectedPosition, rows.position(for: try XCTUnwrap(rows.controller.indexPath(for: bo))))
     } }
 
