@@ -23,16 +23,84 @@ extension FetchedResultsController {
     /// fetch must include), or sections from their own entity, the fetch happens at once, as
     /// ``setFetchRequest(_:)`` does.
     public func setFetchRequest(_ request: FetchRequest<Result>, completion: @escaping (Error?) -> Void) {
-        let generations = backgroundFetches
-        let generation = generations.next()
         guard hasFetched, sectionFetchRequest == nil, !managedObjectContext.hasChanges else {
             return setAtOnce(request, completion: completion)
         }
+        fetchInBackground(request, cacheDependencies: nil, completion: completion)
+    }
+
+    /// Fetches the results **off the context's queue**, so that a window on a long list shows
+    /// at once rather than after the fetch: from the section cache when it is valid (a read of
+    /// the cache file, on the queue), else the controller starts with no sections
+    /// (``isLoading``), and once the results are fetched the list takes them, on the context's
+    /// queue, as one batch to the delegate (a reload, ``ChangeBatch/reloadedSections``, on a
+    /// list longer than ``reloadThreshold``); then the cache is written, off the queue.
+    ///
+    /// Changes the context makes meanwhile (an edit, another context's save merged) are held
+    /// and placed on the fetched results, in a batch of their own, right after them: none is
+    /// lost, whether the fetch read the store before or after they were saved.
+    ///
+    /// `completion` runs on the context's queue, never before this returns: once the results
+    /// show (with nil), also when a newer request (``setFetchRequest(_:completion:)``)
+    /// superseded this fetch and showed its own, or with the error that stopped the fetch.
+    /// With unsaved changes in the context, or sections from their own entity, the fetch
+    /// happens at once, as ``performFetch()`` does.
+    public func performFetch(completion: @escaping (Error?) -> Void) {
+        let context = managedObjectContext
+        let waiting = Unchecked(completion)
+        let finish = { (error: Error?) in context.perform { waiting.value(error) } }
+        guard sectionFetchRequest == nil, !context.hasChanges else {
+            do {
+                try performFetch()
+                return finish(nil)
+            } catch {
+                return finish(error)
+            }
+        }
+        let request = fetchRequest
+        do {
+            try validate(request)
+        } catch {
+            return finish(error)
+        }
+        let dependencies = cacheName == nil ? nil
+            : SectionCache.dependencies(request: request, sectionNameKeyPath: sectionNameKeyPath, context: context)
+        guard !hasFetched || isLoading else {
+            // Shown already: fetched again as a new request is, one batch from what shows.
+            return fetchInBackground(request, cacheDependencies: dependencies, completion: finish)
+        }
+        if !hasFetched, let cacheName, let dependencies,
+           let cached: [Section] = SectionCache.read(name: cacheName, dependencies: dependencies) {
+            backgroundFetches.next()
+            layout = cached
+            hasFetched = true
+            updateObservation()
+            return finish(nil)
+        }
+        if !hasFetched {
+            layout = []
+            loading = Loading()
+            hasFetched = true
+            updateObservation()
+        }
+        // Told by `finishLoading`, whichever request's results show first.
+        loading!.completions.append(finish)
+        fetchInBackground(request, cacheDependencies: dependencies, completion: { _ in })
+    }
+
+    /// Fetches `request` on a reader of the store and shows its results on the context's
+    /// queue as one batch (see ``setFetchRequest(_:completion:)``). With `cacheDependencies`
+    /// (computed before the fetch, so that a commit meanwhile makes the cache look stale,
+    /// never fresh), the results are written to the section cache once shown.
+    private func fetchInBackground(_ request: FetchRequest<Result>, cacheDependencies: String?, completion: @escaping (Error?) -> Void) {
+        let generations = backgroundFetches
+        let generation = generations.next()
         let query: RowKeysQuery
         do {
             try validate(request)
             query = try managedObjectContext.rowKeysQuery(request, sectionNameKeyPath: sectionNameKeyPath)
         } catch {
+            finishLoading(error, placingHeldChanges: false)
             return completion(error)
         }
         let old = layout
@@ -58,9 +126,9 @@ extension FetchedResultsController {
                     batch = ChangeBatch.difference(from: Self.snapshot(of: old, entityName: entityName),
                                                    to: Self.snapshot(of: new, entityName: entityName))
                 }
-                found = Found(layout: new, batch: batch, error: nil)
+                found = Found(layout: new, batch: batch, error: nil, cacheDependencies: cacheDependencies)
             } catch {
-                found = Found(layout: nil, batch: nil, error: error)
+                found = Found(layout: nil, batch: nil, error: error, cacheDependencies: nil)
             }
             guard !superseded() else { return }
             work.value.controller.managedObjectContext.perform {
@@ -76,18 +144,32 @@ extension FetchedResultsController {
         var layout: [Section]?
         var batch: ChangeBatch?
         var error: Error?
+        /// What the section cache to write depends on; nil for no cache.
+        var cacheDependencies: String?
     }
 
     /// Shows what a background fetch found, on the context's queue. When the list changed
     /// under the fetch (a save), the batch no longer fits: the request is fetched at once.
+    /// While the first results are fetched, changes are held (``isLoading``), so the list is
+    /// the one the fetch started from; the changes held are placed once the results show.
     private func show(_ found: Found, for request: FetchRequest<Result>, replacing old: [Section], completion: (Error?) -> Void) {
-        if let error = found.error { return completion(error) }
+        if let error = found.error {
+            finishLoading(error, placingHeldChanges: false)
+            return completion(error)
+        }
         guard let new = found.layout, let batch = found.batch, layout == old else {
             return setAtOnce(request, completion: completion)
         }
         fetchRequest = request
         layout = new
         deliver(batch, from: old)
+        finishLoading(nil, placingHeldChanges: true)
+        if let cacheName, let dependencies = found.cacheDependencies {
+            let sections = Unchecked(new)
+            DispatchQueue.global(qos: .utility).async {
+                SectionCache.write(sections.value, name: cacheName, dependencies: dependencies)
+            }
+        }
         completion(nil)
     }
 
@@ -99,6 +181,18 @@ extension FetchedResultsController {
         } catch {
             completion(error)
         }
+    }
+
+    /// The first results show, or could not be fetched: the changes held meanwhile are placed
+    /// on them (a batch of their own) unless the fetch already saw every one, and whoever
+    /// waits for them is told.
+    func finishLoading(_ error: Error?, placingHeldChanges: Bool) {
+        guard let finished = loading else { return }
+        loading = nil
+        if error == nil && placingHeldChanges && !finished.changes.isEmpty {
+            process(finished.changes.namingSavedObjects(in: managedObjectContext))
+        }
+        for completion in finished.completions { completion(error) }
     }
 
     /// The sections of fetched row keys.
@@ -154,6 +248,34 @@ extension FetchedResultsController {
         }
         batch.objectChanges = deletes + inserts
         return batch
+    }
+}
+
+extension FetchedResultsController {
+    /// The first results being fetched in the background: the context's changes meanwhile,
+    /// and who waits for the results.
+    struct Loading {
+        var changes = ObjectChanges()
+        var completions: [(Error?) -> Void] = []
+    }
+}
+
+extension ObjectChanges {
+    /// Adds `other`'s changes, which came after these.
+    mutating func formUnion(_ other: ObjectChanges) {
+        inserted.formUnion(other.inserted)
+        deleted.formUnion(other.deleted)
+        updated.merge(other.updated) { $0.union($1) }
+        invalidatedAllObjects = invalidatedAllObjects || other.invalidatedAllObjects
+    }
+
+    /// The changes with the objects saved since named by their permanent IDs (a change held
+    /// while the results were fetched may name an object by the temporary ID it had then).
+    func namingSavedObjects(in context: ObjectContext) -> ObjectChanges {
+        let named = { (id: ObjectID) in id.isTemporaryID ? (try? context.object(with: id))?.objectID ?? id : id }
+        return ObjectChanges(inserted: Set(inserted.map(named)),
+                             updated: Dictionary(updated.map { (named($0.key), $0.value) }) { $0.union($1) },
+                             deleted: Set(deleted.map(named)), invalidatedAllObjects: invalidatedAllObjects)
     }
 }
 

@@ -11,6 +11,8 @@ extension FetchedResultsController {
     /// and changes that may touch any object
     /// (``ObjectChanges/invalidatedAllObjects``) fetch the results again and take the difference.
     func process(_ changes: ObjectChanges) {
+        // While the first results are fetched, changes wait for them (see `finishLoading`).
+        if loading != nil { return loading!.changes.formUnion(changes) }
         let context = managedObjectContext
         var changed: [Int64: Set<String>?] = [:]   // row key -> changed keys (nil: inserted/deleted)
         var sectionsChanged = false
@@ -36,8 +38,9 @@ extension FetchedResultsController {
         placeInMemory(changed: changed, deleted: deleted, context: context)
     }
 
-    /// How many changed objects are placed one by one; more are cheaper to fetch again (a
-    /// chunk of an import). A placement is a binary search reading about log2(n) rows, each
+    /// How many changed objects are placed in memory when each needs a search of its own (a
+    /// sort across a relationship); more are cheaper to fetch again. A placement is a binary
+    /// search reading about log2(n) rows, each
     /// about 55 µs (0.36 ms among 100 objects, 1 ms among 100,000), where fetching the row
     /// keys again reads about 4 rows a µs (25 ms for 100,000) and the batch of the refetch
     /// names the same moves: so place up to n / (220 log2 n) objects (27 among 100,000, 227
@@ -49,8 +52,8 @@ extension FetchedResultsController {
     }
 
     /// How many changed objects are placed in memory before fetching again is cheaper:
-    /// one by one up to ``placementLimit(objectCount:)``; beyond that, when the sort keys
-    /// are the objects' own attributes, together (their searches in step, about 60 µs an
+    /// ``placementLimit(objectCount:)``; when the sort keys are the objects' own attributes,
+    /// more, since they are placed together (their searches in step, about 60 µs an
     /// object when this was set, against 0.18 µs a row for a refetch: up to n / 330, 3,000
     /// among a million; an inserted object costs about a third of that since the searches
     /// read only the sort columns, updates were not measured again).
@@ -61,6 +64,14 @@ extension FetchedResultsController {
         guard fetchRequest.sortDescriptors.allSatisfy({ !$0.key.contains(".") }) else { return oneByOne }
         return max(oneByOne, n / 330)
     }
+
+    /// How many changed objects are placed by a search each (a person's edits); more are
+    /// placed together when the sort keys are the objects' own attributes: one query a step
+    /// of their searches for all of them, and each section's keys merged in one pass rather
+    /// than moved for each insertion. Beyond a few dozen objects that costs a fraction of
+    /// their searches one by one (an import's chunk of 200 new rows among a million: a
+    /// quarter), so a chunk of any size stalls the window about as long as its size says.
+    static var placedOneByOne: Int { 16 }
 
     /// Records `id`'s change when it can change the results: an object of the fetched
     /// entity, or a related object a key path reads (then the objects of the fetched entity
@@ -220,7 +231,7 @@ extension FetchedResultsController {
         // A section whose objects all changed is empty now: its first member stands for it.
         var firstMembers: [String: ManagedObject] = [:]
         for member in members where firstMembers[member.section] == nil { firstMembers[member.section] = member.object }
-        if members.count > (placementOverride?.oneByOne ?? Self.placementLimit(objectCount: numberOfObjects)),
+        if members.count > (placementOverride?.oneByOne ?? Self.placedOneByOne),
            let placed = placeTogether(members, firstMembers: firstMembers, sorts: sorts, context: context) {
             (newItems, newGaps) = placed
         } else {

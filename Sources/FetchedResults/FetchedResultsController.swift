@@ -25,6 +25,8 @@ import Synchronization
 /// ## Topics
 /// ### Fetching
 /// - ``performFetch()``
+/// - ``performFetch(completion:)``
+/// - ``isLoading``
 /// - ``fetchedObjects``
 /// - ``sections``
 /// ### Index paths
@@ -102,7 +104,16 @@ public final class FetchedResultsController<Result: ManagedObject> {
     }
     /// Where each object was last seen: ``indexPath(forObjectID:)`` without a scan.
     private var positions = PositionIndex()
-    private(set) var hasFetched = false
+    /// How many times ``indexPath(forObjectID:)`` made its index of places anew (one pass
+    /// over every row key): tests check what does not need it.
+    package var positionIndexBuilds: Int { positions.builds }
+    var hasFetched = false
+    /// While the first results are fetched in the background (``performFetch(completion:)``).
+    var loading: Loading?
+    /// Whether the first results are still being fetched in the background
+    /// (``performFetch(completion:)``): until they show, ``sections`` is empty, and the
+    /// context's changes are held, to be placed on the results.
+    public var isLoading: Bool { loading != nil }
     /// How many rows make a list long enough for a new sort order set by
     /// ``setFetchRequest(_:completion:)`` to reload it (``ChangeBatch/reloadedSections``)
     /// rather than name a move for nearly every object.
@@ -158,6 +169,8 @@ public final class FetchedResultsController<Result: ManagedObject> {
         layout = try fetchLayout(for: fetchRequest, useCache: true)
         hasFetched = true
         updateObservation()
+        // The fetch saw every change held while the first results were being fetched.
+        finishLoading(nil, placingHeldChanges: false)
     }
 
     /// Replaces the request and fetches again, reporting the difference to the delegate as
@@ -172,6 +185,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
             return
         }
         report(from: layout, to: newLayout, updated: [])
+        finishLoading(nil, placingHeldChanges: false)
     }
 
     /// All fetched objects, in section order (nil before ``performFetch()``).
@@ -299,12 +313,15 @@ public final class FetchedResultsController<Result: ManagedObject> {
             return try fetchSectionEntityLayout(request, sectionRequest: sectionRequest)
         }
         let context = managedObjectContext
-        if useCache, let cacheName, let cached = SectionCache.read(name: cacheName, request: request, sectionNameKeyPath: sectionNameKeyPath, context: context) {
+        // Read before the fetch: a commit in between makes the cache look stale, never fresh.
+        let dependencies = useCache && cacheName != nil
+            ? SectionCache.dependencies(request: request, sectionNameKeyPath: sectionNameKeyPath, context: context) : nil
+        if let cacheName, let dependencies, let cached: [Section] = SectionCache.read(name: cacheName, dependencies: dependencies) {
             return cached
         }
         let sections = Self.sections(of: try context.fetchRowKeys(request, sectionNameKeyPath: sectionNameKeyPath))
-        if useCache, let cacheName {
-            SectionCache.write(sections, name: cacheName, request: request, sectionNameKeyPath: sectionNameKeyPath, context: context)
+        if let cacheName, let dependencies {
+            SectionCache.write(sections, name: cacheName, dependencies: dependencies)
         }
         return sections
     }
@@ -336,7 +353,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
 
     // MARK: Change tracking
 
-    private func updateObservation() {
+    func updateObservation() {
         if (delegate != nil || subscribers.hasSubscribers) && hasFetched {
             if observation == nil {
                 observation = managedObjectContext.addObserver { [weak self] event in self?.contextDidChange(event) }

@@ -16,6 +16,8 @@ struct PositionIndex {
     private var slots: [Int64] = []          // (section << 32 | item) + 1; 0 for none
     private var places: [Int64: Int64] = [:] // when the keys are sparse or not positive
     private var isBuilt = false
+    /// How many times the index was made (tests count them).
+    private(set) var builds = 0
 
     /// The list changed: hints may be off, and keys may have come or gone.
     mutating func listChanged() {
@@ -104,6 +106,7 @@ struct PositionIndex {
         }
         isBuilt = true
         hasNewKeys = false
+        builds += 1
     }
 }
 

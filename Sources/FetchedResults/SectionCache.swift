@@ -50,10 +50,9 @@ public enum SectionCache {
         ].joined(separator: "\u{1F}")
     }
 
-    static func read<Result>(name: String, request: FetchRequest<Result>, sectionNameKeyPath: String?,
-                             context: ObjectContext) -> [FetchedResultsController<Result>.Section]? {
-        guard let expected = dependencies(request: request, sectionNameKeyPath: sectionNameKeyPath, context: context),
-              let data = try? Data(contentsOf: url(name: name)) else { return nil }
+    /// The sections cached as `name`, when the cache was written with `expected` dependencies.
+    static func read<Result>(name: String, dependencies expected: String) -> [FetchedResultsController<Result>.Section]? {
+        guard let data = try? Data(contentsOf: url(name: name)) else { return nil }
         var reader = ByteReader(data: data)
         guard let header = reader.string(), header == expected,
               let sectionCount = reader.int64(), sectionCount >= 0 else { return nil }
@@ -67,9 +66,8 @@ public enum SectionCache {
         return sections
     }
 
-    static func write<Result>(_ sections: [FetchedResultsController<Result>.Section], name: String,
-                              request: FetchRequest<Result>, sectionNameKeyPath: String?, context: ObjectContext) {
-        guard let dependencies = dependencies(request: request, sectionNameKeyPath: sectionNameKeyPath, context: context) else { return }
+    /// Writes `sections` as the cache `name`, valid while `dependencies` hold (on any thread).
+    static func write<Result>(_ sections: [FetchedResultsController<Result>.Section], name: String, dependencies: String) {
         var data = Data()
         append(dependencies, to: &data)
         append(Int64(sections.count), to: &data)

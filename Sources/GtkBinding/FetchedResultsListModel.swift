@@ -10,9 +10,10 @@ import ObjectStore
 /// The list is flattened: each section is one header item followed by one item per object.
 /// A controller without sections (no `sectionNameKeyPath` and no section fetch request) shows
 /// its objects only, without a header. Items are `FrRow` GObjects made only when GTK asks for
-/// a position, so a million-row controller costs a copy of its row keys, not a million
-/// GObjects. While GTK holds an item, asking again for its position (moved by changes
-/// before it) gives the same `FrRow`, until an emission announces that position.
+/// a position, and the row keys are the controller's own arrays (shared, not copied, also
+/// after each batch), so a million-row controller costs neither a million GObjects nor a
+/// copy of its keys. While GTK holds an item, asking again for its position (moved by
+/// changes before it) gives the same `FrRow`, until an emission announces that position.
 ///
 /// The list model becomes the controller's delegate and turns each `ChangeBatch` into
 /// `items-changed` emissions. After every single emission the list is in a valid state on the
@@ -137,6 +138,22 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         return nil
     }
 
+    /// Where the list shows the object `id` now, found by reading every key; nil when not shown.
+    func indexPath(of id: ObjectID) -> IndexPath? {
+        guard id.entityName == entityName else { return nil }
+        for (s, section) in flattened.sections.enumerated() {
+            if let item = section.shownKeys.firstIndex(of: id.rowKey) { return IndexPath(item: item, section: s) }
+        }
+        return nil
+    }
+
+    /// Whether the list shows the object `id` at `indexPath` now.
+    func shows(_ id: ObjectID, at indexPath: IndexPath) -> Bool {
+        id.entityName == entityName && flattened.sections.indices.contains(indexPath.section)
+            && (0..<flattened.numberOfObjects(inSection: indexPath.section)).contains(indexPath.item)
+            && flattened.key(at: indexPath) == id.rowKey
+    }
+
     /// What an item of ``listModel`` stands for (from `gtk_list_item_get_item` or
     /// `g_list_model_get_item`); nil when it is not an `FrRow`.
     public func identity(ofItem item: UnsafeMutableRawPointer) -> ListItemIdentity? {
@@ -162,7 +179,12 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// the mistake is reported to `FetchedResultsDiagnostics/warningHandler`.
     public func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith batch: ChangeBatch) {
         willChange?(batch)
-        if let problem = flattened.apply(batch, reload: { Self.sections(of: self.controller) }, emit: itemsChanged) {
+        // The list's own controller holds the sections the batch leads to: the list shares
+        // their keys rather than copying its own.
+        let own = self.controller, sectionCount = own.sections?.count ?? 0
+        if let problem = flattened.apply(batch, reload: { Self.sections(of: own) },
+                                         finalKeys: { $0 < sectionCount ? own.rowKeys(inSection: $0) : nil },
+                                         emit: itemsChanged, isHeld: items.holdsItem(in:)) {
             FetchedResultsDiagnostics.warningHandler(
                 "FetchedResultsListModel was given a batch that does not fit its list (\(problem)); it reloaded the list from its controller. Only the list's own controller should call controller(_:didChangeContentWith:).")
         }

@@ -58,6 +58,10 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
 
     /// The position of ``selectedObject`` when it was last seen there.
     private var lastPosition: Int?
+    /// Where ``selectedObject`` is in the list, carried through each batch
+    /// (`ChangeBatch.indexPath(of:from:)`), so that the selection is restored without asking
+    /// the controller, whose index of places a batch that shifts many rows makes stale.
+    private var selectedIndexPath: IndexPath?
     private var isRestoring = false
     private var restoreSource: guint = 0
     private var handlers: [(instance: gpointer, id: gulong)] = []
@@ -80,8 +84,9 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
             self?.scheduleRestore()
         }))
         rows.willChange = { [weak self] batch in
-            guard let self, batch.reloadedSections != nil, self.selectedObject != nil else { return }
-            self.setSelected(nil, keepingLastPosition: true)
+            guard let self, let object = self.selectedObject else { return }
+            self.selectedIndexPath = self.selectedIndexPath.flatMap { batch.indexPath(of: object.objectID, from: $0) }
+            if batch.reloadedSections != nil { self.setSelected(nil, keepingLastPosition: true) }
         }
     }
 
@@ -118,7 +123,8 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
     private func selectionChanged() {
         guard !isRestoring else { return }
         lastPosition = selectedPosition
-        selectedObject = lastPosition.flatMap(object(at:))
+        selectedIndexPath = lastPosition.flatMap(rows.indexPath(at:))
+        selectedObject = selectedIndexPath.map(rows.controller.object(at:))
         didChange?(.selected(selectedObject))
     }
 
@@ -130,13 +136,19 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
     private func restore() {
         restoreSource = 0
         guard let object = selectedObject else { return }
-        if let indexPath = rows.controller.indexPath(for: object) {
+        // Unknown after a reload: looked for in the list's keys (a pass that reads them),
+        // not asked of the controller, whose index of places a reload makes stale (a pass
+        // that writes a slot for each).
+        selectedIndexPath = selectedIndexPath.flatMap { rows.shows(object.objectID, at: $0) ? $0 : nil }
+            ?? rows.indexPath(of: object.objectID)
+        if let indexPath = selectedIndexPath {
             setSelected(rows.position(for: indexPath))
             didChange?(.followed(object))
         } else {
             let neighbour = lastPosition.flatMap(neighbourPosition(near:))
             setSelected(neighbour)
-            selectedObject = neighbour.flatMap(self.object(at:))
+            selectedIndexPath = neighbour.flatMap(rows.indexPath(at:))
+            selectedObject = selectedIndexPath.map(rows.controller.object(at:))
             didChange?(.removed(object, neighbour: selectedObject))
         }
     }
@@ -161,9 +173,5 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         if isObject(start) { return start }
         if isObject(start - 1) { return start - 1 }
         return (start + 1 ..< rows.count).first(where: isObject) ?? (0 ..< max(start - 1, 0)).reversed().first(where: isObject)
-    }
-
-    private func object(at position: Int) -> Result? {
-        rows.indexPath(at: position).map(rows.controller.object(at:))
     }
 }

@@ -9,13 +9,24 @@ import ObjectStore
 /// while each items-changed emission is delivered, so this copy walks from the old sections
 /// to the new ones one step at a time, announcing each step only once it has been taken.
 ///
-/// A step costs O(log n), not a copy of a section: rows of the one section being changed are
-/// hidden from the list (removals already announced, insertions not yet announced) rather
-/// than moved around, and the section's keys are rewritten once when it is done.
+/// A step costs O(log n), and no section's keys are copied: rows a batch removes are hidden
+/// (announced gone, still in the keys), a section that gains rows takes its new keys at once
+/// with those rows hidden until each is announced, and once the batch is followed every
+/// section holds the controller's own key arrays (shared until either side changes them),
+/// not a copy rewritten for each section a batch touches.
 final class FlattenedSections {
     struct Section: Equatable {
         var name: String
         var keys: [Int64]
+        /// Indexes into `keys` of rows the list does not show, ascending: removed, or
+        /// inserted and not announced yet, by the batch being followed.
+        var hidden: ArraySlice<Int> = []
+
+        /// The number of objects shown.
+        var count: Int { keys.count - hidden.count }
+
+        /// The keys of the objects shown.
+        var shownKeys: [Int64] { hidden.isEmpty ? keys : keys.removing(sortedIndexes: Array(hidden)) }
     }
 
     /// What stands at one position.
@@ -27,8 +38,6 @@ final class FlattenedSections {
     /// Whether each section starts with a header item.
     let showsHeaders: Bool
     fileprivate(set) var sections: [Section]
-    /// Indexes into the keys of `section` that the list does not show, ascending.
-    fileprivate var hidden: (section: Int, indexes: ArraySlice<Int>)?
     /// The number of items: objects, plus headers when shown.
     fileprivate(set) var count: Int
     /// How many items GTK asked for so far; items are made only for positions asked for.
@@ -38,13 +47,12 @@ final class FlattenedSections {
 
     /// The items `sections` make: their objects, and a header each when headers are shown.
     private static func itemCount(of sections: [Section], showsHeaders: Bool) -> Int {
-        sections.reduce(0) { $0 + $1.keys.count + (showsHeaders ? 1 : 0) }
+        sections.reduce(0) { $0 + $1.count + (showsHeaders ? 1 : 0) }
     }
 
     /// Replaces the whole list by `new`; returns how many items were there and are now.
     fileprivate func replaceAll(by new: [Section]) -> (removed: Int, added: Int) {
         let removed = count
-        hidden = nil
         sections = new
         count = Self.itemCount(of: new, showsHeaders: showsHeaders)
         return (removed, count)
@@ -60,7 +68,7 @@ final class FlattenedSections {
 
     /// The number of objects section `index` shows.
     func numberOfObjects(inSection index: Int) -> Int {
-        sections[index].keys.count - (hidden?.section == index ? hidden!.indexes.count : 0)
+        sections[index].count
     }
 
     /// The position of section `index`'s first item (its header when shown); `count` for
@@ -87,17 +95,19 @@ final class FlattenedSections {
 
     /// The row key of the object shown at `indexPath`.
     func key(at indexPath: IndexPath) -> Int64 {
+        let section = sections[indexPath.section]
         var index = indexPath.item
-        if let hidden, hidden.section == indexPath.section {
+        if !section.hidden.isEmpty {
             // The item-th index that is not hidden: skip the hidden indexes h[i] with h[i] - i <= item.
-            var low = 0, high = hidden.indexes.count
+            let hidden = section.hidden
+            var low = 0, high = hidden.count
             while low < high {
                 let mid = (low + high) / 2
-                if hidden.indexes[hidden.indexes.startIndex + mid] - mid <= indexPath.item { low = mid + 1 } else { high = mid }
+                if hidden[hidden.startIndex + mid] - mid <= indexPath.item { low = mid + 1 } else { high = mid }
             }
             index += low
         }
-        return sections[indexPath.section].keys[index]
+        return section.keys[index]
     }
 
     func recordItemMade() { itemsMade += 1 }
@@ -105,18 +115,29 @@ final class FlattenedSections {
     // MARK: Applying changes
 
     /// Walks from the old sections to the new ones by the steps of `ChangeBatch.walk`, calling
-    /// `emit(position, removed, added)` once each step is taken (adjacent steps are announced
-    /// together).
+    /// `emit(position, removed, added)` once each step is taken. Adjacent steps are announced
+    /// together, and so are steps apart when `isHeld(range)` says that nobody holds an item
+    /// in the positions between them (as the list was last announced): those rows are
+    /// announced again with the steps, removed and added as they are.
+    ///
+    /// `finalKeys(s)` are the keys section `s` has once the batch is followed, when known
+    /// (the controller's, which holds its new sections already): a section takes them,
+    /// checked against the batch's rows, instead of a copy of its keys with the batch's rows
+    /// put in or taken out.
     ///
     /// A batch that does not fit (one not made by this list's controller) is not followed
     /// step by step: what was announced stands, and the rest of the list is replaced by
     /// `reload()`'s sections in one emission. Returns why the batch did not fit, or nil.
     @discardableResult
-    func apply(_ batch: ChangeBatch, reload: () -> [Section], emit: @escaping (Int, Int, Int) -> Void) -> ChangeBatch.InvalidBatch? {
-        var steps = Steps(list: self, emissions: Emissions(emit: emit))
+    func apply(_ batch: ChangeBatch, reload: () -> [Section], finalKeys: @escaping (Int) -> [Int64]? = { _ in nil },
+               emit: @escaping (Int, Int, Int) -> Void, isHeld: @escaping (Range<Int>) -> Bool = { _ in true }) -> ChangeBatch.InvalidBatch? {
+        // Renames change keys in place: the controller's keys are already renamed.
+        let finalKeys = batch.renamedObjectIDs.isEmpty ? finalKeys : { _ in nil }
+        var steps = Steps(list: self, emissions: Emissions(emit: emit, isHeld: isHeld), finalKeys: finalKeys)
         do {
             try batch.walk(&steps)
             steps.emissions.flush()
+            settle(finalKeys: finalKeys)
             return nil
         } catch {
             // Each step checks before it changes anything: the list is what was recorded.
@@ -127,36 +148,51 @@ final class FlattenedSections {
         }
     }
 
-    /// The steps of a batch on the list: each changes the list (hiding rows of the section
-    /// being changed until they are announced) and records its emission.
+    /// Once a batch is followed, each section takes `finalKeys` when they fit (also one the
+    /// batch did not touch, whose keys the controller may have fetched anew: the list keeps
+    /// no second copy), else drops the rows still hidden (the removed ones of a section that
+    /// gained none) from its keys.
+    private func settle(finalKeys: (Int) -> [Int64]?) {
+        for s in sections.indices {
+            if let keys = finalKeys(s), keys.count == sections[s].count {
+                sections[s].keys = keys
+            } else if !sections[s].hidden.isEmpty {
+                sections[s].keys = sections[s].shownKeys
+            }
+            sections[s].hidden = []
+        }
+    }
+
+    /// The steps of a batch on the list: each changes the list (hiding rows until they are
+    /// announced, and the removed ones until the batch is followed) and records its emission.
     private struct Steps: ChangeBatchSteps {
         unowned let list: FlattenedSections
         var emissions: Emissions
+        let finalKeys: (Int) -> [Int64]?
 
         mutating func removeObjects(at indexes: [Int], fromSection section: Int) throws {
-            guard list.sections.indices.contains(section), indexes.allSatisfy(list.sections[section].keys.indices.contains) else {
+            guard list.sections.indices.contains(section), list.sections[section].hidden.isEmpty,
+                  indexes.allSatisfy(list.sections[section].keys.indices.contains) else {
                 throw ChangeBatch.InvalidBatch("objects removed at \(indexes) of section \(section) are not in the list")
             }
             for k in indexes.indices.reversed() {
                 emissions.record(list.position(of: IndexPath(item: indexes[k], section: section)), removed: 1, added: 0)
-                list.hidden = (section, indexes[k...])
+                list.sections[section].hidden = indexes[k...]
                 list.count -= 1
             }
-            list.sections[section].keys = list.sections[section].keys.removing(sortedIndexes: indexes)
-            list.hidden = nil
         }
 
         mutating func removeSection(for change: SectionChange) throws -> Section {
             guard list.sections.indices.contains(change.index) else {
                 throw ChangeBatch.InvalidBatch("section \(change.index) is not in the list")
             }
-            guard change.type == .move || list.sections[change.index].keys.isEmpty else {
+            guard change.type == .move || list.sections[change.index].count == 0 else {
                 throw ChangeBatch.InvalidBatch("section \(change.index) is deleted with objects in it")
             }
             let section = list.sections[change.index]
-            emissions.record(list.start(ofSection: change.index), removed: section.keys.count + list.headerCount, added: 0)
+            emissions.record(list.start(ofSection: change.index), removed: section.count + list.headerCount, added: 0)
             list.sections.remove(at: change.index)
-            list.count -= section.keys.count + list.headerCount
+            list.count -= section.count + list.headerCount
             return section
         }
 
@@ -164,35 +200,38 @@ final class FlattenedSections {
             guard (0...list.sections.count).contains(index) else {
                 throw ChangeBatch.InvalidBatch("section inserted at \(index), past the end of the list")
             }
-            let section = Section(name: change.name, keys: moved?.keys ?? [])
-            emissions.record(list.start(ofSection: index), removed: 0, added: section.keys.count + list.headerCount)
+            let section = Section(name: change.name, keys: moved?.keys ?? [], hidden: moved?.hidden ?? [])
+            emissions.record(list.start(ofSection: index), removed: 0, added: section.count + list.headerCount)
             list.sections.insert(section, at: index)
-            list.count += section.keys.count + list.headerCount
+            list.count += section.count + list.headerCount
         }
 
-        /// Each section gets its new keys at once, hidden until announced.
+        /// Each section gets its new keys at once (the final ones when they fit the arrivals),
+        /// the new rows hidden until announced.
         mutating func insertObjects(_ arrivals: [ObjectChange], intoSection section: Int) throws {
             let arrivals = arrivals.map { (index: $0.newIndexPath!.item, key: $0.objectID.rowKey) }
             let indexes = arrivals.map(\.index)
             guard list.sections.indices.contains(section),
-                  indexes.allSatisfy({ (0..<(list.sections[section].keys.count + indexes.count)).contains($0) }) else {
+                  indexes.allSatisfy({ (0..<(list.sections[section].count + indexes.count)).contains($0) }) else {
                 throw ChangeBatch.InvalidBatch("objects inserted at \(indexes) of section \(section) do not fit")
             }
-            list.hidden = (section, indexes[...])
-            list.sections[section].keys = list.sections[section].keys.inserting(arrivals)
+            let total = list.sections[section].count + arrivals.count
+            list.sections[section].keys = finalKeys(section).flatMap { keys in
+                keys.count == total && arrivals.allSatisfy { keys[$0.index] == $0.key } ? keys : nil
+            } ?? list.sections[section].shownKeys.inserting(arrivals)
+            list.sections[section].hidden = indexes[...]
             for k in indexes.indices {
                 emissions.record(list.position(of: IndexPath(item: indexes[k], section: section)), removed: 0, added: 1)
-                list.hidden = (section, indexes[(k + 1)...])
+                list.sections[section].hidden = indexes[(k + 1)...]
                 list.count += 1
             }
-            list.hidden = nil
         }
 
         /// Updated objects and renamed sections are replaced by themselves, so that GTK binds
         /// their rows again.
         mutating func update(objects: [ObjectChange], sections renamed: [SectionChange]) throws {
             for path in objects.compactMap(\.newIndexPath) where !list.sections.indices.contains(path.section)
-                || !list.sections[path.section].keys.indices.contains(path.item) {
+                || !(0..<list.sections[path.section].count).contains(path.item) {
                 throw ChangeBatch.InvalidBatch("an update names \(path), which is not in the list")
             }
             for index in renamed.compactMap(\.newIndex) where !list.sections.indices.contains(index) {
@@ -219,8 +258,15 @@ final class FlattenedSections {
         /// row) that such an emission removes, GTK 4.8's list view asks for every added item
         /// to look for it among them, and a million-row reload made a million items.
         mutating func reload(_ sections: [SectionSnapshot]) {
+            // The final keys when they fit (not a million object IDs mapped to keys).
+            let new = sections.enumerated().map { s, section in
+                let ids = section.objectIDs
+                let keys = finalKeys(s).flatMap { keys in
+                    keys.count == ids.count && keys.first == ids.first?.rowKey && keys.last == ids.last?.rowKey ? keys : nil
+                }
+                return Section(name: section.name, keys: keys ?? ids.map(\.rowKey))
+            }
             // Recorded as the list is before each change, as every step is.
-            let new = sections.map { Section(name: $0.name, keys: $0.objectIDs.map(\.rowKey)) }
             emissions.record(0, removed: list.count, added: 0)
             _ = list.replaceAll(by: [])
             emissions.flush()
@@ -232,6 +278,8 @@ final class FlattenedSections {
         /// replaced by themselves, so that GTK drops the items that carry the temporary key.
         /// (Temporary keys are negative and unique across entities.)
         mutating func rename(_ renamed: [ObjectID: ObjectID]) {
+            // Positions below are indexes into the keys: no row hidden.
+            list.settle(finalKeys: { _ in nil })
             let permanentKeys = Dictionary(renamed.map { ($0.key.rowKey, $0.value.rowKey) }) { first, _ in first }
             for s in list.sections.indices {
                 for i in list.sections[s].keys.indices where list.sections[s].keys[i] < 0 {
@@ -274,16 +322,29 @@ private extension Array {
     }
 }
 
-/// Coalesces adjacent changes into one items-changed emission.
+/// Coalesces changes into few items-changed emissions.
 ///
 /// Each change is recorded just before the list is changed; one that does not extend the
 /// pending emission first announces the pending one, while the list still is in the state
 /// that emission describes.
+///
+/// Changes apart are announced together, with the rows between them, when nobody holds an
+/// item among those rows or among the rows the emission removes: GTK 4.8's list view
+/// updates every row widget it keeps at each emission, so a chunk of 1,000 new rows spread
+/// through a million made 1,000 emissions and as many rounds of that work. GTK holds the
+/// items of the rows it shows and of its selection; for a position among the removed
+/// ones whose item it holds, it would look for that item among every added one, so such a
+/// range is never joined.
 private struct Emissions {
     let emit: (Int, Int, Int) -> Void
+    /// Whether an item is held in a range of positions of the list as last announced.
+    let isHeld: (Range<Int>) -> Bool
     private var pending: (position: Int, removed: Int, added: Int)?
 
-    init(emit: @escaping (Int, Int, Int) -> Void) { self.emit = emit }
+    init(emit: @escaping (Int, Int, Int) -> Void, isHeld: @escaping (Range<Int>) -> Bool) {
+        self.emit = emit
+        self.isHeld = isHeld
+    }
 
     /// Records a change of the list as it is now (before the change is made).
     mutating func record(_ position: Int, removed: Int, added: Int) {
@@ -298,6 +359,22 @@ private struct Emissions {
                 // Right before where the pending emission starts.
                 pending = (position, p.removed + removed, p.added + added)
                 return
+            }
+            // Apart: the rows between join the emission unless an item among them, or among
+            // the rows removed, is held (positions as last announced: everything before the
+            // pending emission is where it was, what follows it is shifted by its change).
+            if position > p.position + p.added {
+                let between = position - (p.position + p.added)
+                if !isHeld(p.position ..< p.position + p.removed + between + removed) {
+                    pending = (p.position, p.removed + between + removed, p.added + between + added)
+                    return
+                }
+            } else if position + removed < p.position {
+                let between = p.position - (position + removed)
+                if !isHeld(position ..< position + removed + between + p.removed) {
+                    pending = (position, removed + between + p.removed, added + between + p.added)
+                    return
+                }
             }
             flush()
         }

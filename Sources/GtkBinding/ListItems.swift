@@ -57,6 +57,13 @@ final class ListItems {
         for index in start..<live.count { live[index].position += added - removed }
     }
 
+    /// Whether an item handed out for a position in `range` is still held (by GTK: the rows
+    /// it shows, its selection).
+    func holdsItem(in range: Range<Int>) -> Bool {
+        let index = firstIndex(atOrAfter: range.lowerBound)
+        return index < live.count && live[index].position < range.upperBound
+    }
+
     private func forget(_ item: UnsafeMutablePointer<GObject>) {
         g_object_weak_unref(item, Self.itemFinalized, Unmanaged.passUnretained(self).toOpaque())
     }

@@ -104,6 +104,55 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         XCTAssertNil(modelPointer.pointee, "the window, its list view and the list model are all finalized")
     } }
 
+    /// An import's chunk, rows spread through a long list: a few emissions (changes among
+    /// the rows GTK shows one by one, the others joined with the rows between them), not one
+    /// for each new row; the list view follows, its selection kept.
+    func testAChunkSpreadThroughALongListIsAFewEmissions() throws { try MainActor.assumeIsolated {
+        guard environmentNamesADisplay, gtk_init_check() != 0 else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let seed = SeededGenerator.seed()
+        print("seed \(seed)")
+        var rng = SeededGenerator(seed: seed)
+        let context = try League.context(self)
+        for i in 0..<4_000 { try League.insertPlayer(context, name: "P\(i)", zone: League.zones[i % 4], score: i % 50) }
+        try context.save()
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let selection = FetchedResultsSelection(rows: rows)
+        let factory = gtk_signal_list_item_factory_new()
+        connect(factory, "setup", Self.setup, nil)
+        connect(factory, "bind", Self.bind, Unmanaged.passUnretained(rows).toOpaque())
+        let listView = gtk_list_view_new(selection.selectionModelReference(), factory)
+        let scrolled = gtk_scrolled_window_new()
+        gtk_scrolled_window_set_child(OpaquePointer(scrolled), listView)
+        let window = UnsafeMutableRawPointer(gtk_window_new()!).assumingMemoryBound(to: GtkWindow.self)
+        defer { gtk_window_destroy(window) }
+        gtk_window_set_default_size(window, 320, 400)
+        gtk_window_set_child(window, scrolled)
+        gtk_window_present(window)
+        iterateMainLoop()
+        let selected = rows.controller.object(at: IndexPath(item: 5, section: 0))
+        selection.select(selected)
+        iterateMainLoop()
+        var emissions = 0
+        let counter = Signal.connect(UnsafeMutableRawPointer(rows.listModel), "items-changed") { (_: guint, _: guint, _: guint) in emissions += 1 }
+        defer { g_signal_handler_disconnect(UnsafeMutableRawPointer(rows.listModel), counter) }
+        let made = rows.flattened.itemsMade
+
+        let chunk = 500
+        for i in 0..<chunk {
+            try League.insertPlayer(context, name: "N\(i)", zone: League.zones[Int.random(in: 0..<4, using: &rng)], score: Int.random(in: 0..<50, using: &rng))
+        }
+        try context.save()
+        iterateMainLoop()
+        XCTAssertLessThan(emissions, chunk / 5, "seed \(seed): emissions for \(chunk) new rows")
+        XCTAssertLessThan(rows.flattened.itemsMade - made, 1_000, "seed \(seed): items made to follow the chunk")
+        XCTAssertEqual(items(of: rows.listModel) { rows.identity(ofItem: $0) }, flattened(rows.controller.snapshot, headers: true), "seed \(seed)")
+        XCTAssertTrue(selection.selectedObject === selected, "seed \(seed)")
+        XCTAssertEqual(selection.selectedPosition, rows.controller.indexPath(for: selected).map(rows.position(for:)), "seed \(seed)")
+        let first = rows.controller.snapshot[0]
+        XCTAssertTrue(Set(texts(under: listView)).isSuperset(of: ["— \(first.name) —", first.objectIDs[0].description]),
+                      "seed \(seed): the list view shows the first header and object after the chunk")
+    } }
+
     @MainActor private func connect(_ instance: OpaquePointer?, _ signal: String,
                          _ handler: @convention(c) (OpaquePointer?, OpaquePointer?, gpointer?) -> Void, _ data: gpointer?) {
         g_signal_connect_data(UnsafeMutableRawPointer(instance), signal, unsafeBitCast(handler, to: GCallback.self), data, nil,
@@ -123,14 +172,5 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
             child = gtk_widget_get_next_sibling(current)
         }
         return texts
-    }
-
-    /// Runs GTK until it has drawn a few frames.
-    @MainActor private func iterateMainLoop(for duration: TimeInterval = 0.3) {
-        let deadline = Date().addingTimeInterval(duration)
-        while Date() < deadline {
-            while g_main_context_iteration(nil, 0) != 0 {}
-            usleep(5_000)
-        }
     }
 }

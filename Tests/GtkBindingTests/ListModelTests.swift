@@ -95,6 +95,7 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         let selection = FetchedResultsSelection(rows: rows)
         let bo = try XCTUnwrap(rows.controller.fetchedObjects?.first { ((try? $0.value(forKey: "name")) as? String) == "Bo" })
         selection.select(bo)
+        let builds = rows.controller.positionIndexBuilds
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
         let count = rows.count
         rows.controller.reloadThreshold = 1
@@ -111,12 +112,9 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(recorder.replica, identities(rows))
         XCTAssertEqual(identities(rows).compactMap { $0 }, flattened(rows.controller.snapshot, headers: true))
         // The selection is restored when GLib is next idle.
-        let deadline = Date().addingTimeInterval(0.3)
-        while Date() < deadline {
-            while g_main_context_iteration(nil, 0) != 0 {}
-            usleep(2_000)
-        }
+        iterateMainLoop()
         XCTAssertTrue(selection.selectedObject === bo, "the selected object stays selected")
+        XCTAssertEqual(rows.controller.positionIndexBuilds, builds, "found in the list, not by making the controller's index again")
         XCTAssertEqual(selection.selectedPosition, rows.position(for: try XCTUnwrap(rows.controller.indexPath(for: bo))))
     } }
 
@@ -135,25 +133,82 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         let shown = expectation(description: "shown")
         rows.controller.setFetchRequest(request) { _ in shown.fulfill() }
         wait(for: [shown], timeout: 10)
-        let deadline = Date().addingTimeInterval(0.3)
-        while Date() < deadline {
-            while g_main_context_iteration(nil, 0) != 0 {}
-            usleep(2_000)
-        }
+        iterateMainLoop()
         XCTAssertTrue(selection.selectedObject === bo, "the selected object stays selected")
         XCTAssertGreaterThan(rows.count, 4)
         XCTAssertLessThanOrEqual(rows.flattened.itemsMade - made, 1, "items made to follow the reload: the selected row's only")
     } }
 
+    /// An import's chunk shifts the selected row by hundreds: the selection follows it
+    /// through the batch, without the controller making its index of places again (a pass
+    /// over every row key, a million in the viewer).
+    func testAChunkBeforeTheSelectedRowKeepsItSelectedWithoutRemakingTheIndexOfPlaces() throws { try MainActor.assumeIsolated {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let selection = FetchedResultsSelection(rows: rows)
+        let bo = try XCTUnwrap(rows.controller.fetchedObjects?.first { ((try? $0.value(forKey: "name")) as? String) == "Bo" })
+        selection.select(bo)
+        let builds = rows.controller.positionIndexBuilds
+        XCTAssertGreaterThan(builds, 0, "selecting asked the index")
+        // Better scores than Bo's in Asia (before it), a new section before Asia, rows after it.
+        let chunk = ObjectContext(store: context.store)
+        for i in 0..<300 {
+            try League.insertPlayer(chunk, name: "N\(i)", zone: ["Asia", "Africa", "Europe"][i % 3], score: 2 + i % 7)
+        }
+        try chunk.save()
+        XCTAssertTrue(iterateMainLoop(until: { rows.controller.numberOfObjects == 303 }), "the chunk is merged")
+        iterateMainLoop(for: 0.05)
+        XCTAssertTrue(selection.selectedObject === bo, "the selected object stays selected")
+        XCTAssertEqual(rows.controller.positionIndexBuilds, builds, "the selection did not ask the controller where Bo went")
+        XCTAssertEqual(selection.selectedPosition, rows.position(for: try XCTUnwrap(rows.controller.indexPath(for: bo))))
+        XCTAssertEqual(rows.controller.indexPath(for: bo), IndexPath(item: 101, section: 1), "after Ana and Asia’s 100 new players")
+    } }
+
+    /// After a batch every section holds the controller's own array of row keys: the list
+    /// copies no section's keys (170,000 a section in the viewer) to put rows in or take
+    /// them out.
+    func testEverySectionSharesTheControllersKeysAfterABatch() throws { try MainActor.assumeIsolated {
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
+        @MainActor func assertShared(_ message: String) {
+            for s in rows.flattened.sections.indices {
+                let list = rows.flattened.sections[s].keys, controller = rows.controller.rowKeys(inSection: s)
+                XCTAssertEqual(list, controller, message)
+                XCTAssertEqual(list.withUnsafeBufferPointer(\.baseAddress), controller.withUnsafeBufferPointer(\.baseAddress),
+                               "\(message): section \(s) is a copy")
+            }
+            XCTAssertEqual(recorder.replica.compactMap { $0 }, flattened(rows.controller.snapshot, headers: true), message)
+        }
+        assertShared("at first")
+        // Placed in memory: rows into Asia, Cy out of Europe, a new section.
+        try League.insertPlayer(context, name: "Di", zone: "Asia", score: 2)
+        try League.insertPlayer(context, name: "Ed", zone: "Africa", score: 2)
+        try context.delete(try XCTUnwrap(rows.controller.fetchedObjects?.first { ((try? $0.value(forKey: "name")) as? String) == "Cy" }))
+        try context.save()
+        assertShared("after rows in and out")
+        // Fetched again: more changes than are placed in memory.
+        for i in 0..<20 { try League.insertPlayer(context, name: "F\(i)", zone: ["Asia", "Oceania"][i % 2], score: i) }
+        try context.save()
+        assertShared("after a refetch")
+    } }
+
     func testAMoveToANewSectionRemovesThenInsertsTheHeaderAndTheRow() throws { try MainActor.assumeIsolated {
         let rows = try FetchedResultsListModel(controller: League.byZone(context))
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
+        // Asia: Ana (1), Bo (2); Europe: Cy (4), whose item is held (GTK shows its row).
+        let cy = try XCTUnwrap(g_list_model_get_item(rows.listModel, 4))
         try ana.setValue("Oceania", forKey: "zone")
         try context.save()
         // Ana leaves Asia (position 1), the Oceania section arrives with its header at the end,
         // then Ana arrives in it.
         XCTAssertEqual(recorder.emissions.map { [$0.position, $0.removed, $0.added] }, [[1, 1, 0], [4, 0, 2]])
         XCTAssertEqual(recorder.replica.last, .object(ana.objectID))
+
+        // Back to Asia, nothing held: one emission, the rows between announced again with the changes.
+        g_object_unref(cy)
+        try ana.setValue("Asia", forKey: "zone")
+        try context.save()
+        XCTAssertEqual(recorder.emissions.dropFirst(2).map { [$0.position, $0.removed, $0.added] }, [[1, 5, 4]])
+        XCTAssertEqual(recorder.replica.compactMap { $0 }, flattened(rows.controller.snapshot, headers: true))
     } }
 
     func testAFirstSaveReplacesTheRowThatHadTheTemporaryID() throws { try MainActor.assumeIsolated {

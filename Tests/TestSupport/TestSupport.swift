@@ -10,6 +10,17 @@ public func temporaryFolder(_ test: XCTestCase) throws -> URL {
     return url
 }
 
+/// Calls `step` (a turn of an event loop) until `condition` holds or `timeout` passes;
+/// returns whether it held.
+public func repeatStep(until condition: () -> Bool, timeout: TimeInterval, _ step: () -> Void) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while !condition() {
+        guard Date() < deadline else { return false }
+        step()
+    }
+    return true
+}
+
 /// SplitMix64: a seeded generator, so that a failing property test can be replayed.
 public struct SeededGenerator: RandomNumberGenerator {
     public var state: UInt64

@@ -21,12 +21,7 @@ import XCTest
 /// Runs GTK until `condition` holds or `timeout` passes; returns whether it held.
 @discardableResult
 @MainActor func iterateMainLoop(until condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while !condition() {
-        guard Date() < deadline else { return false }
-        iterateMainLoop(for: 0.02)
-    }
-    return true
+    repeatStep(until: condition, timeout: timeout) { iterateMainLoop(for: 0.02) }
 }
 
 /// In-process tests of the real window: one registered GtkApplication for the test process,
@@ -57,13 +52,16 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
         iterateMainLoop(for: 0.05)
     } }
 
-    /// A shown window on `dataset`, laid out and drawn.
-    @MainActor func openWindow(_ dataset: String = "worldcup", busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws -> ViewerWindow {
+    /// A shown window on `dataset`, its rows in, laid out and drawn; with `waiting` false,
+    /// presented only, the main loop not run yet.
+    @MainActor func openWindow(_ dataset: String = "worldcup", busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout,
+                               waiting: Bool = true) throws -> ViewerWindow {
         let window = try ViewerWindow(application: Self.application!.application,
                                       options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder, busyTimeout: busyTimeout))
         windows.append(window)
         gtk_window_present(window.window.cast())
-        iterateMainLoop(until: { gtk_widget_get_mapped(window.listView) != 0 })
+        guard waiting else { return window }
+        iterateMainLoop(until: { gtk_widget_get_mapped(window.listView) != 0 && !window.isLoading })
         iterateMainLoop(for: 0.2)
         return window
     }

@@ -80,15 +80,19 @@ import Foundation
         }
         if let dumpURL = options.dumpURL { writeDumps(of: window, to: dumpURL) }
         gtk_window_present(window.window.cast())
-        if let url = options.screenshotURL {
-            // Once GTK has laid the window out and drawn it.
-            MainLoop.after(milliseconds: 700) { [weak self, weak window] in
-                guard let self, let window else { return }
-                do { try Screenshot.save(window.window, to: url) } catch { self.failure = error }
-                g_application_quit(self.gApplication)
-            }
-        }
+        if let url = options.screenshotURL { saveScreenshot(of: window, to: url, after: 700) }
         return window
+    }
+
+    /// Saves a picture of `window` once GTK has laid it out and drawn it, with its rows (a
+    /// window whose rows are still being fetched is waited for), then quits.
+    private func saveScreenshot(of window: ViewerWindow, to url: URL, after milliseconds: UInt32) {
+        MainLoop.after(milliseconds: milliseconds) { [weak self, weak window] in
+            guard let self, let window else { return }
+            if window.isLoading { return self.saveScreenshot(of: window, to: url, after: 300) }
+            do { try Screenshot.save(window.window, to: url) } catch { self.failure = error }
+            g_application_quit(self.gApplication)
+        }
     }
 
     /// Writes what `window` shows, and where its rows are, after every frame that changed it.

@@ -18,17 +18,22 @@ final class DatasetSession {
     let edits: Edits
     /// Keeps the context following what other processes commit to the store.
     private var storeFollowing: ObservationToken?
+    private let loadObserver = LoadObserver()
 
     /// How often the window looks whether another process changed the store: a change shows
     /// within this and the time to merge it (the issue asks for 250 ms); idle, a look is two
     /// `stat` calls.
     static let followInterval = DispatchTimeInterval.milliseconds(100)
 
-    /// Opens `dataset` on the store at `storeURL` (the dataset's default when nil).
+    /// Opens `dataset` on the store at `storeURL` (the dataset's default when nil). The rows
+    /// come from the section cache when it is valid; otherwise the list starts empty
+    /// (``isLoading``) and they are fetched off the main thread, so that the window shows at
+    /// once (``didLoad`` tells when they are in).
     init(dataset: Dataset, storeURL: URL?, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws {
         self.dataset = dataset
         context = ObjectContext(store: try dataset.openStore(at: storeURL, busyTimeout: busyTimeout))
         controller = try dataset.makeController(context: context)
+        controller.performFetch(completion: loadObserver.loaded)
         rows = try FetchedResultsListModel(controller: controller)
         selection = FetchedResultsSelection(rows: rows)
         edits = Edits(context: context)
@@ -38,6 +43,16 @@ final class DatasetSession {
     }
 
     var view: ViewConfiguration { dataset.view }
+
+    /// Whether the first rows are still being fetched: the list is empty until then.
+    var isLoading: Bool { controller.isLoading }
+
+    /// Called once the first rows show (also when a search or sort chosen meanwhile showed
+    /// its rows first), or with the error that stopped their fetch; never during `init`.
+    var didLoad: ((Error?) -> Void)? {
+        get { loadObserver.didLoad }
+        set { loadObserver.didLoad = newValue }
+    }
 
     /// Whether the section named `name` is in the list with no objects (sections from their
     /// own entity are listed even when empty).
@@ -111,4 +126,12 @@ final class DatasetSession {
         let restore = UndoEntry.restoring([key], of: object)
         try edits.save(undoneBy: { _ in restore }) { try object.setValue(value, forKey: key) }
     }
+}
+
+/// Where the end of a session's first fetch is told: made before the session itself, which
+/// starts the fetch while it is being initialized.
+private final class LoadObserver {
+    var didLoad: ((Error?) -> Void)?
+
+    func loaded(_ error: Error?) { didLoad?(error) }
 }

@@ -25,6 +25,10 @@ extension ViewerWindow {
             self?.factory?.refreshEmptySections()
         }
         session.edits.keptChangesSaved = { [weak self] in self?.showError(nil) }
+        session.didLoad = { [weak self, weak session] error in
+            guard let self, let session, self.session === session else { return }
+            self.rowsLoaded(error)
+        }
         contextObservation = session.context.addObserver { [weak self] _ in self?.refreshDetail() }
         self.session = session
         self.factory = factory
@@ -35,7 +39,23 @@ extension ViewerWindow {
         gtk_window_set_title(window.cast(), dataset.view.title ?? dataset.name)
         setChoices(for: dataset)
         showError(nil)
-        // Start with the first object selected, so that the detail pane shows something.
+        selectFirstObject()
+    }
+
+    /// Whether the list's first rows are still being fetched (see ``init(application:options:)``).
+    public var isLoading: Bool { session?.isLoading ?? false }
+
+    /// The first rows are in (fetched off the main thread when the section cache was not
+    /// valid), or could not be fetched.
+    private func rowsLoaded(_ error: Error?) {
+        showError(error.map { "The rows could not be read: \($0)" })
+        showEmptyState()
+        if session?.selection.selectedObject == nil { selectFirstObject() }
+    }
+
+    /// Selects the first object, so that the detail pane shows something.
+    private func selectFirstObject() {
+        guard let session else { return }
         let first = (0..<session.rows.count).lazy.compactMap(session.object(atPosition:)).first
         session.selection.select(first)
     }

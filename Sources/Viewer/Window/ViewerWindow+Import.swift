@@ -34,15 +34,21 @@ extension ViewerWindow {
     /// records on a background queue, with the progress in the import bar; the list shows
     /// each chunk as it commits. An import of the file that stopped earlier resumes.
     ///
-    /// Without a `chunkSize`, chunks of 1,000 records, the first ones smaller: GTK 4.8 keeps
-    /// row widgets for about 200 rows around the visible ones, and while the list is short
-    /// most rows of a chunk land among them, each a row widget to make, bind and measure.
-    /// Chunks that grow from 25 records keep that under a few dozen rows a chunk, so the
-    /// main loop never stalls for long (the benchmark's `--only live`).
+    /// Without a `chunkSize`, chunks of 1,000 records, the first ones smaller, and of 500 into
+    /// a list of more than 200,000 rows. The window takes each chunk in one turn of its main
+    /// loop. GTK 4.8 keeps row widgets for about 200 rows around the visible ones and makes,
+    /// binds and measures one for each new row that lands among them: most rows of a chunk
+    /// while the list is short, so chunks grow from 25 records. A shorter list's controller
+    /// fetches its row keys again for a chunk, a cost of the list's length, not the chunk's;
+    /// a longer one's places the chunk's rows, searching the store for each (about 25 µs a
+    /// row among a million), so there chunks of 500 keep each turn short: into a million
+    /// rows, chunks of 1,000 imported about a fifth faster but stalled the window up to
+    /// twice as long (the benchmark's `--only viewer1m`).
     public func startImport(file: URL, chunkSize: Int? = nil) {
         guard let session else { return }
         importBar.start(file: file, entityName: session.controller.fetchRequest.entityName, store: session.context.store,
-                        chunkSize: chunkSize ?? 1000, firstChunkSize: chunkSize == nil ? 25 : nil)
+                        chunkSize: chunkSize ?? (listedObjectCount > 200_000 ? 500 : 1000),
+                        firstChunkSize: chunkSize == nil ? 25 : nil)
     }
 
     /// Whether an import runs now.

@@ -74,12 +74,18 @@ extension ViewerWindow {
 }
 
 extension ViewerWindow {
-    /// The list, or when it has no rows a status page: "No Results" for a search, else what
-    /// the dataset would show and how to add it.
+    /// The list, or when it has no rows a status page: "Loading…" while the first rows are
+    /// fetched, "No Results" for a search, else what the dataset would show and how to add it.
     func showEmptyState() {
         guard let session else { return }
         let empty = session.rows.count == 0
-        if empty {
+        if empty && session.isLoading {
+            adw_status_page_set_icon_name(emptyPage.opaque, nil)
+            adw_status_page_set_title(emptyPage.opaque, "Loading…")
+            adw_status_page_set_description(emptyPage.opaque, nil)
+            gtk_spinner_start(loadingSpinner.opaque)
+            loadingSpinner.isVisible = true
+        } else if empty {
             let searching = gtk_search_bar_get_search_mode(searchBar.opaque) != 0
                 && gtk_editable_get_text(OpaquePointer(searchEntry)).map { $0.pointee != 0 } == true
             let noun = ViewConfiguration.words(session.controller.fetchRequest.entityName)
@@ -88,6 +94,10 @@ extension ViewerWindow {
             adw_status_page_set_description(emptyPage.opaque, searching
                 ? "No \(noun.lowercased()) matches the search."
                 : addButton.isVisible ? "Add a \(noun.lowercased()) with the + button." : nil)
+        }
+        if !(empty && session.isLoading) {
+            gtk_spinner_stop(loadingSpinner.opaque)
+            loadingSpinner.isVisible = false
         }
         gtk_stack_set_visible_child_name(listStack.opaque, empty ? "empty" : "list")
     }

@@ -28,6 +28,7 @@ import ObjectStore
 /// ## Topics
 /// - ``init(application:options:)``
 /// - ``open(datasetNamed:)``
+/// - ``isLoading``
 /// - ``window``
 /// - ``textDump``
 /// - ``startImport(file:chunkSize:)``
@@ -75,6 +76,8 @@ public final class ViewerWindow {
     /// The list, or a status page when it has no rows ("No Results" for a search).
     let listStack: Widget
     let emptyPage: Widget
+    /// Spins in the status page while the first rows are fetched.
+    let loadingSpinner: Widget
     let toastOverlay: Widget
     /// Where the `win.` actions are: the window, or a group the window holds.
     private(set) var actionMap: UnsafeMutableRawPointer!
@@ -93,6 +96,9 @@ public final class ViewerWindow {
     let datasetNames: [String]
 
     /// A window on `options.datasetName`. Throws when the dataset or its store cannot be opened.
+    ///
+    /// The window shows at once: its rows come from the section cache when it is valid, else
+    /// they are fetched off the main thread while the list shows "Loading…" (``isLoading``).
     public init(application: UnsafeMutablePointer<GtkApplication>?, options: ViewerOptions) throws {
         self.options = options
         adw_init()
@@ -149,6 +155,10 @@ public final class ViewerWindow {
         gtk_scrolled_window_set_child(scrolled.opaque, listView)
         gtk_widget_set_vexpand(scrolled, 1)
         emptyPage = adw_status_page_new()
+        loadingSpinner = gtk_spinner_new()
+        gtk_widget_set_size_request(loadingSpinner, 32, 32)
+        fr_accessible_set_text(loadingSpinner, GTK_ACCESSIBLE_PROPERTY_LABEL, "Loading")
+        adw_status_page_set_child(emptyPage.opaque, loadingSpinner)
         listStack = gtk_stack_new()
         gtk_stack_add_named(listStack.opaque, scrolled, "list")
         gtk_stack_add_named(listStack.opaque, emptyPage, "empty")

@@ -1,0 +1,69 @@
+import Foundation
+import ObjectStore
+
+extension ChangeBatch {
+    /// Where the object `objectID`, at `indexPath` before the batch, is after it: the new
+    /// index path the batch gives it, or, when the batch does not name it, `indexPath` moved
+    /// by the changes ahead of it (objects removed and inserted before it in its section,
+    /// sections removed, inserted or moved before its own). Nil when the batch deletes it,
+    /// replaces the whole list (``reloadedSections``) or does not fit the index path.
+    ///
+    /// A list that follows one object (its selection) finds it this way without a search.
+    package func indexPath(of objectID: ObjectID, from indexPath: IndexPath) -> IndexPath? {
+        if let change = objectChanges.first(where: { $0.objectID == objectID }) {
+            return change.type == .delete ? nil : change.newIndexPath
+        }
+        var follower = PathFollower(section: indexPath.section, item: indexPath.item)
+        do {
+            try walk(&follower)
+        } catch {
+            return nil
+        }
+        guard follower.isKnown, follower.section >= 0 else { return nil }
+        return IndexPath(item: follower.item, section: follower.section)
+    }
+}
+
+/// ``ChangeBatch/indexPath(of:from:)``'s steps: one index path carried through the batch.
+private struct PathFollower: ChangeBatchSteps {
+    /// The path's section (-1 while its section is moved) and item.
+    var section: Int
+    var item: Int
+    /// False once the batch replaced the list.
+    var isKnown = true
+
+    mutating func removeObjects(at items: [Int], fromSection section: Int) {
+        guard section == self.section else { return }
+        item -= items.prefix { $0 < item }.count
+    }
+
+    /// Carries the path (true) when its section is the one moved.
+    mutating func removeSection(for change: SectionChange) -> Bool {
+        guard section >= 0 else { return false }
+        if change.index == section {
+            section = -1
+            return true
+        }
+        if change.index < section { section -= 1 }
+        return false
+    }
+
+    mutating func insertSection(_ carriesPath: Bool?, at index: Int, for change: SectionChange) {
+        if carriesPath == true {
+            section = index
+        } else if section >= 0 && index <= section {
+            section += 1
+        }
+    }
+
+    mutating func insertObjects(_ arrivals: [ObjectChange], intoSection section: Int) {
+        guard section == self.section else { return }
+        for arrival in arrivals where arrival.newIndexPath!.item <= item { item += 1 }
+    }
+
+    mutating func update(objects: [ObjectChange], sections: [SectionChange]) {}
+
+    mutating func rename(_ renamed: [ObjectID: ObjectID]) {}
+
+    mutating func reload(_ sections: [SectionSnapshot]) { isKnown = false }
+}
