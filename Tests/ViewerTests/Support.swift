@@ -57,10 +57,11 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
         iterateMainLoop(for: 0.05)
     } }
 
-    /// A shown window on `dataset`, laid out and drawn.
-    @MainActor func openWindow(_ dataset: String = "worldcup", busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws -> ViewerWindow {
+    /// A shown window on `dataset`, laid out and drawn; `shareURL` is `--share`'s.
+    @MainActor func openWindow(_ dataset: String = "worldcup", busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout,
+                               shareURL: String? = nil) throws -> ViewerWindow {
         let window = try ViewerWindow(application: Self.application!.application,
-                                      options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder, busyTimeout: busyTimeout))
+                                      options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder, busyTimeout: busyTimeout, shareURL: shareURL))
         windows.append(window)
         gtk_window_present(window.window.cast())
         iterateMainLoop(until: { gtk_widget_get_mapped(window.listView) != 0 })

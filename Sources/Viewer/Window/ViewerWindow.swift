@@ -5,6 +5,7 @@ import Datasets
 import Foundation
 import GtkBinding
 import ObjectStore
+import Sharing
 
 /// The viewer's window, a libadwaita window by the GNOME HIG: the list on the left with its
 /// header bar (Add, the dataset as the title, Search, the primary menu with the sort orders,
@@ -23,7 +24,10 @@ import ObjectStore
 ///
 /// The window follows its store: what another process commits (a script, another window,
 /// the `sqlite3` shell, an import) shows as it commits, like a local change. GtkListView 4.8
-/// does not animate moves: a moved row appears at its new place.
+/// does not animate moves: a moved row appears at its new place. A store that shares through
+/// PostgreSQL (``ViewerOptions/shareURL``, or one that remembers its server) shows other
+/// desktops' changes the same way; an indicator in the list's header bar says how it stands
+/// with its server, and the primary menu has Share… and Stop Sharing.
 ///
 /// ## Topics
 /// - ``init(application:options:)``
@@ -36,7 +40,7 @@ public final class ViewerWindow {
     // Here: the window's state, widgets and layout. The rest is in extensions by concern:
     // +Datasets, +Events (signals, actions and keys), +Keyboard (moving through the list),
     // +Editing (dialogs, delete, undo, toasts, the error banner), +Import, +Selection (focus,
-    // detail pane, empty states) and +TextDump (reading it back).
+    // detail pane, empty states), +Sharing (PostgreSQL) and +TextDump (reading it back).
     /// The `AdwApplicationWindow` (an `AdwWindow` without an application).
     public let window: UnsafeMutablePointer<GtkWidget>
     let options: ViewerOptions
@@ -91,6 +95,18 @@ public final class ViewerWindow {
     /// The list's key controller that makes Enter edit (capture phase).
     private(set) var enterController: OpaquePointer?
     let datasetNames: [String]
+    /// The header bar's sharing indicator (see +Sharing).
+    let sharingIndicator = SharingIndicator()
+    /// `win.share` and `win.stop-sharing`.
+    private(set) var shareAction: OpaquePointer!
+    private(set) var stopSharingAction: OpaquePointer!
+    /// What the next opening of a dataset does about sharing: `--share` or `--unshare` for
+    /// the first one, the Share dialog's server for the one shown.
+    var shareRequest: (dataset: String, request: ShareRequest)?
+    /// The conflicts each sharing toast names, by the number of its last (for its Details).
+    var toastedConflicts: [Int64: [SharingConflict]] = [:]
+    /// The Share dialog opened last.
+    weak var shareDialog: ShareDialog?
 
     /// A window on `options.datasetName`. Throws when the dataset or its store cannot be opened.
     public init(application: UnsafeMutablePointer<GtkApplication>?, options: ViewerOptions) throws {
@@ -128,6 +144,7 @@ public final class ViewerWindow {
         adw_header_bar_set_title_widget(listHeader.opaque, datasetChoice)
         adw_header_bar_pack_end(listHeader.opaque, menuButton)
         adw_header_bar_pack_end(listHeader.opaque, searchButton)
+        adw_header_bar_pack_end(listHeader.opaque, sharingIndicator.widget)
 
         searchEntry = gtk_search_entry_new()
         gtk_widget_set_hexpand(searchEntry, 1)
@@ -208,6 +225,8 @@ public final class ViewerWindow {
         connectSignals()
         sortAction = addActions()
         importAction = Action.add(to: actionMap, "import") { [weak self] _ in self?.chooseImportFile() }
+        (shareAction, stopSharingAction) = addSharingActions()
+        shareRequest = options.shareURL.map { (options.datasetName, .share(url: $0)) } ?? (options.unshare ? (options.datasetName, .unshare) : nil)
         enterController = addEnterEdits()
         addListNavigation()
         addShortcuts()
