@@ -21,15 +21,16 @@ final class SharingIndicator {
     init() {
         widget = gtk_menu_button_new()
         widget.addClass("flat")
-        let title = makeLabel("Sharing", classes: ["heading"])
+        let title = makeLabel("Shared Through", classes: ["heading"])
         serverLabel = makeLabel()
-        gtk_label_set_selectable(serverLabel.opaque, 1)
         stateLabel = makeLabel()
         reasonLabel = makeLabel(classes: ["dim-label"])
         for label in [serverLabel, stateLabel, reasonLabel] {
             gtk_label_set_wrap(label.opaque, 1)
-            gtk_label_set_max_width_chars(label.opaque, 36)
+            gtk_label_set_max_width_chars(label.opaque, 40)
         }
+        // An address has no spaces to break at.
+        gtk_label_set_wrap_mode(serverLabel.opaque, PANGO_WRAP_WORD_CHAR)
         let stop = makeButton(mnemonic: "_Stop Sharing")
         gtk_actionable_set_action_name(OpaquePointer(stop), "win.stop-sharing")
         gtk_widget_set_halign(stop, GTK_ALIGN_END)
@@ -43,7 +44,7 @@ final class SharingIndicator {
 
     /// Shows `status`; nil (or a stopped session) hides the indicator.
     func show(_ status: SharingStatus?) {
-        guard let status, let (icon, text) = Self.describe(status) else {
+        guard let status, let (icon, state) = Self.describe(status) else {
             widget.isVisible = false
             text = nil
             shown = nil
@@ -53,14 +54,22 @@ final class SharingIndicator {
         // until the server answers.
         if case .offline = shown, status.state == .connecting { return }
         shown = status.state
+        // What the icon stands for, the server included where it is one.
+        let text: String
+        switch status.state {
+        case .connected: text = "Shared through \(status.server)" + (status.pendingChanges == 0 ? "" : ", \(state.lowercased())")
+        case .connecting: text = "Connecting to \(status.server)…"
+        default: text = state
+        }
         self.text = text
         gtk_menu_button_set_icon_name(widget.opaque, icon)
         gtk_widget_set_tooltip_text(widget, text)
         fr_accessible_set_text(widget, GTK_ACCESSIBLE_PROPERTY_LABEL, text)
         gtk_label_set_text(serverLabel.opaque, status.server)
-        gtk_label_set_text(stateLabel.opaque, text)
+        gtk_label_set_text(stateLabel.opaque, state)
         if case .offline(let reason) = status.state {
-            gtk_label_set_text(reasonLabel.opaque, "The server cannot be reached: \(reason). Changes made here are kept and sent when it can.")
+            let why = reason.prefix(1).uppercased() + reason.dropFirst()
+            gtk_label_set_text(reasonLabel.opaque, "\(why). Changes made here are kept in this store and sent once the server can be reached.")
             reasonLabel.isVisible = true
         } else {
             reasonLabel.isVisible = false
@@ -68,18 +77,18 @@ final class SharingIndicator {
         widget.isVisible = true
     }
 
-    /// The icon and the words for `status`; nil when stopped.
-    static func describe(_ status: SharingStatus) -> (icon: String, text: String)? {
+    /// The icon and the state in words for `status`; nil when stopped.
+    static func describe(_ status: SharingStatus) -> (icon: String, state: String)? {
         let changes = status.pendingChanges == 1 ? "1 change" : "\(status.pendingChanges) changes"
         switch status.state {
         case .connected:
-            return ("network-server-symbolic", "Shared through \(status.server)" + (status.pendingChanges == 0 ? "" : ", sending \(changes)"))
+            return ("network-server-symbolic", status.pendingChanges == 0 ? "Connected" : "Sending \(changes)")
         case .offline:
             return ("network-offline-symbolic", status.pendingChanges == 0 ? "Offline" : "Offline, \(changes) waiting")
         case .resyncing:
             return ("view-refresh-symbolic", "Resyncing…")
         case .connecting:
-            return ("view-refresh-symbolic", "Connecting to \(status.server)…")
+            return ("view-refresh-symbolic", "Connecting…")
         case .stopped:
             return nil
         }

@@ -129,6 +129,8 @@ public final class ViewerWindow {
         let titles = datasetNames.map { (try? Dataset.load(named: $0).view.title) ?? $0 }
         datasetChoice = makeDropDown(titles, name: "Dataset")
         gtk_widget_set_tooltip_text(datasetChoice, "Dataset")
+        // Room for the sharing indicator at 360 pixels.
+        gtk_drop_down_set_factory(datasetChoice.opaque, makeShrinkingLabelFactory())
         addButton = makeButton(icon: "list-add-symbolic", tooltip: "Add (Ctrl+N)")
         searchButton = gtk_toggle_button_new()
         gtk_button_set_icon_name(searchButton.cast(), "system-search-symbolic")
@@ -141,10 +143,12 @@ public final class ViewerWindow {
         gtk_menu_button_set_primary(menuButton.opaque, 1)
         let listHeader = adw_header_bar_new()!
         adw_header_bar_pack_start(listHeader.opaque, addButton)
+        // At the start: the end has the search, the menu and, folded, the window's buttons,
+        // and the title is centred between the two.
+        adw_header_bar_pack_start(listHeader.opaque, sharingIndicator.widget)
         adw_header_bar_set_title_widget(listHeader.opaque, datasetChoice)
         adw_header_bar_pack_end(listHeader.opaque, menuButton)
         adw_header_bar_pack_end(listHeader.opaque, searchButton)
-        adw_header_bar_pack_end(listHeader.opaque, sharingIndicator.widget)
 
         searchEntry = gtk_search_entry_new()
         gtk_widget_set_hexpand(searchEntry, 1)
