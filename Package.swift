@@ -68,7 +68,7 @@ let package = Package(
         ),
         .target(
             name: "Viewer",
-            dependencies: ["CGtk", "CAdw", "CViewer", "GtkBinding", "Datasets", "FetchedResults", "ObjectStore"],
+            dependencies: ["CGtk", "CAdw", "CViewer", "GtkBinding", "Datasets", "FetchedResults", "ObjectStore", "Sharing"],
             // GTK runs on the main thread: so does every declaration of the app.
             swiftSettings: [.defaultIsolation(MainActor.self)]
         ),
@@ -105,7 +105,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ViewerTests",
-            dependencies: ["TestSupport", "Viewer", "GtkBinding", "Datasets", "CGtk", "CAdw", "FetchedResults", "ObjectStore"]
+            dependencies: ["TestSupport", "Viewer", "GtkBinding", "Datasets", "CGtk", "CAdw", "FetchedResults", "ObjectStore", "Sharing",
+                           .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
     ]
 )

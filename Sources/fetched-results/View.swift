@@ -9,10 +9,13 @@ struct View: ParsableCommand {
         abstract: "Open the viewer window on a dataset (the default command).",
         discussion: """
             Without a display (no DISPLAY or WAYLAND_DISPLAY), the window is shown on a virtual \
-            X server (Xvfb) and saved as a PNG screenshot whose path is printed.
+            X server (Xvfb) and saved as a PNG screenshot whose path is printed. A store that \
+            shares (--share) shows how it stands with its server in the header bar.
             """)
 
     @OptionGroup var options: DatasetOptions
+
+    @OptionGroup var sharing: SharingOptions
 
     @Option(help: "Save a picture of the window to this PNG file once it is shown, then quit.")
     var screenshot: String?
@@ -52,7 +55,8 @@ struct View: ParsableCommand {
         let viewerOptions = ViewerOptions(
             datasetName: options.dataset, storeURL: options.store.map { URL(fileURLWithPath: $0) },
             screenshotURL: screenshotURL, dumpURL: dump.map { URL(fileURLWithPath: $0) }, busyTimeout: options.busyTimeout,
-            windowSize: windowSize.flatMap(Self.size), colorScheme: colorScheme.viewerValue)
+            windowSize: windowSize.flatMap(Self.size), colorScheme: colorScheme.viewerValue,
+            shareURL: sharing.share, unshare: sharing.unshare)
         // A command runs on the main thread, where GTK (and the viewer's every declaration) runs.
         let status = try MainActor.assumeIsolated { try ViewerApplication(options: viewerOptions).run() }
         guard status == 0 else { throw ExitCode(status) }

@@ -40,12 +40,13 @@ final class AccessibilityTreeTests: XCTestCase {
 
     /// The tree of `fetched-results view` on `dataset`, then (with `click`) of the window
     /// that pressing the button named so opens; one accessible a line, without indentation.
-    private func tree(_ dataset: String, clicking click: String) throws -> (window: [String], dialog: [String]) {
+    /// `arguments` go to `view` after the store.
+    private func tree(_ dataset: String, clicking click: String, arguments: [String] = []) throws -> (window: [String], dialog: [String]) {
         let store = try temporaryFolder(self).appendingPathComponent("\(dataset).sqlite")
         let executable = builtExecutable("fetched-results", besides: AccessibilityTreeTests.self)
         let result = try run("/usr/bin/xvfb-run", ["-a", "-s", "-screen 0 1280x1024x24", "/usr/bin/dbus-run-session", "--",
                                                    "/usr/bin/python3", script.path, "--click", click, "--",
-                                                   executable.path, "view", "--dataset", dataset, "--store", store.path])
+                                                   executable.path, "view", "--dataset", dataset, "--store", store.path] + arguments)
         XCTAssertEqual(result.status, 0, result.output)
         let lines = result.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         let separator = lines.firstIndex(of: "== after clicking \(click)") ?? lines.endIndex
@@ -82,5 +83,14 @@ final class AccessibilityTreeTests: XCTestCase {
             XCTAssertTrue(window.contains(line), "\(line) in:\n\(window.joined(separator: "\n"))")
         }
         XCTAssertTrue(dialog.contains { $0.hasPrefix("combo box 'List' labelled-by 'List'") }, dialog.joined(separator: "\n"))
+    }
+
+    func testTheSharingIndicatorSaysHowTheStoreStandsWithItsServer() throws {
+        try requireTools()
+        // Nothing listens there: the store is offline with its seed waiting (or, at first, connecting).
+        let url = try SharingServer.closedPortURL()
+        let (window, _) = try tree("worldcup", clicking: "Add", arguments: ["--share", url])
+        XCTAssertTrue(window.contains { $0.hasPrefix("push button 'Offline, 32 changes waiting'") || $0.hasPrefix("push button 'Connecting to \(url)…'") },
+                      window.joined(separator: "\n"))
     }
 }

@@ -53,11 +53,11 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
     } }
 
     /// A shown window on `dataset`, its rows in, laid out and drawn; with `waiting` false,
-    /// presented only, the main loop not run yet.
+    /// presented only, the main loop not run yet. `shareURL` is `--share`'s.
     @MainActor func openWindow(_ dataset: String = "worldcup", busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout,
-                               waiting: Bool = true) throws -> ViewerWindow {
+                               waiting: Bool = true, shareURL: String? = nil) throws -> ViewerWindow {
         let window = try ViewerWindow(application: Self.application!.application,
-                                      options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder, busyTimeout: busyTimeout))
+                                      options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder, busyTimeout: busyTimeout, shareURL: shareURL))
         windows.append(window)
         gtk_window_present(window.window.cast())
         guard waiting else { return window }

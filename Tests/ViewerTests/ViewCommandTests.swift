@@ -282,4 +282,64 @@ final class ViewCommandTests: XCTestCase {
         viewer.waitUntilExit()
         XCTAssertFalse(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("CRITICAL"))
     }
+
+    /// Two desktops through PostgreSQL, each a process: the viewer sharing its store
+    /// (`view --share`), and `apply --share` changing another store of the same database. The
+    /// window shows the change and says it is shared; a store it shared with before shares
+    /// again without the option. A URL that is not a server's is refused by name.
+    func testTheViewerSharesThroughPostgreSQLWithAnotherDesktopsApply() throws {
+        guard hasDisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let refused = try run(["view", "--share", "http://me@db.example/league"])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.errors.contains("--share: http://me@db.example/league is not a server address"), refused.errors)
+
+        let url = try SharingServer.database(for: self)
+        let folder = try temporaryFolder(self)
+        let store = folder.appendingPathComponent("cup.sqlite").path
+        let dump = folder.appendingPathComponent("window.txt")
+        let (viewer, _, errors) = try launch(["view", "--store", store, "--share", url, "--dump", dump.path])
+        defer { if viewer.isRunning { viewer.terminate() } }
+        func shown() -> String { (try? String(contentsOf: dump, encoding: .utf8)) ?? "" }
+        func wait(for text: String) -> Bool {
+            let deadline = Date().addingTimeInterval(20)
+            while !shown().contains(text) {
+                guard Date() < deadline, viewer.isRunning else { return false }
+                usleep(20_000)
+            }
+            return true
+        }
+        let shared = "sharing: Shared through \(url)"
+        XCTAssertTrue(wait(for: shared), "the window says it is shared:\n\(shown())")
+
+        // Another desktop: apply on a store of its own, sharing the same database.
+        let other = Process()
+        other.executableURL = executable
+        other.arguments = ["apply", "--store", folder.appendingPathComponent("other.sqlite").path, "--share", url]
+        let input = Pipe()
+        other.standardInput = input
+        other.standardOutput = FileHandle.nullDevice
+        other.standardError = FileHandle.nullDevice
+        try other.run()
+        input.fileHandleForWriting.write(Data("""
+            {"op":"update","entity":"Team","where":"teamName == 'Ghana'","set":{"wins":5}}
+            {"op":"save"}
+
+            """.utf8))
+        try input.fileHandleForWriting.close()
+        other.waitUntilExit()
+        XCTAssertEqual(other.terminationStatus, 0)
+        XCTAssertTrue(wait(for: "[Africa]\n  Ghana · Wins: 5\n"), "the other desktop's change shows:\n\(shown())")
+        XCTAssertTrue(shown().contains(shared), shown())
+        viewer.terminate()
+        viewer.waitUntilExit()
+        XCTAssertFalse(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("CRITICAL"))
+
+        // The store remembers its server.
+        try FileManager.default.removeItem(at: dump)
+        let (again, _, _) = try launch(["view", "--store", store, "--dump", dump.path])
+        defer { if again.isRunning { again.terminate() } }
+        let deadline = Date().addingTimeInterval(20)
+        while !shown().contains(shared), Date() < deadline, again.isRunning { usleep(20_000) }
+        XCTAssertTrue(shown().contains(shared), "shared without --share:\n\(shown())")
+    }
 }

@@ -20,6 +20,12 @@ nonisolated public struct ViewerOptions: Sendable {
     public var windowSize: (width: Int, height: Int)?
     /// Light or dark.
     public var colorScheme: ColorScheme
+    /// A PostgreSQL database to share the first dataset's store through
+    /// (`postgresql://USER@HOST[:PORT]/DATABASE`); the store remembers it, so that later
+    /// windows share without it. Nil: the store shares when it remembers a server.
+    public var shareURL: String?
+    /// Whether the first dataset's store stops sharing (forgets its server) as it opens.
+    public var unshare: Bool
 
     /// Light or dark style.
     public enum ColorScheme: Sendable {
@@ -31,7 +37,8 @@ nonisolated public struct ViewerOptions: Sendable {
 
     public init(datasetName: String = "worldcup", storeURL: URL? = nil, storeFolder: URL? = nil,
                 screenshotURL: URL? = nil, dumpURL: URL? = nil, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout,
-                windowSize: (width: Int, height: Int)? = nil, colorScheme: ColorScheme = .system) {
+                windowSize: (width: Int, height: Int)? = nil, colorScheme: ColorScheme = .system,
+                shareURL: String? = nil, unshare: Bool = false) {
         self.datasetName = datasetName
         self.storeURL = storeURL
         self.storeFolder = storeFolder
@@ -40,6 +47,8 @@ nonisolated public struct ViewerOptions: Sendable {
         self.busyTimeout = busyTimeout
         self.windowSize = windowSize
         self.colorScheme = colorScheme
+        self.shareURL = shareURL
+        self.unshare = unshare
     }
 
     /// The store of dataset `name`; nil for the dataset's default.

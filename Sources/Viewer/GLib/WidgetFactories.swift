@@ -59,6 +59,21 @@ func makeDropDown(_ strings: [String], name: String? = nil) -> Widget {
     return dropDown
 }
 
+/// A list item factory for a drop-down of strings whose label gives way when there is no
+/// room ("World C…"): a header bar's title, which would otherwise keep the window from being
+/// narrower than its header's buttons and title together.
+func makeShrinkingLabelFactory() -> OpaquePointer {
+    let ui = """
+        <interface><template class="GtkListItem"><property name="child"><object class="GtkLabel">
+          <property name="xalign">0</property><property name="ellipsize">end</property>
+          <binding name="label"><lookup name="string" type="GtkStringObject"><lookup name="item">GtkListItem</lookup></lookup></binding>
+        </object></property></template></interface>
+        """
+    let bytes = ui.withCString { g_bytes_new($0, gsize(strlen($0))) }
+    defer { g_bytes_unref(bytes) }
+    return gtk_builder_list_item_factory_new_from_bytes(nil, bytes)
+}
+
 /// A new `GtkStringList` of `strings` (a new reference).
 func makeStringList(_ strings: [String]) -> OpaquePointer {
     let list = gtk_string_list_new(nil)!

@@ -19,6 +19,8 @@ final class DatasetSession {
     /// Keeps the context following what other processes commit to the store.
     private var storeFollowing: ObservationToken?
     private let loadObserver = LoadObserver()
+    /// The store's sharing through PostgreSQL, while it shares (see +Sharing).
+    var sharing: DatasetSharing?
 
     /// How often the window looks whether another process changed the store: a change shows
     /// within this and the time to merge it (the issue asks for 250 ms); idle, a look is two
@@ -52,6 +54,12 @@ final class DatasetSession {
     var didLoad: ((Error?) -> Void)? {
         get { loadObserver.didLoad }
         set { loadObserver.didLoad = newValue }
+    }
+
+    /// Follows the store every `interval` from now on. Only right after opening: what was
+    /// committed since the last look would not show.
+    func followStore(every interval: DispatchTimeInterval) throws {
+        storeFollowing = try context.followStore(interval: interval)
     }
 
     /// Whether the section named `name` is in the list with no objects (sections from their

@@ -33,6 +33,7 @@ enum Style {
         .dialog-error { padding: 6px 10px; border-radius: 6px; color: #c01c28; background-color: alpha(#c01c28, 0.1); }
         .import-bar { padding: 6px 12px; border-bottom: 1px solid alpha(currentColor, 0.15); }
         .import-bar.import-error label { color: #c01c28; }
+        .sharing-popover { padding: 6px; }
         .error-banner { padding: 8px 12px; background-color: @error_bg_color; color: @error_fg_color; }
         /* The selected row in the accent colour, as GTK's own theme has it: libadwaita's
            faint grey is hard to find in a long list. */

@@ -3,12 +3,13 @@ import CGtk
 import Datasets
 import GtkBinding
 
-/// Switching datasets: a new session, its row factory and its choices.
+/// Switching datasets: a new session, its sharing, its row factory and its choices.
 extension ViewerWindow {
     /// Shows the dataset `name` instead of the current one.
     public func open(datasetNamed name: String) throws {
         let dataset = try Dataset.load(named: name)
         let session = try DatasetSession(dataset: dataset, storeURL: options.storeURL(for: name), busyTimeout: options.busyTimeout)
+        let notShared = startSharing(session)
         let factory = RowFactory(session: session)
         factory.didToggle = { [weak self] object, isOn in
             let isSelected = self?.session?.selection.selectedObject === object
@@ -30,6 +31,7 @@ extension ViewerWindow {
             self.rowsLoaded(error)
         }
         contextObservation = session.context.addObserver { [weak self] _ in self?.refreshDetail() }
+        self.session?.sharing?.stop()
         self.session = session
         self.factory = factory
         // Without a model first, so that the new factory never binds the old dataset's items.
@@ -38,7 +40,8 @@ extension ViewerWindow {
         gtk_list_view_set_model(listView.opaque, session.selection.selectionModel)
         gtk_window_set_title(window.cast(), dataset.view.title ?? dataset.name)
         setChoices(for: dataset)
-        showError(nil)
+        showError(notShared, prefix: "Not shared")
+        showSharing()
         selectFirstObject()
     }
 

@@ -71,16 +71,19 @@ extension ViewerWindow {
         MainLoop.idle(priority: G_PRIORITY_DEFAULT) { [weak self] in self?.perform(followsSelection: followsSelection, edit) }
     }
 
-    /// Shows a toast saying `text`, with an Undo button (`win.undo`) when `undo`.
-    func showToast(_ text: String, undo: Bool = false) {
+    /// Shows a toast saying `text`, with an Undo button (`win.undo`) when `undo`, else a
+    /// button for `action` (a label and a detailed action name) when given; `dismissed` is
+    /// called when it goes.
+    func showToast(_ text: String, undo: Bool = false, action: (label: String, name: String)? = nil, dismissed: (() -> Void)? = nil) {
         let toast = adw_toast_new(text)!
-        if undo {
-            adw_toast_set_button_label(toast, "_Undo")
-            adw_toast_set_action_name(toast, "win.undo")
+        if let (label, name) = undo ? ("_Undo", "win.undo") : action {
+            adw_toast_set_button_label(toast, label)
+            adw_toast_set_detailed_action_name(toast, name)
         }
         shownToast = text
         Signal.connect(UnsafeMutableRawPointer(toast), "dismissed") { [weak self] () -> Void in
             if self?.shownToast == text { self?.shownToast = nil }
+            dismissed?()
         }
         adw_toast_overlay_add_toast(toastOverlay.opaque, toast)
     }

@@ -74,8 +74,8 @@ extension ViewerWindow {
         }
     }
 
-    /// The primary menu: the dataset's sort orders (radio items of `win.sort`), Import, and
-    /// Keyboard Shortcuts and About.
+    /// The primary menu: the dataset's sort orders (radio items of `win.sort`), Import, Share
+    /// and Stop Sharing, and Keyboard Shortcuts and About.
     func setMenu(sortTitles: [String]) {
         func model(_ menu: OpaquePointer) -> UnsafeMutablePointer<GMenuModel> {
             UnsafeMutableRawPointer(menu).assumingMemoryBound(to: GMenuModel.self)
@@ -89,6 +89,8 @@ extension ViewerWindow {
         }
         let data = g_menu_new()!
         g_menu_append(data, "_Import…", "win.import")
+        g_menu_append(data, "_Share…", "win.share")
+        g_menu_append(data, "Stop S_haring", "win.stop-sharing")
         g_menu_append_section(menu, nil, model(data))
         g_object_unref(UnsafeMutableRawPointer(data))
         let help = g_menu_new()!

@@ -6,7 +6,8 @@ import GtkBinding
 /// Reading the window back: what it shows, as text, and where its rows are.
 extension ViewerWindow {
     /// What the window shows, as text: the title, the list's rows (headers in brackets, the
-    /// selected row marked with `>`), and the detail pane. For tests and `--dump`.
+    /// selected row marked with `>`), the detail pane, and what the sharing indicator says.
+    /// For tests and `--dump`.
     public var textDump: String {
         guard let session else { return "" }
         var lines = ["title: \(String(cString: gtk_window_get_title(window.cast())))"]
@@ -25,6 +26,7 @@ extension ViewerWindow {
         if let shownToast { lines.append("toast: \(shownToast)") }
         lines.append("detail:")
         lines += detail.text.split(separator: "\n").map { "  " + $0 }
+        if let sharing = sharingIndicator.text { lines.append("sharing: \(sharing)") }
         return lines.joined(separator: "\n")
     }
 

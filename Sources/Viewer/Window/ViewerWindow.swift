@@ -5,6 +5,7 @@ import Datasets
 import Foundation
 import GtkBinding
 import ObjectStore
+import Sharing
 
 /// The viewer's window, a libadwaita window by the GNOME HIG: the list on the left with its
 /// header bar (Add, the dataset as the title, Search, the primary menu with the sort orders,
@@ -23,7 +24,10 @@ import ObjectStore
 ///
 /// The window follows its store: what another process commits (a script, another window,
 /// the `sqlite3` shell, an import) shows as it commits, like a local change. GtkListView 4.8
-/// does not animate moves: a moved row appears at its new place.
+/// does not animate moves: a moved row appears at its new place. A store that shares through
+/// PostgreSQL (``ViewerOptions/shareURL``, or one that remembers its server) shows other
+/// desktops' changes the same way; an indicator in the list's header bar says how it stands
+/// with its server, and the primary menu has Share… and Stop Sharing.
 ///
 /// ## Topics
 /// - ``init(application:options:)``
@@ -37,7 +41,7 @@ public final class ViewerWindow {
     // Here: the window's state, widgets and layout. The rest is in extensions by concern:
     // +Datasets, +Events (signals, actions and keys), +Keyboard (moving through the list),
     // +Editing (dialogs, delete, undo, toasts, the error banner), +Import, +Selection (focus,
-    // detail pane, empty states) and +TextDump (reading it back).
+    // detail pane, empty states), +Sharing (PostgreSQL) and +TextDump (reading it back).
     /// The `AdwApplicationWindow` (an `AdwWindow` without an application).
     public let window: UnsafeMutablePointer<GtkWidget>
     let options: ViewerOptions
@@ -94,6 +98,18 @@ public final class ViewerWindow {
     /// The list's key controller that makes Enter edit (capture phase).
     private(set) var enterController: OpaquePointer?
     let datasetNames: [String]
+    /// The header bar's sharing indicator (see +Sharing).
+    let sharingIndicator = SharingIndicator()
+    /// `win.share` and `win.stop-sharing`.
+    private(set) var shareAction: OpaquePointer!
+    private(set) var stopSharingAction: OpaquePointer!
+    /// What the next opening of a dataset does about sharing: `--share` or `--unshare` for
+    /// the first one, the Share dialog's server for the one shown.
+    var shareRequest: (dataset: String, request: ShareRequest)?
+    /// The conflicts each sharing toast names, by the number of its last (for its Details).
+    var toastedConflicts: [Int64: [SharingConflict]] = [:]
+    /// The Share dialog opened last.
+    weak var shareDialog: ShareDialog?
 
     /// A window on `options.datasetName`. Throws when the dataset or its store cannot be opened.
     ///
@@ -119,6 +135,8 @@ public final class ViewerWindow {
         let titles = datasetNames.map { (try? Dataset.load(named: $0).view.title) ?? $0 }
         datasetChoice = makeDropDown(titles, name: "Dataset")
         gtk_widget_set_tooltip_text(datasetChoice, "Dataset")
+        // Room for the sharing indicator at 360 pixels.
+        gtk_drop_down_set_factory(datasetChoice.opaque, makeShrinkingLabelFactory())
         addButton = makeButton(icon: "list-add-symbolic", tooltip: "Add (Ctrl+N)")
         searchButton = gtk_toggle_button_new()
         gtk_button_set_icon_name(searchButton.cast(), "system-search-symbolic")
@@ -131,6 +149,9 @@ public final class ViewerWindow {
         gtk_menu_button_set_primary(menuButton.opaque, 1)
         let listHeader = adw_header_bar_new()!
         adw_header_bar_pack_start(listHeader.opaque, addButton)
+        // At the start: the end has the search, the menu and, folded, the window's buttons,
+        // and the title is centred between the two.
+        adw_header_bar_pack_start(listHeader.opaque, sharingIndicator.widget)
         adw_header_bar_set_title_widget(listHeader.opaque, datasetChoice)
         adw_header_bar_pack_end(listHeader.opaque, menuButton)
         adw_header_bar_pack_end(listHeader.opaque, searchButton)
@@ -218,6 +239,8 @@ public final class ViewerWindow {
         connectSignals()
         sortAction = addActions()
         importAction = Action.add(to: actionMap, "import") { [weak self] _ in self?.chooseImportFile() }
+        (shareAction, stopSharingAction) = addSharingActions()
+        shareRequest = options.shareURL.map { (options.datasetName, .share(url: $0)) } ?? (options.unshare ? (options.datasetName, .unshare) : nil)
         enterController = addEnterEdits()
         addListNavigation()
         addShortcuts()

@@ -1,0 +1,96 @@
+import CAdw
+import CGtk
+import CViewer
+import GtkBinding
+import Sharing
+
+/// The header bar's sharing indicator: an icon that says where the store stands with its
+/// server (shared, offline with the changes waiting, resyncing, connecting) in its tooltip
+/// and to screen readers; a click opens a popover with the server, the state in full and
+/// Stop Sharing. Hidden while the store does not share.
+final class SharingIndicator {
+    /// A `GtkMenuButton`.
+    let widget: Widget
+    private let serverLabel: Widget
+    private let stateLabel: Widget
+    private let reasonLabel: Widget
+    /// What the indicator says (its tooltip and accessible name); nil while hidden.
+    private(set) var text: String?
+    private var shown: SharingStatus.State?
+
+    init() {
+        widget = gtk_menu_button_new()
+        widget.addClass("flat")
+        let title = makeLabel("Shared Through", classes: ["heading"])
+        serverLabel = makeLabel()
+        stateLabel = makeLabel()
+        reasonLabel = makeLabel(classes: ["dim-label"])
+        for label in [serverLabel, stateLabel, reasonLabel] {
+            gtk_label_set_wrap(label.opaque, 1)
+            gtk_label_set_max_width_chars(label.opaque, 40)
+        }
+        // An address has no spaces to break at.
+        gtk_label_set_wrap_mode(serverLabel.opaque, PANGO_WRAP_WORD_CHAR)
+        let stop = makeButton(mnemonic: "_Stop Sharing")
+        gtk_actionable_set_action_name(OpaquePointer(stop), "win.stop-sharing")
+        gtk_widget_set_halign(stop, GTK_ALIGN_END)
+        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 6, [title, serverLabel, stateLabel, reasonLabel, stop])
+        content.addClass("sharing-popover")
+        let popover = gtk_popover_new()!
+        gtk_popover_set_child(popover.cast(), content)
+        gtk_menu_button_set_popover(widget.opaque, popover)
+        widget.isVisible = false
+    }
+
+    /// Shows `status`; nil (or a stopped session) hides the indicator.
+    func show(_ status: SharingStatus?) {
+        guard let status, let (icon, state) = Self.describe(status) else {
+            widget.isVisible = false
+            text = nil
+            shown = nil
+            return
+        }
+        // Offline, each attempt to connect again would flash "Connecting": offline it stays
+        // until the server answers.
+        if case .offline = shown, status.state == .connecting { return }
+        shown = status.state
+        // What the icon stands for, the server included where it is one.
+        let text: String
+        switch status.state {
+        case .connected: text = "Shared through \(status.server)" + (status.pendingChanges == 0 ? "" : ", \(state.lowercased())")
+        case .connecting: text = "Connecting to \(status.server)…"
+        default: text = state
+        }
+        self.text = text
+        gtk_menu_button_set_icon_name(widget.opaque, icon)
+        gtk_widget_set_tooltip_text(widget, text)
+        fr_accessible_set_text(widget, GTK_ACCESSIBLE_PROPERTY_LABEL, text)
+        gtk_label_set_text(serverLabel.opaque, status.server)
+        gtk_label_set_text(stateLabel.opaque, state)
+        if case .offline(let reason) = status.state {
+            let why = reason.prefix(1).uppercased() + reason.dropFirst()
+            gtk_label_set_text(reasonLabel.opaque, "\(why). Changes made here are kept in this store and sent once the server can be reached.")
+            reasonLabel.isVisible = true
+        } else {
+            reasonLabel.isVisible = false
+        }
+        widget.isVisible = true
+    }
+
+    /// The icon and the state in words for `status`; nil when stopped.
+    static func describe(_ status: SharingStatus) -> (icon: String, state: String)? {
+        let changes = status.pendingChanges == 1 ? "1 change" : "\(status.pendingChanges) changes"
+        switch status.state {
+        case .connected:
+            return ("network-server-symbolic", status.pendingChanges == 0 ? "Connected" : "Sending \(changes)")
+        case .offline:
+            return ("network-offline-symbolic", status.pendingChanges == 0 ? "Offline" : "Offline, \(changes) waiting")
+        case .resyncing:
+            return ("view-refresh-symbolic", "Resyncing…")
+        case .connecting:
+            return ("view-refresh-symbolic", "Connecting…")
+        case .stopped:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import CAdw
+import CGtk
+import Datasets
+import Foundation
+import GtkBinding
+import ObjectStore
+import Sharing
+@testable import Viewer
+import XCTest
+
+/// A window on a store that shares through PostgreSQL: another desktop's change shows in the
+/// list, the header bar's indicator says how the store stands with its server, Share… and Stop
+/// Sharing, and a toast for an edit that met another desktop's.
+final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
+    /// Another desktop: a World Cup store of its own sharing through `url`, caught up.
+    private func otherDesktop(_ file: String, sharingThrough url: String) throws -> (url: URL, store: PersistentStore, session: SharingSession) {
+        let storeURL = storeFolder.appendingPathComponent(file)
+        let store = try Dataset.load(named: "worldcup").openStore(at: storeURL)
+        let session = try store.share(through: PostgresSharing(try ServerConfiguration(url: url)))
+        try waiting { try await session.synchronize() }
+        return (storeURL, store, session)
+    }
+
+    private func stop(_ session: SharingSession) throws {
+        try waiting { await session.stop() }
+    }
+
+    func testAChangeOnAnotherDesktopShowsInTheWindowAndTheIndicatorSaysShared() throws { try MainActor.assumeIsolated {
+        let url = try SharingServer.database(for: self)
+        let window = try openWindow(shareURL: url)
+        let shared = "Shared through \(try ServerConfiguration(url: url))"
+        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text == shared }, timeout: 20), window.sharingIndicator.text ?? "hidden")
+        XCTAssertTrue(window.sharingIndicator.widget.isVisible)
+        XCTAssertEqual(String(cString: gtk_widget_get_tooltip_text(window.sharingIndicator.widget)), shared)
+        XCTAssertEqual(window.textDump.split(separator: "\n").last.map(String.init), "sharing: \(shared)")
+        XCTAssertFalse(Action.isEnabled(window.shareAction), "Share… does not apply")
+        XCTAssertTrue(Action.isEnabled(window.stopSharingAction))
+
+        // The window seeded the empty database; another desktop takes its teams and changes one.
+        let other = try otherDesktop("other.sqlite", sharingThrough: url)
+        _ = try sqlite3(other.url, "UPDATE Team SET wins = 42 WHERE teamName = 'Ghana'")
+        try waiting { try await other.session.synchronize() }  // committed on the server
+        let pushed = Date()
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 42") == true }, timeout: 10),
+                      window.listLines.joined(separator: "\n"))
+        print("another desktop's change shown \(Int(Date().timeIntervalSince(pushed) * 1000)) ms after it was committed on the server")
+        XCTAssertEqual(window.sharingIndicator.text, shared)
+
+        // And the window's taps go the other way.
+        window.activateRow(titled: "Algeria")
+        XCTAssertTrue(iterateMainLoop(until: { (try? sqlite3(other.url, "SELECT wins FROM Team WHERE teamName = 'Algeria'")) == "1" }, timeout: 10),
+                      "the other desktop takes the window's tap")
+        XCTAssertEqual(window.sharingIndicator.text, shared, "nothing waits")
+        try stop(other.session)
+    } }
+
+    func testAnUnreachableServerShowsOfflineWithTheChangesWaitingAndStopSharingForgetsIt() throws { try MainActor.assumeIsolated {
+        // The store joined a database (it has nothing to send), which is now out of reach.
+        let joined = try otherDesktop("worldcup.sqlite", sharingThrough: try SharingServer.database(for: self))
+        try stop(joined.session)
+        let window = try openWindow(shareURL: try SharingServer.closedPortURL())
+        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text == "Offline" }, timeout: 10), window.sharingIndicator.text ?? "hidden")
+        window.activateRow(titled: "Ghana")
+        window.activateRow(titled: "Japan")
+        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text == "Offline, 2 changes waiting" }, timeout: 10),
+                      window.sharingIndicator.text ?? "hidden")
+        XCTAssertEqual(String(cString: gtk_widget_get_tooltip_text(window.sharingIndicator.widget)), "Offline, 2 changes waiting")
+        XCTAssertTrue(window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 1") == true, "offline, the window works on its store")
+
+        let store = try XCTUnwrap(window.session?.context.store)
+        XCTAssertNotNil(try store.sharingServer())
+        window.stopSharing()
+        XCTAssertFalse(window.sharingIndicator.widget.isVisible)
+        XCTAssertTrue(iterateMainLoop(until: { (try? store.sharingServer()) == .some(nil) }), "the store forgets its server")
+        XCTAssertTrue(Action.isEnabled(window.shareAction))
+        XCTAssertFalse(Action.isEnabled(window.stopSharingAction))
+        XCTAssertFalse(window.textDump.contains("sharing:"))
+    } }
+
+    func testTheShareDialogSaysWhatIsWrongWithTheAddressAndSharesTheListShown() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        XCTAssertFalse(window.sharingIndicator.widget.isVisible, "hidden while the store does not share")
+        XCTAssertTrue(Action.isEnabled(window.shareAction))
+        XCTAssertFalse(Action.isEnabled(window.stopSharingAction))
+        window.session?.selection.select(window.object(titled: "Japan"))
+        gtk_widget_activate_action_variant(window.window, "win.share", nil)
+        iterateMainLoop(for: 0.1)
+        let dialog = try XCTUnwrap(window.shareDialog)
+        let type = dialog.window.cast() as UnsafeMutablePointer<AdwMessageDialog>
+        let canShare = { adw_message_dialog_get_response_enabled(type, "share") != 0 }
+        XCTAssertFalse(canShare(), "nothing typed yet")
+        XCTAssertFalse(dialog.message.isVisible)
+        for (typed, problem) in [("http://me@db.example/league", "not a postgresql:// URL"), ("postgresql://me@db.example/", "no database"),
+                                 ("postgresql://db.example/league", "no user")] {
+            gtk_editable_set_text(OpaquePointer(dialog.entry), typed)
+            XCTAssertTrue(dialog.message.isVisible, typed)
+            XCTAssertEqual(labelText(dialog.message), "Not a server address: \(problem). Write postgresql://USER@HOST[:PORT]/DATABASE")
+            XCTAssertFalse(canShare(), typed)
+        }
+        let url = try SharingServer.closedPortURL()
+        gtk_editable_set_text(OpaquePointer(dialog.entry), url)
+        XCTAssertFalse(dialog.message.isVisible)
+        XCTAssertTrue(canShare())
+        adw_message_dialog_response(type, "share")
+        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text?.hasPrefix("Offline, 32 changes waiting") == true }, timeout: 10),
+                      "the seed waits for the server: " + (window.sharingIndicator.text ?? "hidden"))
+        XCTAssertEqual(window.session?.selection.selectedObject.map { $0.attributeValue(forKey: "teamName") }, .string("Japan"), "the selection stays")
+        XCTAssertEqual(try window.session?.context.store.sharingServer(), try ServerConfiguration(url: url).description)
+        XCTAssertFalse(Action.isEnabled(window.shareAction))
+    } }
+
+    func testAnEditThatMetAnotherDesktopsShowsAToastAndDismissingItForgetsTheConflict() throws { try MainActor.assumeIsolated {
+        let url = try SharingServer.database(for: self)
+        // This desktop's store shares once and stops; the other desktop then sets Ghana's
+        // wins, and this one too before it shares again.
+        let mine = try otherDesktop("worldcup.sqlite", sharingThrough: url)
+        try stop(mine.session)
+        let other = try otherDesktop("other.sqlite", sharingThrough: url)
+        _ = try sqlite3(other.url, "UPDATE Team SET wins = 7 WHERE teamName = 'Ghana'")
+        try waiting { try await other.session.synchronize() }
+        try stop(other.session)
+        _ = try sqlite3(mine.url, "UPDATE Team SET wins = 1 WHERE teamName = 'Ghana'")
+
+        let window = try openWindow()  // the store remembers its server
+        let text = "Ghana: Wins was changed on another desktop; kept theirs"
+        XCTAssertTrue(iterateMainLoop(until: { window.shownToast == text }, timeout: 20), window.shownToast ?? "no toast")
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 7") == true }),
+                      window.listLines.joined(separator: "\n"))
+        let sharing = try XCTUnwrap(window.session?.sharing)
+        let conflict = try XCTUnwrap(sharing.session.conflicts().first)
+        XCTAssertEqual(window.toastedConflicts[conflict.number!], [conflict], "Details has it")
+        gtk_widget_activate_action_variant(window.window, "win.sharing-conflicts", g_variant_new_int32(Int32(conflict.number!)))
+        let details = try XCTUnwrap(dialog(of: window), "Details opens a dialog")
+        XCTAssertEqual(String(cString: adw_message_dialog_get_body(details.cast())),
+                       "\(text).\nwins is 7 on the server (it was 0 when the edit here began, which set 1).")
+        gtk_window_destroy(details.cast())
+
+        // The toast's close button, its last (after Details).
+        let toast = try XCTUnwrap(window.toastOverlay.descendants.first { String(cString: gtk_widget_get_css_name($0)) == "toast" })
+        let close = try XCTUnwrap(toast.descendants.last { $0.isA(gtk_button_get_type()) })
+        gtk_widget_activate(close)
+        XCTAssertTrue(iterateMainLoop(until: { (try? sharing.session.conflicts()) == [] }, timeout: 1), "dismissed")
+        XCTAssertNil(window.shownToast)
+    } }
+
+    /// The window `window` opened last (a dialog transient for it).
+    @MainActor private func dialog(of window: ViewerWindow) -> Widget? {
+        let toplevels = gtk_window_get_toplevels()!
+        return (0..<g_list_model_get_n_items(toplevels)).reversed().lazy.compactMap { index -> Widget? in
+            let item = g_list_model_get_item(toplevels, index)!
+            defer { g_object_unref(item) }
+            let widget = item.assumingMemoryBound(to: GtkWidget.self)
+            return gtk_window_get_transient_for(widget.cast()) == window.window.cast() ? widget : nil
+        }.first
+    }
+}
