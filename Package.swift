@@ -85,7 +85,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "fetched-results-benchmark",
-            dependencies: ["ObjectStore", "FetchedResults", "Datasets", "Viewer", "GtkBinding", "CGtk", "CFetchedResultsModel", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["ObjectStore", "FetchedResults", "Datasets", "Viewer", "GtkBinding", "CGtk", "CFetchedResultsModel", "Sharing",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
         .testTarget(
             name: "FetchedResultsTests",

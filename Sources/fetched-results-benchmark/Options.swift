@@ -1,6 +1,6 @@
 import Foundation
 
-/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--only controller|live|viewer1m|triggers]`.
+/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--only controller|live|viewer1m|triggers|sharing]`.
 struct Options {
     /// Teams in the store.
     var rows = 1_000_000
@@ -20,9 +20,10 @@ struct Options {
     /// history triggers' cost to bulk writes, which `controller` measures too), `viewer1m` (the
     /// viewer window on a million teams: opening, search, sort, Page Down, scrolling, an import;
     /// on a copy of `--store`, else of /tmp/bench1m.sqlite, built when missing).
-    var parts: Set<String> = ["controller", "live", "viewer1m"]
+    /// `sharing`: two desktops through PostgreSQL (`$FETCHED_RESULTS_POSTGRES_URL`).
+    var parts: Set<String> = ["controller", "live", "viewer1m", "sharing"]
 
-    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--only controller|live|viewer1m|triggers]"
+    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--only controller|live|viewer1m|triggers|sharing]"
 
     init(arguments: [String]) throws {
         var rest = arguments[...]
@@ -44,8 +45,8 @@ struct Options {
                 storePath = path
             case "--import-rows": importRows = try number(flag)
             case "--only":
-                guard let part = rest.popFirst(), ["controller", "live", "viewer1m", "triggers"].contains(part) else {
-                    throw OptionsError("--only takes controller, live, viewer1m or triggers\n\(Self.usage)")
+                guard let part = rest.popFirst(), ["controller", "live", "viewer1m", "triggers", "sharing"].contains(part) else {
+                    throw OptionsError("--only takes controller, live, viewer1m, triggers or sharing\n\(Self.usage)")
                 }
                 parts = [part]
             case "-h", "--help": throw OptionsError(Self.usage)

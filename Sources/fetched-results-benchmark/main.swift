@@ -21,6 +21,7 @@ func benchmark(_ options: Options) throws {
     }
     if options.parts.contains("live") { try liveBenchmark(options, folder: folder, report: &report) }
     if options.parts.contains("viewer1m") { try viewerMillionBenchmark(options, folder: folder, report: &report) }
+    if options.parts.contains("sharing") { try sharingBenchmark(options, folder: folder, report: &report) }
     print("")
     print(report.printed(), terminator: "")
     print("")

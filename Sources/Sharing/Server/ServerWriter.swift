@@ -26,20 +26,14 @@ struct ServerWriter: Sendable {
         var conflicts: [SharingConflict] = []
         var written: [Written] = []
         var reread: [String: [UUID]] = [:]
+        var inserts: [String: [Outbox.Operation]] = [:]
         for operation in operations {
             let table = ServerNames.quoted(operation.entity.name)
             let id = ServerNames.quoted(ServerNames.objectID)
             switch operation.kind {
             case .insert:
-                let names = operation.changedKeys
-                var bindings = PostgresBindings()
-                bindings.append(operation.id)
-                for name in names { try bind(operation.values[name] ?? .null, of: name, entity: operation.entity, into: &bindings) }
-                let columns = ([ServerNames.objectID] + names).map(ServerNames.quoted).joined(separator: ", ")
-                let placeholders = (1...(names.count + 1)).map { "$\($0)" }.joined(separator: ", ")
-                try await connection.query(PostgresQuery(
-                    unsafeSQL: "INSERT INTO \(table) (\(columns)) VALUES (\(placeholders)) ON CONFLICT (\(id)) DO NOTHING", binds: bindings), logger: logger)
-                reread[operation.entity.name, default: []].append(operation.id)
+                // Sent below, many rows a statement.
+                inserts[operation.entity.name, default: []].append(operation)
             case .update:
                 guard let server = try await currentRow(of: operation, on: connection) else {
                     // Deleted on the server: the pull brings the delete, and the merge
@@ -82,11 +76,37 @@ struct ServerWriter: Sendable {
                 written.append(Written(entity: operation.entity.name, id: operation.id, version: version ?? 0, values: nil))
             }
         }
+        for (entityName, group) in inserts {
+            try await insert(group, on: connection)
+            reread[entityName, default: []] += group.map(\.id)
+        }
         for (entityName, ids) in reread {
             guard let entity = model.entity(named: entityName) else { continue }
             written += try await rows(of: entity, ids: ids, on: connection)
         }
         return (written, conflicts)
+    }
+
+    /// Inserts objects of one entity, up to 500 rows a statement; an object already there (a
+    /// push that reached the server but not the store) is left as it is.
+    private func insert(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws {
+        guard let entity = operations.first?.entity else { return }
+        let names = entity.attributes.map(\.name) + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.name)
+        let columns = ([ServerNames.objectID] + names).map(ServerNames.quoted).joined(separator: ", ")
+        for start in stride(from: 0, to: operations.count, by: 500) {
+            let chunk = operations[start..<min(start + 500, operations.count)]
+            var bindings = PostgresBindings()
+            var rows: [String] = []
+            for operation in chunk {
+                let first = bindings.count + 1
+                bindings.append(operation.id)
+                for name in names { try bind(operation.values[name] ?? .null, of: name, entity: entity, into: &bindings) }
+                rows.append("(" + (first..<(first + names.count + 1)).map { "$\($0)" }.joined(separator: ", ") + ")")
+            }
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) (\(columns)) VALUES \(rows.joined(separator: ", ")) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING",
+                binds: bindings), logger: logger)
+        }
     }
 
     /// The server's row of an object being updated, locked until the transaction ends.

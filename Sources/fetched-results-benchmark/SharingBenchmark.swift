@@ -1,0 +1,165 @@
+import FetchedResults
+import Foundation
+import GRDB
+import ObjectStore
+import PostgresNIO
+import Sharing
+
+/// Two desktops sharing through PostgreSQL (`$FETCHED_RESULTS_POSTGRES_URL`, which
+/// `scripts/benchmark` starts with scripts/with-postgres): how soon a save on one shows in a
+/// controller on the other, beside a controller following the same store, and how fast a
+/// 10,000-row import is pushed, beside the import itself.
+func sharingBenchmark(_ options: Options, folder: URL, report: inout Report) throws {
+    guard let url = ProcessInfo.processInfo.environment["FETCHED_RESULTS_POSTGRES_URL"] else {
+        print("sharing: FETCHED_RESULTS_POSTGRES_URL is not set (scripts/benchmark starts a server); skipped")
+        return
+    }
+    print("measuring sharing through PostgreSQL...")
+    let figures = try blocking { try await measureSharing(serverURL: url, folder: folder) }
+    let sorted = figures.latencies.sorted()
+    let median = sorted[sorted.count / 2], p95 = sorted[sorted.count * 95 / 100]
+    let local = figures.localLatencies.sorted()
+    let localMedian = local[local.count / 2], localP95 = local[local.count * 95 / 100]
+    report.add(.init(figure: "a save on desktop A shown by a controller on B, median", measured: duration(median),
+                     baseline: "same store \(duration(localMedian))", target: "", passed: nil))
+    report.add(.init(figure: "  p95 of \(sorted.count) saves", measured: duration(p95), baseline: "same store \(duration(localP95))",
+                     target: "≤ 500 ms", passed: p95 <= 0.5))
+    let pushRate = Double(figures.importRows) / figures.pushSeconds
+    report.add(.init(figure: "push of a \(figures.importRows)-row import", measured: "\(duration(figures.pushSeconds)), \(Int(pushRate)) rows/s",
+                     baseline: "the import \(duration(figures.importSeconds))", target: "≥ 1,000 rows/s", passed: pushRate >= 1_000))
+    report.add(.init(figure: "  … and on desktop B", measured: duration(figures.pullSeconds)))
+}
+
+struct SharingFigures: Sendable {
+    var latencies: [Double] = []
+    var localLatencies: [Double] = []
+    var importRows = 10_000
+    var importSeconds = 0.0
+    var pushSeconds = 0.0
+    var pullSeconds = 0.0
+}
+
+private func measureSharing(serverURL: String, folder: URL) async throws -> SharingFigures {
+    let server = try ServerConfiguration(url: serverURL)
+    let logger = Logger(label: "benchmark")
+    let name = "bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    let admin = try await PostgresConnection.connect(configuration: server.connection, id: 1, logger: logger)
+    try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+    try await admin.close()
+    defer {
+        Task {
+            let admin = try await PostgresConnection.connect(configuration: server.connection, id: 2, logger: logger)
+            try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
+            try await admin.close()
+        }
+    }
+    var configuration = server
+    configuration.database = name
+
+    let a = try PersistentStore(url: folder.appendingPathComponent("a.sqlite"), model: WorldCupStore.model)
+    try WorldCupStore.fill(a, rows: 1_000, seed: 1)
+    let b = try PersistentStore(url: folder.appendingPathComponent("b.sqlite"), model: WorldCupStore.model)
+    var sharing = PostgresSharing(configuration)
+    sharing.logger.logLevel = .warning
+    let sessionA = try a.share(through: sharing)
+    try await sessionA.synchronize()
+    let sessionB = try b.share(through: sharing)
+    try await sessionB.synchronize()
+
+    // A controller on B following its store as `watch` does when sharing (every 40 ms), and
+    // one on A's own store (the baseline: the same follower without a server in between).
+    let onB = try Follower(store: b)
+    let onA = try Follower(store: a)
+    let writer = ObjectContext(store: a, queue: DispatchQueue(label: "writer"))
+    var figures = SharingFigures()
+    let teams = try writer.performAndWait {
+        var request = FetchRequest<ManagedObject>(entityName: "Team", sortDescriptors: [FetchSortDescriptor(key: "teamName")])
+        request.fetchLimit = 50
+        return Array(try writer.fetch(request))
+    }
+    for number in 1...100 {
+        let (seenB, seenA) = (onB.batches, onA.batches)
+        let saved = try writer.performAndWait {
+            try teams[number % teams.count].setValue(1_000 + number, forKey: "wins")
+            try writer.save()
+            return ContinuousClock.now
+        }
+        let deadline = saved + .seconds(10)
+        while onB.batches == seenB || onA.batches == seenA {
+            if ContinuousClock.now > deadline { throw OptionsError("sharing: save \(number) did not show on desktop B within 10 s") }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        figures.latencies.append(seconds(onB.lastBatch - saved))
+        figures.localLatencies.append(seconds(onA.lastBatch - saved))
+        try await Task.sleep(for: .milliseconds(Int.random(in: 20...60)))
+    }
+
+    // A 10,000-row import on A, pushed.
+    let started = ContinuousClock.now
+    let rows = figures.importRows
+    try await a.database.write { db in
+        let insert = try db.makeStatement(sql: #"INSERT INTO "Team" ("teamName", "qualifyingZone", "wins") VALUES (?, 'Oceania', 0)"#)
+        for row in 0..<rows { try insert.execute(arguments: ["Imported \(row)"]) }
+    }
+    let imported = ContinuousClock.now
+    figures.importSeconds = seconds(imported - started)
+    try await sessionA.synchronize()
+    figures.pushSeconds = seconds(ContinuousClock.now - imported)
+    try await sessionB.synchronize()
+    while try await b.database.read({ db in try Int.fetchOne(db, sql: #"SELECT count(*) FROM "Team" WHERE "qualifyingZone" = 'Oceania'"#) ?? 0 }) < rows {
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    figures.pullSeconds = seconds(ContinuousClock.now - imported)
+    await sessionA.stop()
+    await sessionB.stop()
+    withExtendedLifetime((onA, onB)) {}
+    return figures
+}
+
+private func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+/// A controller on its own context following a store every 40 ms; counts its batches.
+private final class Follower: FetchedResultsControllerDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    private var last = ContinuousClock.now
+    private let context: ObjectContext
+    private var controller: FetchedResultsController<ManagedObject>!
+    private var following: ObservationToken?
+
+    init(store: PersistentStore) throws {
+        context = ObjectContext(store: store, queue: DispatchQueue(label: "follower"))
+        try context.performAndWait {
+            controller = FetchedResultsController(
+                fetchRequest: FetchRequest<ManagedObject>(entityName: "Team", sortDescriptors: [FetchSortDescriptor(key: "qualifyingZone"), FetchSortDescriptor(key: "wins", ascending: false), FetchSortDescriptor(key: "teamName")]),
+                managedObjectContext: context, sectionNameKeyPath: "qualifyingZone")
+            controller.delegate = self
+            try controller.performFetch()
+            following = try context.followStore(interval: .milliseconds(40))
+        }
+    }
+
+    var batches: Int { lock.withLock { count } }
+    var lastBatch: ContinuousClock.Instant { lock.withLock { last } }
+
+    func controller(_ controller: FetchedResultsController<ManagedObject>, didChangeContentWith batch: ChangeBatch) {
+        lock.withLock {
+            count += 1
+            last = .now
+        }
+    }
+}
+
+/// Runs `body` to its end from synchronous code.
+private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    let done = DispatchSemaphore(value: 0)
+    nonisolated(unsafe) var result: Result<T, any Error>?
+    Task {
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        done.signal()
+    }
+    done.wait()
+    return try result!.get()
+}
