@@ -20,9 +20,9 @@ import ObjectStore
 public struct PostgresSharing: Sendable {
     /// The server and database.
     public var configuration: ServerConfiguration
-    /// What a conflict keeps (see ``SharingConflict``): ``MergePolicy/error`` (the default)
-    /// and ``MergePolicy/storeWins`` keep the value committed first on the server;
-    /// ``MergePolicy/editWins`` writes this store's value over it. Every conflict is
+    /// What a conflict keeps (see ``SharingConflict``): `MergePolicy.error` (the default)
+    /// and `MergePolicy.storeWins` keep the value committed first on the server;
+    /// `MergePolicy.editWins` writes this store's value over it. Every conflict is
     /// recorded, whatever the policy.
     public var mergePolicy: MergePolicy
     /// How many changes the server's log keeps at least: a desktop pruning it after a
@@ -35,8 +35,13 @@ public struct PostgresSharing: Sendable {
     public var safetyInterval: Duration = .seconds(30)
     /// How often to look for local commits (two `stat` calls of the store's files when idle).
     public var localInterval: Duration = .milliseconds(50)
-    /// Where the engine logs (connections, pushes, pulls; never a password).
-    public var logger = Logger(label: "FetchedResults.Sharing")
+    /// Where the engine logs (connections, pushes, pulls; never a password): warnings only,
+    /// unless `FETCHED_RESULTS_SHARING_LOG` names another level (`info`, `debug`, `trace`).
+    public var logger: Logger = {
+        var logger = Logger(label: "FetchedResults.Sharing")
+        logger.logLevel = ProcessInfo.processInfo.environment["FETCHED_RESULTS_SHARING_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+        return logger
+    }()
 
     /// Sharing through the database `configuration` names.
     public init(_ configuration: ServerConfiguration, mergePolicy: MergePolicy = .error) {
@@ -69,6 +74,12 @@ extension PersistentStore {
             try SharingState.set(.active, "1", in: db)
         }
         return SharingSession(store: self, sharing: sharing)
+    }
+
+    /// The server this store shared through last, whether or not it still shares (to offer
+    /// sharing with it again after ``stopSharing()``), or nil when it never shared.
+    public func lastSharingServer() throws -> String? {
+        try database.read { db in try SharingState.value(.server, in: db) }
     }
 
     /// The server this store shares through (`postgresql://USER@HOST:PORT/DATABASE`,

@@ -6,9 +6,9 @@ import ObjectStore
 ///
 /// A field conflicts when this store changed it and the server holds a third value: neither
 /// the one the edit started from nor the edited one. The ``PostgresSharing/mergePolicy``
-/// decides: ``MergePolicy/error`` (the default) and ``MergePolicy/storeWins`` keep the
+/// decides: `MergePolicy.error` (the default) and `MergePolicy.storeWins` keep the
 /// server's value, the first one committed, everywhere (``Resolution/tookServer``);
-/// ``MergePolicy/editWins`` writes this store's value over it (``Resolution/keptLocal``). An
+/// `MergePolicy.editWins` writes this store's value over it (``Resolution/keptLocal``). An
 /// object deleted on another desktop while it had edits here is deleted here too
 /// (``Resolution/deleted``): an edit does not bring an object back. Every conflict is recorded
 /// in the store until dismissed (``SharingSession/conflicts()``), whatever the policy, so

@@ -45,7 +45,7 @@ public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A store sharing its objects through a PostgreSQL database, made by
-/// ``ObjectStore/PersistentStore/share(through:)``: it runs until ``stop()`` or until it is
+/// `PersistentStore.share(through:)`: it runs until ``stop()`` or until it is
 /// released.
 ///
 /// ## Topics

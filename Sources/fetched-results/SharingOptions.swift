@@ -41,9 +41,7 @@ struct SharingOptions: ParsableArguments {
     /// error as one line.
     func start(_ store: PersistentStore, mergePolicy: MergePolicy = .error) throws -> SharingSession? {
         guard let configuration = try configuration(for: store) else { return nil }
-        var sharing = PostgresSharing(configuration, mergePolicy: mergePolicy)
-        // The status lines below say what a person needs; the log is for debugging.
-        sharing.logger.logLevel = ProcessInfo.processInfo.environment["FETCHED_RESULTS_SHARING_LOG"].flatMap { .init(rawValue: $0) } ?? .warning
+        let sharing = PostgresSharing(configuration, mergePolicy: mergePolicy)
         let session = try store.share(through: sharing)
         Task {
             for await status in session.statusUpdates() {

@@ -198,7 +198,8 @@ actor SharingEngine {
     private func connected() async throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
         if connection != nil { await closeConnection() }
-        if pending == 0 { status(.connecting) }
+        // Not while offline: each try would flip the status, and its lines, back and forth.
+        if case .offline = lastState {} else { status(.connecting) }
         connectionNumber += 1
         let connection = try await PostgresConnection.connect(configuration: sharing.configuration.connection, id: connectionNumber, logger: logger)
         do {

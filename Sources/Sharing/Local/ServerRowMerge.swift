@@ -13,7 +13,7 @@ import ObjectStore
 /// | same | any | the server's value |
 /// | changed | same | the local value (an edit not pushed yet) |
 /// | changed | changed, to the local value | unchanged |
-/// | changed | changed, to another value | a conflict: ``MergePolicy`` decides, and it is recorded |
+/// | changed | changed, to another value | a conflict: `MergePolicy` decides, and it is recorded |
 ///
 /// and the server row becomes the base. A change whose version is not above the base's is
 /// skipped: it is older than what the store took (versions follow commit order, the log's

@@ -20,7 +20,7 @@ struct ServerWriter: Sendable {
     }
 
     /// Sends `operations` in the current transaction of `connection`, and returns the rows
-    /// they left and the conflicts settled by ``MergePolicy/editWins`` (those the server
+    /// they left and the conflicts settled by `MergePolicy.editWins` (those the server
     /// wins are found when the rows are merged back).
     func push(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws -> (written: [Written], conflicts: [SharingConflict]) {
         var conflicts: [SharingConflict] = []

@@ -53,9 +53,7 @@ final class DatasetSharing {
     }
 
     private init(store: PersistentStore, configuration: ServerConfiguration, context: ObjectContext) throws {
-        var sharing = PostgresSharing(configuration, mergePolicy: .error)
-        // The indicator says what a person needs; the log is for debugging.
-        sharing.logger.logLevel = ProcessInfo.processInfo.environment["FETCHED_RESULTS_SHARING_LOG"].flatMap { .init(rawValue: $0) } ?? .warning
+        let sharing = PostgresSharing(configuration, mergePolicy: .error)
         self.store = store
         session = try store.share(through: sharing)
         status = session.status

@@ -16,7 +16,8 @@ final class ShareDialog {
     /// Called with the address when the person chose Share.
     var didShare: ((String) -> Void)?
 
-    init(parent: Widget) {
+    /// The dialog, its entry holding `address` (the server the store shared through last).
+    init(parent: Widget, address: String? = nil) {
         window = adw_message_dialog_new(parent.cast(), "Share This List",
             "Other desktops that share the same PostgreSQL database see the changes made here as they are made, and this window shows theirs. The password comes from PGPASSWORD or ~/.pgpass.")
         let dialog: UnsafeMutablePointer<AdwMessageDialog> = window.cast()
@@ -28,6 +29,7 @@ final class ShareDialog {
         entry = gtk_entry_new()
         gtk_entry_set_placeholder_text(entry.cast(), "postgresql://USER@HOST[:PORT]/DATABASE")
         gtk_entry_set_activates_default(entry.cast(), 1)
+        if let address { gtk_editable_set_text(OpaquePointer(entry), address) }
         let title = makeLabel("Server", naming: entry)
         gtk_label_set_xalign(title.opaque, 0)
         message = makeLabel(classes: ["dialog-error"])

@@ -57,7 +57,7 @@ extension ViewerWindow {
 
     func showShareDialog() {
         guard session?.sharing == nil else { return }
-        let dialog = ShareDialog(parent: window)
+        let dialog = ShareDialog(parent: window, address: try? session?.context.store.lastSharingServer())
         dialog.didShare = { [weak self] url in self?.share(through: url) }
         shareDialog = dialog
         dialog.present()
