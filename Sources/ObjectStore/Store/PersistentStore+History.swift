@@ -87,39 +87,35 @@ extension PersistentStore {
         try database.read { db in try changes(since: token, in: db, skipping: skip) }
     }
 
-    /// ``changes(since:)`` inside a transaction of the caller's (the sharing engine reads
-    /// its outbox in the write transaction that names the objects).
-    package func changes(since token: Int64, in db: Database, skipping skip: (Int64) -> Bool = { _ in false }) throws -> (changes: ObjectChanges, newToken: Int64) {
-        do {
-            let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
-            if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
-            var changes = ObjectChanges()
-            var newToken = token
-            let entities = try Schema.entitiesByNumber(in: db, model: model)
-            let rows = try Row.fetchCursor(db, sql: "SELECT token, entity, rowKey, kind FROM \(Schema.historyTable) WHERE token > ? ORDER BY token", arguments: [token])
-            while let row = try rows.next() {
-                let rowToken: Int64 = row[0]
-                newToken = rowToken
-                if skip(rowToken) { continue }
-                // The columns allow NULL (see `Schema.historyTable`): a row without an entity
-                // or key, which only a hand-made insert leaves, names no object.
-                guard let number: Int64 = row[1], let entity = entities[number], let key: Int64 = row[2] else { continue }
-                let id = ObjectID(entityName: entity.name, primaryKey: key)
-                switch (row[3] as Int64?).flatMap(Schema.HistoryKind.init(rawValue:)) {
-                case .insert:
-                    changes.deleted.remove(id)
-                    changes.inserted.insert(id)
-                case .delete:
-                    changes.updated[id] = nil
-                    if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
-                case .update, nil:
-                    if !changes.inserted.contains(id) {
-                        changes.updated[id] = Set(Schema.columns(of: entity, in: model).map(\.name))
-                    }
+    private func changes(since token: Int64, in db: Database, skipping skip: (Int64) -> Bool) throws -> (changes: ObjectChanges, newToken: Int64) {
+        let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
+        if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
+        var changes = ObjectChanges()
+        var newToken = token
+        let entities = try Schema.entitiesByNumber(in: db, model: model)
+        let rows = try Row.fetchCursor(db, sql: "SELECT token, entity, rowKey, kind FROM \(Schema.historyTable) WHERE token > ? ORDER BY token", arguments: [token])
+        while let row = try rows.next() {
+            let rowToken: Int64 = row[0]
+            newToken = rowToken
+            if skip(rowToken) { continue }
+            // The columns allow NULL (see `Schema.historyTable`): a row without an entity
+            // or key, which only a hand-made insert leaves, names no object.
+            guard let number: Int64 = row[1], let entity = entities[number], let key: Int64 = row[2] else { continue }
+            let id = ObjectID(entityName: entity.name, primaryKey: key)
+            switch (row[3] as Int64?).flatMap(Schema.HistoryKind.init(rawValue:)) {
+            case .insert:
+                changes.deleted.remove(id)
+                changes.inserted.insert(id)
+            case .delete:
+                changes.updated[id] = nil
+                if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
+            case .update, nil:
+                if !changes.inserted.contains(id) {
+                    changes.updated[id] = Set(Schema.columns(of: entity, in: model).map(\.name))
                 }
             }
-            return (changes, max(newToken, try Self.currentToken(db)))
         }
+        return (changes, max(newToken, try Self.currentToken(db)))
     }
 
     /// Every object a change after `token` recorded, whatever became of it (an object

@@ -57,7 +57,6 @@ actor SharingEngine {
                     if Task.isCancelled { break }
                     await self.runRound()
                 }
-                await self.trace("wake loop ended")
             }
             while !Task.isCancelled {
                 if (try? await Task.sleep(for: .seconds(3600))) == nil { break }
@@ -71,12 +70,11 @@ actor SharingEngine {
         waiters = []
     }
 
-    private func trace(_ message: String) {
-        logger.trace("sharing: \(message)")
+    private func notice(_ message: String) {
+        logger.notice("sharing: \(message)")
     }
 
     func synchronize() async throws {
-        logger.trace("sharing: synchronize called")
         try await withCheckedThrowingContinuation { continuation in
             waiters.append(continuation)
             wake.yield()
@@ -86,7 +84,6 @@ actor SharingEngine {
     // MARK: Rounds
 
     private func runRound() async {
-        logger.trace("sharing: runRound, \(waiters.count) waiting")
         // Offline: until the next try, a wake-up (a local commit) only counts what waits.
         if let retryAt, ContinuousClock.now < retryAt, waiters.isEmpty {
             pending = (try? await countPending()) ?? pending
@@ -100,7 +97,6 @@ actor SharingEngine {
             failures = 0
             retryAt = nil
             status(.connected)
-            logger.trace("sharing: resuming \(waiting.count)")
             for waiter in waiting { waiter.resume() }
         } catch {
             await closeConnection()
@@ -143,7 +139,7 @@ actor SharingEngine {
                 while !outcome.isResumed {
                     try? await Task.sleep(for: .seconds(1))
                     if await ContinuousClock.now - self.progress > Self.stallLimit {
-                        await self.trace("a round made no progress for \(Self.stallLimit); giving it up")
+                        await self.notice("a round made no progress for \(Self.stallLimit); giving it up")
                         work.cancel()
                         outcome.resume(RoundStalled())
                         await self.closeConnection()
@@ -349,7 +345,13 @@ actor SharingEngine {
             }
             pending = operations.count
             if operations.isEmpty {
-                try await store.database.write { db in try SharingState.set(.pushedThrough, String(through), in: db) }
+                // Written only when it moved: most rounds (a pull woken by another desktop)
+                // have nothing to push.
+                try await store.database.write { db in
+                    if try SharingState.value(.pushedThrough, in: db) != String(through) {
+                        try SharingState.set(.pushedThrough, String(through), in: db)
+                    }
+                }
                 return
             }
             for chunk in stride(from: 0, to: operations.count, by: 1000).map({ Array(operations[$0..<min($0 + 1000, operations.count)]) }) {
