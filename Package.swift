@@ -68,7 +68,7 @@ let package = Package(
         ),
         .target(
             name: "Viewer",
-            dependencies: ["CGtk", "CAdw", "CViewer", "GtkBinding", "Datasets", "FetchedResults", "ObjectStore", "Sharing"],
+            dependencies: ["CGtk", "CAdw", "CViewer", "CFetchedResultsModel", "GtkBinding", "Datasets", "FetchedResults", "ObjectStore", "Sharing"],
             // GTK runs on the main thread: so does every declaration of the app.
             swiftSettings: [.defaultIsolation(MainActor.self)]
         ),

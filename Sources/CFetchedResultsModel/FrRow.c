@@ -5,6 +5,7 @@ struct _FrRow {
   FrRowKind kind;
   gint64 row_key;
   char *name;
+  guint revision;
 };
 
 G_DEFINE_FINAL_TYPE (FrRow, fr_row, G_TYPE_OBJECT)
@@ -68,6 +69,49 @@ fr_row_new_object (gint64 row_key)
   FrRow *self = g_object_new (FR_TYPE_ROW, NULL);
   self->row_key = row_key;
   return self;
+}
+
+static void
+fr_row_set (FrRow *self, FrRowKind kind, gint64 row_key, const char *name)
+{
+  g_return_if_fail (FR_IS_ROW (self));
+  gboolean kind_changed = self->kind != kind;
+  gboolean key_changed = self->row_key != row_key;
+  gboolean name_changed = g_strcmp0 (self->name, name) != 0;
+  self->revision++;
+  if (!kind_changed && !key_changed && !name_changed)
+    return;
+  g_object_freeze_notify (G_OBJECT (self));
+  self->kind = kind;
+  self->row_key = row_key;
+  if (name_changed)
+    {
+      g_free (self->name);
+      self->name = g_strdup (name);
+    }
+  if (kind_changed) g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_KIND]);
+  if (key_changed) g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ROW_KEY]);
+  if (name_changed) g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_NAME]);
+  g_object_thaw_notify (G_OBJECT (self));
+}
+
+void
+fr_row_set_header (FrRow *self, const char *name)
+{
+  fr_row_set (self, FR_ROW_KIND_HEADER, 0, name);
+}
+
+void
+fr_row_set_object (FrRow *self, gint64 row_key)
+{
+  fr_row_set (self, FR_ROW_KIND_OBJECT, row_key, NULL);
+}
+
+guint
+fr_row_get_revision (FrRow *self)
+{
+  g_return_val_if_fail (FR_IS_ROW (self), 0);
+  return self->revision;
 }
 
 FrRowKind

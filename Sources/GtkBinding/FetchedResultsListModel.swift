@@ -25,6 +25,15 @@ import ObjectStore
 /// of a row that moved or was replaced: select it again in ``didChange``, at
 /// ``position(for:)`` of the controller's `indexPath(for:)`.
 ///
+/// A reload (a new sort; a search, or a save, whose batch is bigger than the controller's
+/// `reloadThreshold`) is the exception: the items GTK holds (the ~200 rows a list view keeps
+/// around the visible ones) keep their positions and take the new contents in place (their
+/// `kind`, `row-key` and `name` properties notify, and `fr_row_get_revision` goes up), and
+/// each run of them is announced replaced by the same items. GTK 4.8 then keeps their row
+/// widgets and binds them again, instead of destroying about 200 and making as many
+/// through the factory. So a factory shows what the item holds when it is bound, and does
+/// not take the same item for the same contents (compare its revision too).
+///
 /// ```swift
 /// let rows = try FetchedResultsListModel(controller: controller)
 /// g_object_ref(UnsafeMutableRawPointer(rows.listModel))  // gtk_single_selection_new takes it
@@ -70,7 +79,6 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     public var didChange: ((ChangeBatch) -> Void)?
     /// Called before the list follows a batch, before its first emission (the selection's).
     var willChange: ((ChangeBatch) -> Void)?
-
     let flattened: FlattenedSections
     private let items: ListItems
     private let entityName: String
@@ -182,9 +190,14 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         // The list's own controller holds the sections the batch leads to: the list shares
         // their keys rather than copying its own.
         let own = self.controller, sectionCount = own.sections?.count ?? 0
+        // A reload keeps the items GTK holds (see FlattenedSections' reload step).
+        let heldItems = HeldItems(
+            positions: { [items] in items.heldPositions },
+            reassign: { [items] in items.reassignHeldItems(in: $0) },
+            announceReplaced: { [listModel] in g_list_model_items_changed(listModel, guint($0.lowerBound), guint($0.count), guint($0.count)) })
         if let problem = flattened.apply(batch, reload: { Self.sections(of: own) },
                                          finalKeys: { $0 < sectionCount ? own.rowKeys(inSection: $0) : nil },
-                                         emit: itemsChanged, isHeld: items.holdsItem(in:)) {
+                                         emit: itemsChanged, isHeld: items.holdsItem(in:), heldItems: heldItems) {
             FetchedResultsDiagnostics.warningHandler(
                 "FetchedResultsListModel was given a batch that does not fit its list (\(problem)); it reloaded the list from its controller. Only the list's own controller should call controller(_:didChangeContentWith:).")
         }

@@ -93,6 +93,28 @@ final class FlattenedSections {
         return nil
     }
 
+    /// What one position shows, as GTK's items carry it.
+    enum Content: Equatable {
+        case header(name: String)
+        case object(key: Int64)
+    }
+
+    /// While a reload that keeps the held items is announced (`Steps.reloadKeepingHeldItems`):
+    /// the list before it, still shown at the positions before `boundary`, which are not
+    /// announced yet; `sections` are the new ones, shown from `boundary` on.
+    private var reloading: (old: FlattenedSections, boundary: Int)?
+
+    /// What `position` shows as GTK last heard: a header's name or an object's key; nil
+    /// past the end.
+    func content(at position: Int) -> Content? {
+        if let reloading, position < reloading.boundary { return reloading.old.content(at: position) }
+        switch location(at: position) {
+        case .header(let section)?: return .header(name: sections[section].name)
+        case .object(let indexPath)?: return .object(key: key(at: indexPath))
+        case nil: return nil
+        }
+    }
+
     /// The row key of the object shown at `indexPath`.
     func key(at indexPath: IndexPath) -> Int64 {
         let section = sections[indexPath.section]
@@ -128,12 +150,16 @@ final class FlattenedSections {
     /// A batch that does not fit (one not made by this list's controller) is not followed
     /// step by step: what was announced stands, and the rest of the list is replaced by
     /// `reload()`'s sections in one emission. Returns why the batch did not fit, or nil.
+    ///
+    /// With `heldItems`, a reload keeps the items held where they are and gives them their
+    /// new contents (see `Steps.reloadKeepingHeldItems`).
     @discardableResult
     func apply(_ batch: ChangeBatch, reload: () -> [Section], finalKeys: @escaping (Int) -> [Int64]? = { _ in nil },
-               emit: @escaping (Int, Int, Int) -> Void, isHeld: @escaping (Range<Int>) -> Bool = { _ in true }) -> ChangeBatch.InvalidBatch? {
+               emit: @escaping (Int, Int, Int) -> Void, isHeld: @escaping (Range<Int>) -> Bool = { _ in true },
+               heldItems: HeldItems? = nil) -> ChangeBatch.InvalidBatch? {
         // Renames change keys in place: the controller's keys are already renamed.
         let finalKeys = batch.renamedObjectIDs.isEmpty ? finalKeys : { _ in nil }
-        var steps = Steps(list: self, emissions: Emissions(emit: emit, isHeld: isHeld), finalKeys: finalKeys)
+        var steps = Steps(list: self, emissions: Emissions(emit: emit, isHeld: isHeld), finalKeys: finalKeys, heldItems: heldItems)
         do {
             try batch.walk(&steps)
             steps.emissions.flush()
@@ -169,6 +195,7 @@ final class FlattenedSections {
         unowned let list: FlattenedSections
         var emissions: Emissions
         let finalKeys: (Int) -> [Int64]?
+        let heldItems: HeldItems?
 
         mutating func removeObjects(at indexes: [Int], fromSection section: Int) throws {
             guard list.sections.indices.contains(section), list.sections[section].hidden.isEmpty,
@@ -266,12 +293,66 @@ final class FlattenedSections {
                 }
                 return Section(name: section.name, keys: keys ?? ids.map(\.rowKey))
             }
+            if let heldItems {
+                reloadKeepingHeldItems(new, heldItems)
+                return
+            }
             // Recorded as the list is before each change, as every step is.
             emissions.record(0, removed: list.count, added: 0)
             _ = list.replaceAll(by: [])
             emissions.flush()
             emissions.record(0, removed: 0, added: FlattenedSections.itemCount(of: new, showsHeaders: list.showsHeaders))
             _ = list.replaceAll(by: new)
+        }
+
+        /// The whole list replaced around the items GTK holds (the ~200 rows its list view
+        /// keeps around the visible ones, its selection), which keep their positions: each
+        /// run of them is announced replaced by the same items, given their new contents
+        /// just before (`FrRow`'s properties notify). GTK 4.8 reuses a row widget when an
+        /// emission removes its item and adds it again, so it keeps its ~200 row widgets
+        /// (the factory binds them again) instead of destroying them all and making new ones
+        /// through the factory (about 0.2 ms a row, and as much again to measure them). The
+        /// runs of positions between them, where nobody holds an item, are announced
+        /// replaced by as many.
+        ///
+        /// The list's end goes first, past the last held item: a removal and an addition where
+        /// GTK holds nothing (or, when the new list is shorter, a removal of held items with
+        /// nothing added) cost GTK nothing to follow. Then the rest, from the end to the
+        /// start, one run of held items or one gap between them at a time; until a position
+        /// is announced it shows what it showed (`reloading`), so that after every emission
+        /// the list is what GTK last heard.
+        private mutating func reloadKeepingHeldItems(_ new: [Section], _ held: HeldItems) {
+            emissions.flush()
+            let old = FlattenedSections(sections: list.sections, showsHeaders: list.showsHeaders)
+            let oldCount = list.count
+            let newCount = FlattenedSections.itemCount(of: new, showsHeaders: list.showsHeaders)
+            let afterHeld = (held.positions().last ?? -1) + 1
+            var boundary = min(afterHeld, newCount)
+            list.reloading = (old, boundary)
+            _ = list.replaceAll(by: new)
+            if oldCount > boundary || newCount > boundary { emissions.emit(boundary, oldCount - boundary, newCount - boundary) }
+            while boundary > 0 {
+                // Held items made by GTK during an emission are in the runs that follow.
+                let positions = held.positions().filter { $0 < boundary }
+                guard let last = positions.last else {
+                    list.reloading = (old, 0)
+                    emissions.emit(0, boundary, boundary)
+                    break
+                }
+                if last + 1 < boundary {
+                    list.reloading = (old, last + 1)
+                    emissions.emit(last + 1, boundary - last - 1, boundary - last - 1)
+                    boundary = last + 1
+                    continue
+                }
+                var first = positions.count - 1
+                while first > 0 && positions[first - 1] == positions[first] - 1 { first -= 1 }
+                boundary = positions[first]
+                list.reloading = (old, boundary)
+                held.reassign(boundary..<last + 1)
+                held.announceReplaced(boundary..<last + 1)
+            }
+            list.reloading = nil
         }
 
         /// Objects saved for the first time take their permanent keys, and their rows are
@@ -320,6 +401,18 @@ private extension Array {
         }
         return result
     }
+}
+
+/// The items a list hands out and that are still held (by GTK: the rows its list view
+/// keeps, its selection), for a reload that keeps them: see `FlattenedSections.apply`.
+struct HeldItems {
+    /// The positions of the items held, ascending, as GTK last heard.
+    let positions: () -> [Int]
+    /// Gives the items held in a range of positions what the list shows there now.
+    let reassign: (Range<Int>) -> Void
+    /// Announces a range of positions replaced by the same items (their contents changed
+    /// in place): items-changed(start, count, count), the items still held.
+    let announceReplaced: (Range<Int>) -> Void
 }
 
 /// Coalesces changes into few items-changed emissions.

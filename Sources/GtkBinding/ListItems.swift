@@ -9,7 +9,9 @@ import CGtk
 /// ~200 rows it keeps around the visible ones, and unbinds and binds each of those rows. With
 /// the same `FrRow` for a row that did not change, a factory can tell that it shows that item
 /// already and skip the work (the viewer's does). An announced position (removed, added,
-/// replaced) is forgotten, so its next item is a new `FrRow`, which a factory shows anew.
+/// replaced) is forgotten, so its next item is a new `FrRow`, which a factory shows anew;
+/// except in a reload, which gives the held items new contents in place (a new revision)
+/// and announces them replaced by themselves, so that GTK keeps their row widgets.
 ///
 /// The items are held weakly (GObject weak references): GTK decides how long they live.
 final class ListItems {
@@ -31,14 +33,12 @@ final class ListItems {
         if index < live.count && live[index].position == position {
             return OpaquePointer(g_object_ref(live[index].item))
         }
-        guard let location = flattened.location(at: position) else { return nil }
+        guard let content = flattened.content(at: position) else { return nil }
         flattened.recordItemMade()
         let row: OpaquePointer
-        switch location {
-        case .header(let section):
-            row = fr_row_new_header(flattened.sections[section].name)
-        case .object(let path):
-            row = fr_row_new_object(gint64(flattened.key(at: path)))
+        switch content {
+        case .header(let name): row = fr_row_new_header(name)
+        case .object(let key): row = fr_row_new_object(gint64(key))
         }
         let object = fr_cast_object(UnsafeMutableRawPointer(row))!
         g_object_weak_ref(object, Self.itemFinalized, Unmanaged.passUnretained(self).toOpaque())
@@ -55,6 +55,24 @@ final class ListItems {
         for entry in live[start..<end] { forget(entry.item) }
         live.removeSubrange(start..<end)
         for index in start..<live.count { live[index].position += added - removed }
+    }
+
+    /// The positions whose items are still held, ascending.
+    var heldPositions: [Int] { live.map(\.position) }
+
+    /// Gives the held items in `range` what the list shows at their positions now (each
+    /// item's revision goes up, also when its contents stay: a reload may follow changes of
+    /// the objects' values).
+    func reassignHeldItems(in range: Range<Int>) {
+        let start = firstIndex(atOrAfter: range.lowerBound), end = firstIndex(atOrAfter: range.upperBound)
+        for entry in live[start..<end] {
+            let row = OpaquePointer(entry.item)
+            switch flattened.content(at: entry.position) {
+            case .header(let name)?: fr_row_set_header(row, name)
+            case .object(let key)?: fr_row_set_object(row, gint64(key))
+            case nil: break
+            }
+        }
     }
 
     /// Whether an item handed out for a position in `range` is still held (by GTK: the rows

@@ -121,14 +121,8 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         connect(factory, "setup", Self.setup, nil)
         connect(factory, "bind", Self.bind, Unmanaged.passUnretained(rows).toOpaque())
         let listView = gtk_list_view_new(selection.selectionModelReference(), factory)
-        let scrolled = gtk_scrolled_window_new()
-        gtk_scrolled_window_set_child(OpaquePointer(scrolled), listView)
-        let window = UnsafeMutableRawPointer(gtk_window_new()!).assumingMemoryBound(to: GtkWindow.self)
+        let window = present(listView)
         defer { gtk_window_destroy(window) }
-        gtk_window_set_default_size(window, 320, 400)
-        gtk_window_set_child(window, scrolled)
-        gtk_window_present(window)
-        iterateMainLoop()
         let selected = rows.controller.object(at: IndexPath(item: 5, section: 0))
         selection.select(selected)
         iterateMainLoop()
@@ -152,6 +146,109 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(Set(texts(under: listView)).isSuperset(of: ["— \(first.name) —", first.objectIDs[0].description]),
                       "seed \(seed): the list view shows the first header and object after the chunk")
     } }
+
+    /// Random new orders and searches, each a reload (`reloadThreshold` 1), with the list
+    /// scrolled to random places and an object selected: GTK keeps its row widgets (the
+    /// factory makes none when the new list still has their positions), every row shows the item at
+    /// its position, each emission fits the list (`ItemsChangedRecorder`), and the
+    /// selected object stays selected when the new rows have it.
+    func testAReloadKeepsTheRowWidgetsAndEveryRowShowsItsItem() throws { try MainActor.assumeIsolated {
+        guard environmentNamesADisplay, gtk_init_check() != 0 else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let seed = SeededGenerator.seed()
+        print("seed \(seed)")
+        var rng = SeededGenerator(seed: seed)
+        let context = try League.context(self)
+        let controller = try Reloads.controller(ofPlayers: 3_000, in: context, using: &rng)
+        let rows = try FetchedResultsListModel(controller: controller)
+        let selection = FetchedResultsSelection(rows: rows)
+        func text(_ identity: ListItemIdentity?) -> String {
+            switch identity {
+            case .header(let name)?: return "— \(name) —"
+            case .object(let id)?: return id.description
+            case nil: return ""
+            }
+        }
+        var listItems: Set<OpaquePointer> = [], setups = 0
+        let factory = ListItemFactory(rows: rows, setup: { listItem in
+            setups += 1
+            listItems.insert(listItem)
+            gtk_list_item_set_child(listItem, gtk_label_new(nil))
+        }, bind: { listItem, content in
+            let shown: String
+            switch content {
+            case .header(let name): shown = "— \(name) —"
+            case .object(let player): shown = player.objectID.description
+            }
+            gtk_label_set_text(OpaquePointer(gtk_list_item_get_child(listItem)), shown)
+        })
+        Signal.connect(UnsafeMutableRawPointer(factory.factory), "teardown") { (listItem: gpointer?) in
+            _ = listItem.map { listItems.remove(OpaquePointer($0)) }
+        }
+        let listView = gtk_list_view_new(selection.selectionModelReference(), factory.factoryReference())
+        let window = present(listView)
+        defer { gtk_window_destroy(window) }
+        let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
+
+        var keptWidgets = 0
+        for step in 0..<14 {
+            // Scrolled somewhere, an object selected (sometimes none).
+            let adjustment = gtk_scrollable_get_vadjustment(OpaquePointer(listView))
+            let end = gtk_adjustment_get_upper(adjustment) - gtk_adjustment_get_page_size(adjustment)
+            gtk_adjustment_set_value(adjustment, end * Double.random(in: 0...1, using: &rng))
+            let objects = controller.fetchedObjects ?? []
+            let selected = objects.isEmpty || Bool.random(using: &rng) ? nil : objects.randomElement(using: &rng)
+            selection.select(selected)
+            iterateMainLoop(for: 0.1)
+
+            var request = controller.fetchRequest
+            request.sortDescriptors = Reloads.sorts.randomElement(using: &rng)!
+            let search = Reloads.searches.randomElement(using: &rng)!
+            request.predicate = try search.map { try FetchPredicate(format: $0) }
+            // The rows GTK keeps are all still in the new list: it needs no new one.
+            let lastKept = listItems.filter { gtk_list_item_get_item($0) != nil }.map { Int(gtk_list_item_get_position($0)) }.max()
+            let setupsBefore = setups
+            recorder.generation = step
+            let reloaded = expectation(description: "reloaded")
+            controller.setFetchRequest(request) { error in
+                XCTAssertNil(error)
+                reloaded.fulfill()
+            }
+            wait(for: [reloaded], timeout: 10)
+            iterateMainLoop(for: 0.1)
+            let what = "seed \(seed), step \(step) (\(search ?? "all"), \(request.sortDescriptors.map(\.key)))"
+
+            XCTAssertEqual(recorder.replica, flattened(controller.snapshot, headers: true), what)
+            for listItem in listItems {
+                guard let item = gtk_list_item_get_item(listItem) else { continue }
+                let position = Int(gtk_list_item_get_position(listItem))
+                let expected = items(of: rows.listModel, range: position..<position + 1) { rows.identity(ofItem: $0) }.first ?? nil
+                XCTAssertEqual(rows.identity(ofItem: item), expected, "\(what): the item of the row at \(position)")
+                let label = String(cString: gtk_label_get_text(OpaquePointer(gtk_list_item_get_child(listItem))))
+                XCTAssertEqual(label, text(expected), "\(what): the row at \(position) shows its item")
+            }
+            if let lastKept, rows.count > lastKept + 1 {
+                XCTAssertEqual(setups, setupsBefore, "\(what): row widgets made by a reload of a long list")
+                keptWidgets += 1
+            }
+            if let selected, let indexPath = controller.indexPath(for: selected) {
+                XCTAssertTrue(selection.selectedObject === selected, "\(what): the selected object stays selected")
+                XCTAssertEqual(selection.selectedPosition, rows.position(for: indexPath), what)
+            }
+        }
+        XCTAssertGreaterThan(keptWidgets, 3, "seed \(seed): reloads that keep every row checked")
+    } }
+
+    /// A 320 × 400 window showing `listView` in a scrolled window, drawn.
+    @MainActor private func present(_ listView: UnsafeMutablePointer<GtkWidget>?) -> UnsafeMutablePointer<GtkWindow> {
+        let scrolled = gtk_scrolled_window_new()
+        gtk_scrolled_window_set_child(OpaquePointer(scrolled), listView)
+        let window = UnsafeMutableRawPointer(gtk_window_new()!).assumingMemoryBound(to: GtkWindow.self)
+        gtk_window_set_default_size(window, 320, 400)
+        gtk_window_set_child(window, scrolled)
+        gtk_window_present(window)
+        iterateMainLoop()
+        return window
+    }
 
     @MainActor private func connect(_ instance: OpaquePointer?, _ signal: String,
                          _ handler: @convention(c) (OpaquePointer?, OpaquePointer?, gpointer?) -> Void, _ data: gpointer?) {

@@ -24,6 +24,28 @@ import XCTest
     repeatStep(until: condition, timeout: timeout) { iterateMainLoop(for: 0.01) }
 }
 
+/// What the reload tests choose from: orders of players in zone sections, and searches
+/// (nil: none) that keep many, a few or none of players named P0…P2999 scored 0..<50.
+enum Reloads {
+    static let sorts = [League.playersByZone().sortDescriptors,
+                        [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "name", ascending: false)],
+                        [FetchSortDescriptor(key: "zone", ascending: false), FetchSortDescriptor(key: "score"), FetchSortDescriptor(key: "name")]]
+    static let searches: [String?] = [nil, nil, "score > 40", "name BEGINSWITH 'P1'", "score < 0", "score < 25"]
+
+    /// A controller of `count` players saved in `context` (random scores), in zone sections,
+    /// that reloads for every new request (`reloadThreshold` 1).
+    @MainActor static func controller(ofPlayers count: Int, in context: ObjectContext,
+                                      using rng: inout SeededGenerator) throws -> FetchedResultsController<ManagedObject> {
+        for i in 0..<count {
+            try League.insertPlayer(context, name: "P\(i)", zone: League.zones[i % League.zones.count], score: Int.random(in: 0..<50, using: &rng))
+        }
+        try context.save()
+        let controller = League.byZone(context)
+        controller.reloadThreshold = 1
+        return controller
+    }
+}
+
 /// The items a list model of `sections` must show.
 @MainActor func flattened(_ sections: [SectionSnapshot], headers: Bool) -> [ListItemIdentity] {
     sections.flatMap { section in

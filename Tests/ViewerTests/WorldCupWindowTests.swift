@@ -97,6 +97,8 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
 
     func testSearchFiltersTheRowsAndSortOptionsReorderThem() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
+        // Every new request reloads the list, as a search or a new order does past 20,000 rows.
+        window.session?.controller.reloadThreshold = 1
         window.activateRow(titled: "Nigeria")
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "ia")
         XCTAssertTrue(iterateMainLoop(until: { window.listLines.count < 20 }), "the search entry reports its text after a short delay")
@@ -110,10 +112,32 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(1))
         iterateMainLoop(until: { window.rows(inSection: "Africa").first == "  Algeria · Wins: 0" })
         XCTAssertEqual(window.rows(inSection: "Africa"), ["  Algeria · Wins: 0", "> Nigeria · Wins: 1"])
+        // A reload keeps GTK's row widgets: each shows its new team.
+        iterateMainLoop()
+        XCTAssertEqual(shownTitles(window), listedTitles(window, count: shownTitles(window).count), "the rows drawn after a new sort")
 
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "")
         XCTAssertTrue(iterateMainLoop(until: { window.listLines.count == 37 }), "32 teams and 5 zones again")
+        gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(0))
+        iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Nigeria · Wins: 1" })
+        iterateMainLoop()
+        let shown = shownTitles(window)
+        XCTAssertGreaterThan(shown.count, 5)
+        XCTAssertEqual(shown, listedTitles(window, count: shown.count), "the rows drawn after the first order again")
     } }
+
+    /// The titles of the object rows GTK draws, top to bottom.
+    @MainActor private func shownTitles(_ window: ViewerWindow) -> [String] {
+        window.layoutDump.split(separator: "\n").map { line in
+            let parts = line.components(separatedBy: " @ ")
+            return (title: parts[0], y: Int(parts[1].split(separator: " ")[1])!)
+        }.sorted { $0.y < $1.y }.map(\.title)
+    }
+
+    /// The titles of the first `count` objects of the list.
+    @MainActor private func listedTitles(_ window: ViewerWindow, count: Int) -> [String] {
+        Array(window.listLines.filter { !$0.hasPrefix("[") }.map { $0.dropFirst(2).components(separatedBy: " · ")[0] }.prefix(count))
+    }
 
     func testTheDatasetSwitcherOpensAnotherDataset() throws { try MainActor.assumeIsolated {
         let window = try openWindow()

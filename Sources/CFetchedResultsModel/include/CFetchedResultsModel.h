@@ -30,6 +30,18 @@ gint64 fr_row_get_row_key (FrRow *self);
 /// The section's name; NULL for an object row.
 const char *fr_row_get_name (FrRow *self);
 
+/// Makes `self` a header row for the section named `name` (copied), notifying the properties
+/// that change, and counts a revision. A reload keeps the rows GTK holds and gives them
+/// their new contents this way, then announces them replaced by themselves (GTK keeps their
+/// row widgets and binds them again).
+void fr_row_set_header (FrRow *self, const char *name);
+/// Makes `self` an object row for `row_key`, notifying the properties that change, and
+/// counts a revision.
+void fr_row_set_object (FrRow *self, gint64 row_key);
+/// How many times the row was given contents after it was made: the same row with a new
+/// revision may show another object, or the same one with other values.
+guint fr_row_get_revision (FrRow *self);
+
 /// `item` as a row, or NULL when it is not one (a checked G_TYPE_CHECK_INSTANCE_CAST).
 FrRow *fr_row_from_item (gpointer item);
 

@@ -1,4 +1,5 @@
 import CAdw
+import CFetchedResultsModel
 import CGtk
 import Datasets
 import Foundation
@@ -102,12 +103,15 @@ import ObjectStore
             boundRows[id] = widgets
             // GTK 4.8 unbinds and binds again every row whose position changed: about 200 rows
             // for each insertion near the top. The list model's item stays the same until the
-            // row is announced as changed, so the same item needs nothing new.
-            guard widgets.shownItem != item else { return }
+            // row is announced as changed, so the same item at the same revision needs nothing
+            // new. (A reload gives the items GTK holds new contents, a new revision.)
+            let revision = fr_row_from_item(item).map(fr_row_get_revision) ?? 0
+            guard widgets.shownItem != item || widgets.shownRevision != revision else { return }
             widgets.shownItem = nil
             guard let object = session.object(for: id, atPosition: Int(gtk_list_item_get_position(listItem))) else { return }
             show(object, in: widgets, view: session.view)
             widgets.shownItem = item
+            widgets.shownRevision = revision
         case nil:
             widgets.objectID = nil
             widgets.shownItem = nil

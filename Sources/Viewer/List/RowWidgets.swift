@@ -23,6 +23,8 @@ import ObjectStore
     var isBinding = false
     /// The list model item (an `FrRow`) whose object the widgets show, held so that a new
     /// item cannot take its address; nil while they show none.
+    /// The revision of ``shownItem`` shown (`fr_row_get_revision`).
+    var shownRevision: guint = 0
     var shownItem: gpointer? {
         didSet {
             if let shownItem { g_object_ref(shownItem) }
