@@ -29,7 +29,7 @@ import ObjectStore
     /// empties or fills).
     func refreshEmptySections() {
         guard let session else { return }
-        for (name, widgets) in boundHeaders { widgets.emptyNote.isVisible = session.isSectionEmpty(named: name) }
+        for (name, widgets) in boundHeaders { widgets.headerParts?.emptyNote.isVisible = session.isSectionEmpty(named: name) }
     }
 
     /// The row widget GTK shows `id` in (the parent of our row content, which takes the
@@ -62,17 +62,22 @@ import ObjectStore
     }
 
     private func setup(_ listItem: OpaquePointer?) {
-        let widgets = RowWidgets()
+        guard let session else { return }
+        let widgets = RowWidgets(view: session.view)
         let release: GDestroyNotify = { data in Unmanaged<RowWidgets>.fromOpaque(data!).release() }
         g_object_set_data_full(gobject(listItem), Self.widgetsKey, Unmanaged.passRetained(widgets).toOpaque(), release)
         gtk_list_item_set_child(listItem, widgets.root)
-        Signal.connect(widgets.check.object, "toggled") { [weak self, unowned widgets] in
-            guard !widgets.isBinding, let id = widgets.objectID, let object = self?.session?.object(for: id) else { return }
-            self?.didToggle?(object, gtk_check_button_get_active(widgets.check.cast()) != 0)
+        if let check = widgets.check {
+            Signal.connect(check.object, "toggled") { [weak self, unowned widgets] in
+                guard !widgets.isBinding, let id = widgets.objectID, let object = self?.session?.object(for: id) else { return }
+                self?.didToggle?(object, gtk_check_button_get_active(check.cast()) != 0)
+            }
         }
-        Signal.connect(widgets.counter.object, "clicked") { [weak self, unowned widgets] in
-            guard let id = widgets.objectID, let object = self?.session?.object(for: id) else { return }
-            self?.didTapCounter?(object)
+        if let counter = widgets.counter {
+            Signal.connect(counter.object, "clicked") { [weak self, unowned widgets] in
+                guard let id = widgets.objectID, let object = self?.session?.object(for: id) else { return }
+                self?.didTapCounter?(object)
+            }
         }
     }
 
@@ -85,9 +90,10 @@ import ObjectStore
         if case .header = identity { isHeader = true } else { isHeader = false }
         gtk_list_item_set_selectable(listItem, isHeader ? 0 : 1)
         gtk_list_item_set_activatable(listItem, isHeader ? 0 : 1)
-        widgets.header.isVisible = isHeader
+        if isHeader { _ = widgets.makeHeaderParts() }
+        widgets.headerParts?.header.isVisible = isHeader
         widgets.content.isVisible = !isHeader
-        if !isHeader { widgets.emptyNote.isVisible = false }
+        if !isHeader { widgets.headerParts?.emptyNote.isVisible = false }
         // The row widget GTK puts around our child: styled as a whole, so that a header has no hover highlight.
         gtk_widget_get_parent(widgets.root)?.setClass("section-header-row", isHeader)
         switch identity {
@@ -95,9 +101,10 @@ import ObjectStore
             widgets.objectID = nil
             widgets.shownItem = nil
             widgets.rowLabel = nil
-            gtk_label_set_text(widgets.header.opaque, session.view.sectionTitle(forSectionName: name))
+            let parts = widgets.makeHeaderParts()
+            gtk_label_set_text(parts.header.opaque, session.view.sectionTitle(forSectionName: name))
             boundHeaders[name] = widgets
-            widgets.emptyNote.isVisible = session.isSectionEmpty(named: name)
+            parts.emptyNote.isVisible = session.isSectionEmpty(named: name)
         case .object(let id):
             widgets.objectID = id
             boundRows[id] = widgets
@@ -123,7 +130,7 @@ import ObjectStore
         guard let widgets = Self.widgets(of: listItem) else { return }
         if let id = widgets.objectID, boundRows[id] === widgets { boundRows[id] = nil }
         if let name = boundHeaders.first(where: { $0.value === widgets })?.key { boundHeaders[name] = nil }
-        widgets.emptyNote.isVisible = false
+        widgets.headerParts?.emptyNote.isVisible = false
         widgets.objectID = nil
         gtk_widget_get_parent(widgets.root)?.removeClass("section-header-row")
     }
@@ -133,26 +140,23 @@ import ObjectStore
         gtk_label_set_text(widgets.title.opaque, title)
         let subtitle = view.row.subtitle.map { ViewConfiguration.render($0, for: object) }
         gtk_label_set_text(widgets.subtitle.opaque, subtitle ?? "")
-        widgets.subtitle.isVisible = subtitle != nil
         widgets.rowLabel = [title, subtitle].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ", ")
-        widgets.image.isVisible = view.row.image != nil
-        if let imageKey = view.row.image {
+        if let imageKey = view.row.image, let image = widgets.image {
             // No image files ship: a placeholder of the title's initials, coloured after the image name.
             let imageName = ViewConfiguration.text(of: object, keyPath: imageKey)
-            gtk_label_set_text(widgets.image.opaque, Placeholder.initials(of: title))
-            for color in Placeholder.colorClasses { widgets.image.removeClass(color) }
-            widgets.image.addClass(Placeholder.colorClass(for: imageName.isEmpty ? title : imageName))
+            gtk_label_set_text(image.opaque, Placeholder.initials(of: title))
+            let color = Placeholder.colorClass(for: imageName.isEmpty ? title : imageName)
+            for other in Placeholder.colorClasses where other != color { image.removeClass(other) }
+            image.addClass(color)
             widgets.imageTooltip = imageName.isEmpty ? nil : imageName
         }
-        widgets.check.isVisible = view.toggle != nil
         let isOn = view.toggle.map { object.attributeValue(forKey: $0) == .bool(true) } ?? false
-        if let toggle = view.toggle {
-            gtk_check_button_set_active(widgets.check.cast(), isOn ? 1 : 0)
+        if let toggle = view.toggle, let check = widgets.check {
+            gtk_check_button_set_active(check.cast(), isOn ? 1 : 0)
             widgets.checkLabel = "\(view.label(forKeyPath: toggle)): \(title)"
         }
         // A row whose toggle is on looks done, not only its ticked box.
         widgets.content.setClass("done", isOn)
-        widgets.counter.isVisible = view.counter != nil
         widgets.counterTooltip = view.counterAction
         widgets.counterLabel = view.counterAction.map { "\($0) to \(title)" }
     }

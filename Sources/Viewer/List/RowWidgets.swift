@@ -2,45 +2,54 @@ import CAdw
 import CGtk
 import GtkBinding
 import CViewer
+import Datasets
 import ObjectStore
 
 /// The widgets of one list row, made once per GtkListItem and bound to one item at a time:
 /// a section header, or an object's image, title, subtitle, check button and counter button.
+///
+/// A row makes only what its dataset's view shows (an image, a check button, a counter
+/// button), and its header and empty-section note the first time it shows a header: GTK
+/// makes about 200 rows at once (opening, a bigger list), and most never show a header.
 @MainActor final class RowWidgets {
     let root: Widget
-    let header: Widget
-    /// Under a header whose section has no objects (a to-do list with no items yet).
-    let emptyNote: Widget
     let content: Widget
-    let image: Widget
+    /// The picture of the view's `row.image`; nil when the view has none.
+    let image: Widget?
     let title: Widget
     let subtitle: Widget
-    let check: Widget
-    let counter: Widget
+    /// The check button of the view's `toggle`; nil when the view has none.
+    let check: Widget?
+    /// The +1 button of the view's `counter`; nil when the view has none.
+    let counter: Widget?
+    /// A header's label, and the note under a header whose section has no objects (a to-do
+    /// list with no items yet); nil until the row first shows a header.
+    private(set) var headerParts: (header: Widget, emptyNote: Widget)?
     /// The object the row shows; nil for a header.
     var objectID: ObjectID?
     /// True while bind sets the widgets, so that their signals are not taken for a person's.
     var isBinding = false
     /// The list model item (an `FrRow`) whose object the widgets show, held so that a new
     /// item cannot take its address; nil while they show none.
-    /// The revision of ``shownItem`` shown (`fr_row_get_revision`).
-    var shownRevision: guint = 0
     var shownItem: gpointer? {
         didSet {
             if let shownItem { g_object_ref(shownItem) }
             if let oldValue { g_object_unref(oldValue) }
         }
     }
+    /// The revision of ``shownItem`` shown (`fr_row_get_revision`): a reload gives an item
+    /// new contents and a new revision.
+    var shownRevision: guint = 0
     /// The tooltips of the image and the counter button. GTK asks for them (`query-tooltip`)
     /// rather than having them set: on X11 gtk_widget_set_tooltip_text asks the server where
     /// the pointer is (two round trips), and rows are bound by the hundred while an import
     /// lands among them. They also describe the widgets to assistive technologies, as a set
     /// tooltip does.
     var imageTooltip: String? {
-        didSet { if imageTooltip != oldValue { fr_accessible_set_text(image, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, imageTooltip) } }
+        didSet { if imageTooltip != oldValue, let image { fr_accessible_set_text(image, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, imageTooltip) } }
     }
     var counterTooltip: String? {
-        didSet { if counterTooltip != oldValue { fr_accessible_set_text(counter, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, counterTooltip) } }
+        didSet { if counterTooltip != oldValue, let counter { fr_accessible_set_text(counter, GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, counterTooltip) } }
     }
     /// What assistive technologies read for the row, one sentence ("Ghana, Wins: 2"; nil for
     /// a header), its check button ("Done: Buy milk") and its counter button ("Add a win to
@@ -52,38 +61,51 @@ import ObjectStore
         }
     }
     var checkLabel: String? {
-        didSet { if checkLabel != oldValue { fr_accessible_set_text(check, GTK_ACCESSIBLE_PROPERTY_LABEL, checkLabel) } }
+        didSet { if checkLabel != oldValue, let check { fr_accessible_set_text(check, GTK_ACCESSIBLE_PROPERTY_LABEL, checkLabel) } }
     }
     var counterLabel: String? {
-        didSet { if counterLabel != oldValue { fr_accessible_set_text(counter, GTK_ACCESSIBLE_PROPERTY_LABEL, counterLabel) } }
+        didSet { if counterLabel != oldValue, let counter { fr_accessible_set_text(counter, GTK_ACCESSIBLE_PROPERTY_LABEL, counterLabel) } }
     }
 
-    init() {
-        header = fr_label_new_with_role(GTK_ACCESSIBLE_ROLE_HEADING)
-        gtk_label_set_xalign(header.opaque, 0)
-        header.addClass("section-header")
-        emptyNote = makeLabel("Nothing here yet", classes: ["section-empty", "dim-label"])
-        emptyNote.isVisible = false
-        image = makeLabel(classes: ["avatar"], xalign: 0.5)
-        // The initials repeat the title: read once, in the row's sentence.
-        fr_accessible_set_hidden(image, 1)
-        gtk_widget_set_valign(image, GTK_ALIGN_CENTER)
+    /// The widgets of a row of a list shown with `view`.
+    init(view: ViewConfiguration) {
+        if view.row.image != nil {
+            let image = makeLabel(classes: ["avatar"], xalign: 0.5)
+            // The initials repeat the title: read once, in the row's sentence.
+            fr_accessible_set_hidden(image, 1)
+            gtk_widget_set_valign(image, GTK_ALIGN_CENTER)
+            self.image = image
+        } else {
+            image = nil
+        }
         title = makeLabel(classes: ["row-title"])
         subtitle = makeLabel(classes: ["row-subtitle", "dim-label"])
         for label in [title, subtitle] { gtk_label_set_ellipsize(label.opaque, PANGO_ELLIPSIZE_END) }
+        subtitle.isVisible = view.row.subtitle != nil
         let texts = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 2, [title, subtitle])
         gtk_widget_set_hexpand(texts, 1)
         gtk_widget_set_valign(texts, GTK_ALIGN_CENTER)
-        check = gtk_check_button_new()
-        gtk_widget_set_valign(check, GTK_ALIGN_CENTER)
-        counter = gtk_button_new_with_label("+1")
-        counter.addClass("flat")
-        counter.addClass("counter-button")
-        gtk_widget_set_valign(counter, GTK_ALIGN_CENTER)
-        content = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 12, [check, image, texts, counter])
+        if view.toggle != nil {
+            let check = gtk_check_button_new()!
+            gtk_widget_set_valign(check, GTK_ALIGN_CENTER)
+            self.check = check
+        } else {
+            check = nil
+        }
+        if view.counter != nil {
+            let counter = gtk_button_new_with_label("+1")!
+            counter.addClass("flat")
+            counter.addClass("counter-button")
+            gtk_widget_set_valign(counter, GTK_ALIGN_CENTER)
+            self.counter = counter
+        } else {
+            counter = nil
+        }
+        content = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 12, [check, image, texts, counter].compactMap { $0 })
         content.addClass("object-row")
-        root = makeBox(GTK_ORIENTATION_VERTICAL, [header, emptyNote, content])
+        root = makeBox(GTK_ORIENTATION_VERTICAL, [content])
         for (widget, tooltip) in [(image, \RowWidgets.imageTooltip), (counter, \RowWidgets.counterTooltip)] {
+            guard let widget else { continue }
             gtk_widget_set_has_tooltip(widget, 1)
             Signal.connect(widget.object, "query-tooltip") { [weak self] (gtkTooltip: OpaquePointer?) -> Bool in
                 guard let text = self?[keyPath: tooltip] else { return false }
@@ -91,6 +113,20 @@ import ObjectStore
                 return true
             }
         }
+    }
+
+    /// The header's label and empty-section note, made (above the content) the first time.
+    func makeHeaderParts() -> (header: Widget, emptyNote: Widget) {
+        if let headerParts { return headerParts }
+        let header = fr_label_new_with_role(GTK_ACCESSIBLE_ROLE_HEADING)!
+        gtk_label_set_xalign(header.opaque, 0)
+        header.addClass("section-header")
+        let emptyNote = makeLabel("Nothing here yet", classes: ["section-empty", "dim-label"])
+        emptyNote.isVisible = false
+        gtk_box_prepend(root.cast(), emptyNote)
+        gtk_box_prepend(root.cast(), header)
+        headerParts = (header, emptyNote)
+        return (header, emptyNote)
     }
 
     isolated deinit {
