@@ -75,6 +75,32 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(focus == window.menuButton || gtk_widget_is_ancestor(focus, window.menuButton) != 0, "the focus stays on the menu button")
     } }
 
+    /// A search the selected team does not match selects another: when that one heads its
+    /// section, the section's header shows above it (the list reloads, keeping its rows).
+    func testASearchThatSelectsASectionsFirstMatchShowsItsHeader() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        let session = try XCTUnwrap(window.session)
+        session.controller.reloadThreshold = 1  // as a search of more than 20,000 rows does
+        let algeria = try XCTUnwrap(window.object(titled: "Algeria"))
+        session.selection.select(algeria)
+        iterateMainLoop(for: 0.2)
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "an")
+        XCTAssertTrue(iterateMainLoop(until: { session.selection.selectedObject.map { $0 !== algeria } ?? false }), "another team is selected")
+        iterateMainLoop(for: 0.3)
+        let selected = try XCTUnwrap(session.selection.selectedObject)
+        let indexPath = try XCTUnwrap(session.controller.indexPath(for: selected))
+        XCTAssertEqual(indexPath.item, 0, "the first match of its section is selected: \(window.listLines)")
+        XCTAssertTrue(isShown(selected, in: window))
+        let title = session.view.sectionTitle(forSectionName: session.controller.sections![indexPath.section].name)
+        let header = window.listView.descendants.first { widget in
+            gtk_widget_has_css_class(widget, "section-header") != 0 && gtk_widget_get_mapped(widget) != 0
+                && String(cString: gtk_label_get_text(widget.opaque)) == title
+        }
+        var bounds = graphene_rect_t()
+        XCTAssertTrue(header.map { gtk_widget_compute_bounds($0, window.listView, &bounds) != 0 && bounds.origin.y >= -1 } ?? false,
+                      "the header of \(title) shows above the selected row")
+    } }
+
     /// Ticking a to-do far from the selected row (which moves it among the done ones) leaves
     /// the list where the person scrolled it: it does not jump back to the selection.
     func testTickingABoxFarFromTheSelectionLeavesTheListWhereItIs() throws { try MainActor.assumeIsolated {

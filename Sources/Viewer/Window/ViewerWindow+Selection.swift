@@ -26,6 +26,8 @@ extension ViewerWindow {
                 showToast(undoable ? "“\(name)” deleted" : "“\(name)” was deleted", undo: undoable)
             }
             keepFocusOnSelection()
+            // The row selected instead may head its section (a search's first match).
+            revealSectionHeader()
         }
         refreshDetail()
     }
