@@ -26,7 +26,10 @@ extension FetchedResultsController {
             || changed.count > placementLimit {
             let fresh: [Section]
             do {
-                fresh = try fetchLayout(for: fetchRequest, useCache: false)
+                let onlyMany = sectionFetchRequest == nil && fetchRequest.fetchLimit == 0 && fetchRequest.fetchOffset == 0 && !changes.invalidatedAllObjects
+                let deleted = Set(changes.deleted.filter { $0.entityName == entityName }.map(\.rowKey))
+                fresh = try (onlyMany ? layoutFetchingSections(of: changed, deleted: deleted, context: context) : nil)
+                    ?? fetchLayout(for: fetchRequest, useCache: false)
             } catch {
                 return fail(error)
             }
@@ -36,6 +39,48 @@ extension FetchedResultsController {
         }
         let deleted = Set(changes.deleted.filter { $0.entityName == entityName }.map(\.rowKey))
         placeInMemory(changed: changed, deleted: deleted, context: context)
+    }
+
+    /// The results after many changed objects, fetching again only the sections they left or
+    /// entered: when sections are named by a text attribute of the fetched entity that the
+    /// results are sorted by first, every other section keeps its rows and their order (only
+    /// changed objects move). Nil when that does not hold, or when a changed object enters a
+    /// section not shown yet or one named "" (no value, or an empty text), or when the changed
+    /// objects touch more than half the rows: then everything is fetched again.
+    ///
+    /// A bulk save of 10,000 teams of one zone among a million fetches that zone's rows (a
+    /// sixth) rather than all of them.
+    private func layoutFetchingSections(of changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext) throws -> [Section]? {
+        guard let keyPath = sectionNameKeyPath, !keyPath.contains("."), fetchRequest.sortDescriptors.first?.key == keyPath,
+              context.store.model.entity(named: entityName)?.attribute(named: keyPath)?.type == .string else { return nil }
+        // The sections the changed objects were in: one pass, a bitmap look-up a row.
+        let changedKeys = KeyMembership(Set(changed.keys))
+        var names = Set(layout.lazy.filter { $0.keys.contains(where: changedKeys.contains) }.map(\.name))
+        // The sections they are in now (those the predicate keeps).
+        let candidates = changed.keys.filter { !deleted.contains($0) }
+            .compactMap { key in try? context.object(with: ObjectID(entityName: entityName, rowKey: key)) }
+        try? context.fulfillFaults(candidates)
+        let sectionName = context.sectionNamer(forKeyPath: keyPath, entityName: entityName)
+        for object in candidates where object.managedObjectContext != nil && !object.isDeleted
+            && fetchRequest.predicate?.evaluate(with: object) ?? true {
+            names.insert(sectionName(object))
+        }
+        let shown = Set(layout.map(\.name))
+        let rows = layout.reduce(0) { $0 + (names.contains($1.name) ? $1.keys.count : 0) }
+        guard !names.contains(""), names.isSubset(of: shown), rows <= numberOfObjects / 2 else { return nil }
+        var request = fetchRequest
+        let inSections = try FetchPredicate(format: "%K IN %@", keyPath, Array(names))
+        request.predicate = request.predicate.map { $0 && inSections } ?? inSections
+        let fetched = Dictionary(Self.sections(of: try context.fetchRowKeys(request, sectionNameKeyPath: keyPath)).map { ($0.name, $0.keys) }) { first, _ in first }
+        guard fetched.keys.allSatisfy(names.contains) else { return nil }
+        partialRefetches += 1
+        return layout.compactMap { section in
+            guard names.contains(section.name) else { return section }
+            guard let keys = fetched[section.name] else { return nil }  // emptied
+            var refetched = section
+            refetched.keys = keys
+            return refetched
+        }
     }
 
     /// How many changed objects are placed in memory when each needs a search of its own (a

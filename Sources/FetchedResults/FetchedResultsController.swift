@@ -121,6 +121,9 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// Tests' own limits for placing changed objects one by one and together (see
     /// `placementLimit`), so that small stores take every path.
     package var placementOverride: (oneByOne: Int, together: Int)?
+    /// How many times many changed objects were followed by fetching only the sections
+    /// they left or entered again (for tests).
+    package var partialRefetches = 0
     /// Counts the requests set: a background fetch whose count is no longer the last is
     /// superseded.
     let backgroundFetches = RequestGenerations()

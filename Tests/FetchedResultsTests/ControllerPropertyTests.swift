@@ -38,12 +38,26 @@ final class ControllerPropertyTests: XCTestCase {
             try WatchedController("limit and offset", limited, in: context, sectionNameKeyPath: "zone"),
             try WatchedController("sections from clubs") { League.sectionsFromClubs(League.playersByScore(), in: context) },
         ]
+        // Every change fetched again (as many changed objects are), only the sections they
+        // left or entered where it can be.
+        let partial = try [League.playersByZone(try FetchPredicate(format: "active == YES AND score >= 1")),
+                           FetchRequest(entityName: "Player", sortDescriptors: [FetchSortDescriptor(key: "zone", ascending: false), FetchSortDescriptor(key: "name")])]
+            .enumerated().map { n, request in
+                try WatchedController("sections by zone fetched again, \(n)") {
+                    let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "zone")
+                    controller.placementOverride = (oneByOne: 0, together: 0)
+                    return controller
+                }
+            }
 
         for step in 0..<120 {
             try league.step(step)
-            for item in watched {
+            for item in watched + partial {
                 guard try item.checkBatches("seed \(seed) step \(step) [\(item.name)] after \(league.summary)") else { return }
             }
+        }
+        for item in partial {
+            XCTAssertGreaterThan(item.controller.partialRefetches, 20, "seed \(seed) [\(item.name)]: sections fetched again on their own")
         }
     }
 }
