@@ -43,7 +43,7 @@ extension FetchedResultsController {
 
     /// The results after many changed objects, fetching again only the sections they left or
     /// entered: when sections are named by a text attribute of the fetched entity that the
-    /// results are sorted by first, every other section keeps its rows and their order (only
+    /// results are sorted by first (as stored, no case or diacritic folding), every other section keeps its rows and their order (only
     /// changed objects move). Nil when that does not hold, or when a changed object enters a
     /// section not shown yet or one named "" (no value, or an empty text), or when the changed
     /// objects touch more than half the rows: then everything is fetched again.
@@ -51,7 +51,9 @@ extension FetchedResultsController {
     /// A bulk save of 10,000 teams of one zone among a million fetches that zone's rows (a
     /// sixth) rather than all of them.
     private func layoutFetchingSections(of changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext) throws -> [Section]? {
-        guard let keyPath = sectionNameKeyPath, !keyPath.contains("."), fetchRequest.sortDescriptors.first?.key == keyPath,
+        // Sorted first by the exact text (sections by a case- or diacritic-folded order may interleave).
+        guard let keyPath = sectionNameKeyPath, !keyPath.contains("."), let first = fetchRequest.sortDescriptors.first,
+              first.key == keyPath, first.options.isEmpty,
               context.store.model.entity(named: entityName)?.attribute(named: keyPath)?.type == .string else { return nil }
         // The sections the changed objects were in: one pass, a bitmap look-up a row.
         let changedKeys = KeyMembership(Set(changed.keys))
@@ -66,6 +68,7 @@ extension FetchedResultsController {
             names.insert(sectionName(object))
         }
         let shown = Set(layout.map(\.name))
+        guard shown.count == layout.count else { return nil }
         let rows = layout.reduce(0) { $0 + (names.contains($1.name) ? $1.keys.count : 0) }
         guard !names.contains(""), names.isSubset(of: shown), rows <= numberOfObjects / 2 else { return nil }
         var request = fetchRequest
