@@ -96,13 +96,20 @@ extension FetchedResultsController {
         let generations = backgroundFetches
         let generation = generations.next()
         let query: RowKeysQuery
+        let split: SplitRowKeysQuery?
         do {
             try validate(request)
             query = try managedObjectContext.rowKeysQuery(request, sectionNameKeyPath: sectionNameKeyPath)
+            split = try sectionNameKeyPath.flatMap { keyPath in
+                try Self.splitBoundary(of: layout, minimumRows: splitFetchThreshold).flatMap {
+                    try managedObjectContext.splitRowKeysQuery(request, sectionNameKeyPath: keyPath, at: $0)
+                }
+            }
         } catch {
             finishLoading(error, placingHeldChanges: false)
             return completion(error)
         }
+        if split != nil { splitFetches += 1 }
         let old = layout
         let sameOrder = request.sortDescriptors == fetchRequest.sortDescriptors
         let mayReload = delegate == nil || changeReporting == .batches || changeReporting == .snapshot
@@ -113,7 +120,7 @@ extension FetchedResultsController {
         DispatchQueue.global(qos: .userInitiated).async {
             let found: Found
             do {
-                let rows = try query.run()
+                let rows = try split?.run() ?? query.run()
                 guard !superseded() else { return }
                 let new = Self.sections(of: rows)
                 let batch: ChangeBatch
@@ -137,6 +144,21 @@ extension FetchedResultsController {
                 work.value.controller.show(found, for: request, replacing: old, completion: work.value.completion)
             }
         }
+    }
+
+    /// Where to split a long list's fetch in two, to run the halves at once: the name of the
+    /// section that starts nearest the middle of `layout` (the list now; the new request's
+    /// rows are likely spread alike). Nil on one core, for a list of fewer than `minimumRows`
+    /// rows, or when that section has no name.
+    static func splitBoundary(of layout: [Section], minimumRows: Int) -> String? {
+        let total = layout.reduce(0) { $0 + $1.keys.count }
+        guard ProcessInfo.processInfo.activeProcessorCount >= 2, total >= minimumRows, layout.count >= 2 else { return nil }
+        var start = 0, best: (distance: Int, name: String)?
+        for (s, section) in layout.enumerated() {
+            if s > 0, abs(start - total / 2) < best?.distance ?? .max { best = (abs(start - total / 2), section.name) }
+            start += section.keys.count
+        }
+        return best.flatMap { $0.name.isEmpty ? nil : $0.name }
     }
 
     /// What a background fetch found: the new sections and the batch to them, or an error.

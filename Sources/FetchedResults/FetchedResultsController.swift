@@ -124,6 +124,11 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// How many times many changed objects were followed by fetching only the sections
     /// they left or entered again (for tests).
     package var partialRefetches = 0
+    /// How long a list must be for a new request to be fetched in two halves at once
+    /// (`SplitRowKeysQuery`); tests lower it.
+    package var splitFetchThreshold = 50_000
+    /// How many new requests were fetched in two halves (for tests).
+    package var splitFetches = 0
     /// Counts the requests set: a background fetch whose count is no longer the last is
     /// superseded.
     let backgroundFetches = RequestGenerations()

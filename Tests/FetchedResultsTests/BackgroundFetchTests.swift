@@ -61,6 +61,36 @@ final class BackgroundFetchTests: XCTestCase {
         }
     }
 
+    /// A long list's new request is fetched in two halves at once (split by zone at the
+    /// list's middle section): random searches and orders, zones ascending and descending,
+    /// players without a zone or with an empty one; each shown as one valid batch, the same
+    /// list a fresh fetch makes.
+    func testALongListsNewRequestFetchedInTwoHalvesShowsWhatAFreshFetchDoes() throws {
+        let seed = SeededGenerator.seed()
+        print("seed \(seed)")
+        var rng = SeededGenerator(seed: seed)
+        for i in 0..<30 {
+            try League.insertPlayer(context, name: "Q\(i)", zone: i % 2 == 0 ? nil : "", score: i)
+            try League.insertPlayer(context, name: "R\(i)", zone: ["A", "AB", "Z", "b"][i % 4], score: i)
+        }
+        try context.save()
+        controller.splitFetchThreshold = 1
+        let formats: [String?] = [nil, "score > 30", "score < 10", "name CONTAINS[cd] '1'", "zone == 'B' OR score < 5", "zone != 'A'", "score > 100"]
+        let sorts = [byZoneThenScore, [FetchSortDescriptor(key: "zone", ascending: false), FetchSortDescriptor(key: "name")],
+                     [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "name", ascending: false)]]
+        for step in 0..<30 {
+            let format = formats.randomElement(using: &rng)!, sort = sorts.randomElement(using: &rng)!
+            let what = "seed \(seed), step \(step): \(format ?? "all"), \(sort.map { "\($0.key)\($0.ascending ? "" : " desc")" })"
+            let before = controller.snapshot
+            recorder.batches.removeAll()
+            let request = try request(format, sorts: sort)
+            try set(request)
+            XCTAssertEqual(controller.snapshot, try fresh(request), what)
+            XCTAssertEqual(try recorder.batches.reduce(before) { try $1.applied(to: $0) }, controller.snapshot, what)
+        }
+        XCTAssertGreaterThan(controller.splitFetches, 10, "seed \(seed): requests fetched in two halves")
+    }
+
     func testASupersededRequestNeverShows() throws {
         let first = try request("score > 40"), second = try request("score < 3")
         let done = expectation(description: "the second is shown")

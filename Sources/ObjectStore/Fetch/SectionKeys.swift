@@ -45,6 +45,36 @@ extension ObjectContext {
         return RowKeysQuery(store: store, sql: sql, isSectioned: sectionSQL != nil, sectionType: sectionType)
     }
 
+    /// ``rowKeysQuery(_:sectionNameKeyPath:)`` in two halves, to run at once on two readers
+    /// (``SplitRowKeysQuery/run()``): the rows whose section value comes before `boundary`
+    /// in the results' order, and the others. Nil unless the results are sorted first by
+    /// `sectionNameKeyPath`, a text attribute of the entity compared as stored (the halves'
+    /// conditions and the order then compare alike), without a limit or offset.
+    package func splitRowKeysQuery<Result>(_ request: FetchRequest<Result>, sectionNameKeyPath keyPath: String,
+                                           at boundary: String) throws -> SplitRowKeysQuery? {
+        let entity = try checkedEntity(for: request)
+        guard !keyPath.contains("."), entity.attribute(named: keyPath)?.type == .string, let first = request.sortDescriptors.first,
+              first.key == keyPath, first.options.isEmpty, request.fetchLimit == 0, request.fetchOffset == 0 else { return nil }
+        let whole = try rowKeysQuery(request, sectionNameKeyPath: keyPath)
+        let column = try keyPathSQL(keyPath, of: entity, alias: "t0")
+        // NULL sorts first ascending, last descending.
+        let (before, after) = first.ascending
+            ? ("(\(column) < ? OR \(column) IS NULL)", "\(column) >= ?")
+            : ("\(column) > ?", "(\(column) <= ? OR \(column) IS NULL)")
+        let halves = try [before, after].map { condition -> RowKeysQuery in
+            var sql = SQL(sql: "SELECT t0.\(Schema.primaryKey), \(column) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE ")
+            if let predicate = request.predicate {
+                sql.append(sql: "(")
+                sql.append(literal: try predicate.sql(for: entity, in: model, alias: "t0"))
+                sql.append(sql: ") AND ")
+            }
+            sql.append(sql: condition, arguments: [boundary])
+            sql.append(sql: " ORDER BY " + (try orderingTerms(of: request, entity: entity)))
+            return RowKeysQuery(store: store, sql: sql, isSectioned: true, sectionType: .string)
+        }
+        return SplitRowKeysQuery(halves: (halves[0], halves[1]), whole: whole)
+    }
+
     /// The section name of `object` for `keyPath`, as a fetch sectioned by `keyPath` names
     /// its row: strings as they are, numbers in decimal, bools as `1` and `0`, dates as their
     /// day (`2014-06-12`, UTC), nil as the empty string.
@@ -183,5 +213,42 @@ package struct RowKeysQuery: Sendable {
             }
         }
         return result
+    }
+}
+
+
+/// A fetch of row keys and section runs in two halves by the value the results are sorted
+/// by first, run at once on two readers of the store's pool: on two cores, a search that
+/// reads a million rows through a function shows in about half the time.
+package struct SplitRowKeysQuery: Sendable {
+    let halves: (RowKeysQuery, RowKeysQuery)
+    /// The same fetch in one query.
+    let whole: RowKeysQuery
+
+    /// Runs both halves at once, each in a read transaction of its own, and joins them.
+    /// When a commit came between their transactions (the store's history moved on), the
+    /// halves may not fit together: the whole query runs instead.
+    package func run() throws -> SectionedRowKeys {
+        final class Outcome: @unchecked Sendable { var value: Result<(token: Int64, rows: SectionedRowKeys), Error>? }
+        let outcomes = (Outcome(), Outcome())
+        DispatchQueue.concurrentPerform(iterations: 2) { half in
+            let query = half == 0 ? halves.0 : halves.1
+            (half == 0 ? outcomes.0 : outcomes.1).value = Result {
+                try query.store.database.read { db in (try PersistentStore.currentHistoryToken(in: db), try query.rowKeys(in: db)) }
+            }
+        }
+        guard let first = try outcomes.0.value?.get(), let second = try outcomes.1.value?.get(), first.token == second.token else {
+            return try whole.run()
+        }
+        var joined = first.rows
+        joined.rowKeys += second.rows.rowKeys
+        for run in second.rows.sections {
+            if joined.sections.last?.name == run.name {
+                joined.sections[joined.sections.count - 1].count += run.count
+            } else {
+                joined.sections.append(run)
+            }
+        }
+        return joined
     }
 }
