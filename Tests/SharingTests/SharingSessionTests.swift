@@ -153,11 +153,13 @@ final class SharingSessionTests: XCTestCase {
             _ = try sqlite3(a.url, "UPDATE Card SET title = 'from A offline', count = 3")
             _ = try sqlite3(b.url, "UPDATE Card SET title = 'from B offline', done = 1")
             _ = try sqlite3(b.url, "INSERT INTO Board (name) VALUES ('Made offline')")
-            try await eventually("A says it is offline with one change waiting") {
+            // A round cut mid-query may stall in postgres-nio until the engine's 20 s
+            // watchdog gives it up (Docs/Sharing.md): offline may take that long to show.
+            try await eventually("A says it is offline with one change waiting", timeout: .seconds(30)) {
                 if case .offline = a.session.status.state { return a.session.status.pendingChanges == 1 }
                 return false
             }
-            try await eventually("B says it is offline with two changes waiting") {
+            try await eventually("B says it is offline with two changes waiting", timeout: .seconds(30)) {
                 if case .offline = b.session.status.state { return b.session.status.pendingChanges == 2 }
                 return false
             }
