@@ -62,13 +62,15 @@ extension ObjectContext {
             ? ("(\(column) < ? OR \(column) IS NULL)", "\(column) >= ?")
             : ("\(column) > ?", "(\(column) <= ? OR \(column) IS NULL)")
         let halves = try [before, after].map { condition -> RowKeysQuery in
+            // The half's condition first: SQLite tests the terms in order, and the predicate
+            // may call a function for every row (a search).
             var sql = SQL(sql: "SELECT t0.\(Schema.primaryKey), \(column) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE ")
-            if let predicate = request.predicate {
-                sql.append(sql: "(")
-                sql.append(literal: try predicate.sql(for: entity, in: model, alias: "t0"))
-                sql.append(sql: ") AND ")
-            }
             sql.append(sql: condition, arguments: [boundary])
+            if let predicate = request.predicate {
+                sql.append(sql: " AND (")
+                sql.append(literal: try predicate.sql(for: entity, in: model, alias: "t0"))
+                sql.append(sql: ")")
+            }
             sql.append(sql: " ORDER BY " + (try orderingTerms(of: request, entity: entity)))
             return RowKeysQuery(store: store, sql: sql, isSectioned: true, sectionType: .string)
         }
