@@ -120,7 +120,7 @@ extension FetchedResultsController {
         DispatchQueue.global(qos: .userInitiated).async {
             let found: Found
             do {
-                let rows = try split?.run() ?? query.run()
+                let rows = try split?.run(orElse: query) ?? query.run()
                 guard !superseded() else { return }
                 let new = Self.sections(of: rows)
                 let batch: ChangeBatch

@@ -59,14 +59,7 @@ extension FetchedResultsController {
         let changedKeys = KeyMembership(Set(changed.keys))
         var names = Set(layout.lazy.filter { $0.keys.contains(where: changedKeys.contains) }.map(\.name))
         // The sections they are in now (those the predicate keeps).
-        let candidates = changed.keys.filter { !deleted.contains($0) }
-            .compactMap { key in try? context.object(with: ObjectID(entityName: entityName, rowKey: key)) }
-        try? context.fulfillFaults(candidates)
-        let sectionName = context.sectionNamer(forKeyPath: keyPath, entityName: entityName)
-        for object in candidates where object.managedObjectContext != nil && !object.isDeleted
-            && fetchRequest.predicate?.evaluate(with: object) ?? true {
-            names.insert(sectionName(object))
-        }
+        names.formUnion(members(of: changed, deleted: deleted, context: context).map(\.section))
         let shown = Set(layout.map(\.name))
         guard shown.count == layout.count else { return nil }
         let rows = layout.reduce(0) { $0 + (names.contains($1.name) ? $1.keys.count : 0) }
@@ -202,6 +195,21 @@ extension FetchedResultsController {
         var values: SortValues? = nil
     }
 
+    /// The changed objects that belong to the results now (not deleted, the predicate
+    /// evaluated in memory), their values read in one query, with their sections' names.
+    private func members(of changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext) -> [Member] {
+        let candidates = changed.keys.filter { !deleted.contains($0) }.compactMap { key in
+            (try? context.object(with: ObjectID(entityName: entityName, rowKey: key))).map { (key: key, object: $0) }
+        }
+        try? context.fulfillFaults(candidates.map(\.object))
+        let sectionName = sectionNameKeyPath.map { context.sectionNamer(forKeyPath: $0, entityName: entityName) }
+        return candidates.compactMap { key, object in
+            guard object.managedObjectContext != nil, !object.isDeleted,
+                  fetchRequest.predicate?.evaluate(with: object) ?? true else { return nil }
+            return Member(key: key, object: object, section: sectionName?(object) ?? "")
+        }
+    }
+
     private func placeInMemory(changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext) {
         let oldLayout = layout
         let oldNames = oldLayout.map(\.name)
@@ -241,17 +249,7 @@ extension FetchedResultsController {
         }
         // 3. Which changed objects belong to the results now, in result order. Those not
         // in memory (merged from another context's save) are read in one query, not one each.
-        let candidates = changed.keys.filter { !deleted.contains($0) }.compactMap { key in
-            (try? context.object(with: ObjectID(entityName: entityName, rowKey: key))).map { (key: key, object: $0) }
-        }
-        try? context.fulfillFaults(candidates.map(\.object))
-        var members: [Member] = []
-        let sectionName = sectionNameKeyPath.map { context.sectionNamer(forKeyPath: $0, entityName: entityName) }
-        for (key, object) in candidates {
-            guard object.managedObjectContext != nil, !object.isDeleted,
-                  fetchRequest.predicate?.evaluate(with: object) ?? true else { continue }
-            members.append(Member(key: key, object: object, section: sectionName?(object) ?? ""))
-        }
+        var members = self.members(of: changed, deleted: deleted, context: context)
         let sorts = fetchRequest.sortDescriptors
         if members.count > 16, sorts.allSatisfy({ !$0.key.contains(".") }) {
             // Many: each object's sort values read once, not at every comparison.

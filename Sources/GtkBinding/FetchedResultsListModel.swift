@@ -79,6 +79,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     public var didChange: ((ChangeBatch) -> Void)?
     /// Called before the list follows a batch, before its first emission (the selection's).
     var willChange: ((ChangeBatch) -> Void)?
+
     let flattened: FlattenedSections
     private let items: ListItems
     private let entityName: String

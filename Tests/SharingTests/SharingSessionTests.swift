@@ -101,11 +101,7 @@ final class SharingSessionTests: XCTestCase {
 
     func testConflictingEditsOfOneFieldKeepTheFirstCommittedAndAreReportedOtherFieldsMerge() async throws {
         try await ServerTestDatabase.with { database in
-            let folder = try temporaryFolder(self)
-            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: boards(["Home"]))
-            try await a.session.synchronize()
-            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
-            try await b.session.synchronize()
+            let (a, b) = try await twoDesktops(on: database)
             await a.stop()
             await b.stop()
 
@@ -141,11 +137,7 @@ final class SharingSessionTests: XCTestCase {
 
     func testEditsMadeWhileTheServerIsDownGoOutWhenItIsBackAndConflictsAreReported() async throws {
         try await ServerTestDatabase.with { database in
-            let folder = try temporaryFolder(self)
-            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: boards(["Home"]))
-            try await a.session.synchronize()
-            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
-            try await b.session.synchronize()
+            let (a, b) = try await twoDesktops(on: database)
 
             try ServerTestDatabase.server("stop")
             var restarted = false
@@ -227,5 +219,16 @@ final class SharingSessionTests: XCTestCase {
             XCTAssertEqual(count.trimmingCharacters(in: .whitespacesAndNewlines), "9", "B's edit made while away went out after the resync")
             await a.stop()
         }
+    }
+
+    /// Desktop A, seeded with the board "Home", and desktop B, which joined after it: both
+    /// synchronized once.
+    private func twoDesktops(on database: ServerTestDatabase) async throws -> (SharedStore, SharedStore) {
+        let folder = try temporaryFolder(self)
+        let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: boards(["Home"]))
+        try await a.session.synchronize()
+        let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+        try await b.session.synchronize()
+        return (a, b)
     }
 }

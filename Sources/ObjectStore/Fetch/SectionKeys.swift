@@ -34,47 +34,53 @@ extension ObjectContext {
     /// (``RowKeysQuery/run()``) against the saved data: the request is checked and its SQL
     /// made here, on the context's queue.
     package func rowKeysQuery<Result>(_ request: FetchRequest<Result>, sectionNameKeyPath: String?) throws -> RowKeysQuery {
-        let entity = try checkedEntity(for: request)
+        try rowKeysQuery(request, entity: checkedEntity(for: request), sectionNameKeyPath: sectionNameKeyPath)
+    }
+
+    /// The query of `request`'s rows, only those that meet `condition` (SQL on the `t0`
+    /// alias) when given: tested before the predicate, since SQLite tests the terms in order
+    /// and the predicate may call a function for every row (a search).
+    private func rowKeysQuery<Result>(_ request: FetchRequest<Result>, entity: EntityDescription, sectionNameKeyPath: String?,
+                                      condition: SQL? = nil) throws -> RowKeysQuery {
         let sectionSQL = try sectionNameKeyPath.map { try keyPathSQL($0, of: entity, alias: "t0") }
         let sectionType = sectionNameKeyPath.flatMap { try? resolvedKeyPath($0, of: entity).valueType }
         var sql = SQL(sql: "SELECT t0.\(Schema.primaryKey)" + (sectionSQL.map { ", " + $0 } ?? ""))
         sql.append(sql: " FROM \(entity.name.quotedDatabaseIdentifier) t0")
-        sql.append(literal: try whereClause(of: request, entity: entity))
+        if let condition {
+            sql.append(sql: " WHERE ")
+            sql.append(literal: condition)
+            if let predicate = request.predicate {
+                sql.append(sql: " AND (")
+                sql.append(literal: try predicate.sql(for: entity, in: model, alias: "t0"))
+                sql.append(sql: ")")
+            }
+        } else {
+            sql.append(literal: try whereClause(of: request, entity: entity))
+        }
         sql.append(sql: " ORDER BY " + (try orderingTerms(of: request, entity: entity)))
         sql.append(literal: limitClause(of: request))
         return RowKeysQuery(store: store, sql: sql, isSectioned: sectionSQL != nil, sectionType: sectionType)
     }
 
     /// ``rowKeysQuery(_:sectionNameKeyPath:)`` in two halves, to run at once on two readers
-    /// (``SplitRowKeysQuery/run()``): the rows whose section value comes before `boundary`
-    /// in the results' order, and the others. Nil unless the results are sorted first by
-    /// `sectionNameKeyPath`, a text attribute of the entity compared as stored (the halves'
-    /// conditions and the order then compare alike), without a limit or offset.
+    /// (``SplitRowKeysQuery/run(orElse:)``): the rows whose section value comes before
+    /// `boundary` in the results' order, and the others. Nil unless the results are sorted
+    /// first by `sectionNameKeyPath`, a text attribute of the entity compared as stored (the
+    /// halves' conditions and the order then compare alike), without a limit or offset.
     package func splitRowKeysQuery<Result>(_ request: FetchRequest<Result>, sectionNameKeyPath keyPath: String,
                                            at boundary: String) throws -> SplitRowKeysQuery? {
         let entity = try checkedEntity(for: request)
         guard !keyPath.contains("."), entity.attribute(named: keyPath)?.type == .string, let first = request.sortDescriptors.first,
               first.key == keyPath, first.options.isEmpty, request.fetchLimit == 0, request.fetchOffset == 0 else { return nil }
-        let whole = try rowKeysQuery(request, sectionNameKeyPath: keyPath)
         let column = try keyPathSQL(keyPath, of: entity, alias: "t0")
         // NULL sorts first ascending, last descending.
         let (before, after) = first.ascending
             ? ("(\(column) < ? OR \(column) IS NULL)", "\(column) >= ?")
             : ("\(column) > ?", "(\(column) <= ? OR \(column) IS NULL)")
-        let halves = try [before, after].map { condition -> RowKeysQuery in
-            // The half's condition first: SQLite tests the terms in order, and the predicate
-            // may call a function for every row (a search).
-            var sql = SQL(sql: "SELECT t0.\(Schema.primaryKey), \(column) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE ")
-            sql.append(sql: condition, arguments: [boundary])
-            if let predicate = request.predicate {
-                sql.append(sql: " AND (")
-                sql.append(literal: try predicate.sql(for: entity, in: model, alias: "t0"))
-                sql.append(sql: ")")
-            }
-            sql.append(sql: " ORDER BY " + (try orderingTerms(of: request, entity: entity)))
-            return RowKeysQuery(store: store, sql: sql, isSectioned: true, sectionType: .string)
+        let halves = try [before, after].map { condition in
+            try rowKeysQuery(request, entity: entity, sectionNameKeyPath: keyPath, condition: SQL(sql: condition, arguments: [boundary]))
         }
-        return SplitRowKeysQuery(halves: (halves[0], halves[1]), whole: whole)
+        return SplitRowKeysQuery(halves: (halves[0], halves[1]))
     }
 
     /// The section name of `object` for `keyPath`, as a fetch sectioned by `keyPath` names
@@ -224,13 +230,11 @@ package struct RowKeysQuery: Sendable {
 /// reads a million rows through a function shows in about half the time.
 package struct SplitRowKeysQuery: Sendable {
     let halves: (RowKeysQuery, RowKeysQuery)
-    /// The same fetch in one query.
-    let whole: RowKeysQuery
 
     /// Runs both halves at once, each in a read transaction of its own, and joins them.
     /// When a commit came between their transactions (the store's history moved on), the
-    /// halves may not fit together: the whole query runs instead.
-    package func run() throws -> SectionedRowKeys {
+    /// halves may not fit together: `whole`, the same fetch in one query, runs instead.
+    package func run(orElse whole: RowKeysQuery) throws -> SectionedRowKeys {
         final class Outcome: @unchecked Sendable { var value: Result<(token: Int64, rows: SectionedRowKeys), Error>? }
         let outcomes = (Outcome(), Outcome())
         DispatchQueue.concurrentPerform(iterations: 2) { half in

@@ -90,7 +90,7 @@ import ObjectStore
         if case .header = identity { isHeader = true } else { isHeader = false }
         gtk_list_item_set_selectable(listItem, isHeader ? 0 : 1)
         gtk_list_item_set_activatable(listItem, isHeader ? 0 : 1)
-        if isHeader { _ = widgets.makeHeaderParts() }
+        // A header's parts are made below, shown, when the row first shows a header.
         widgets.headerParts?.header.isVisible = isHeader
         widgets.content.isVisible = !isHeader
         if !isHeader { widgets.headerParts?.emptyNote.isVisible = false }
