@@ -136,8 +136,7 @@ private final class Desktop: @unchecked Sendable {
     let executable: URL
     let url: String
     private let lock = NSLock()
-    private var process: Process?
-    private var input: FileHandle?
+    private var process: ChildProcess?
     private var lines = LineBuffer()
     private(set) var kills = 0
     /// What the processes wrote on standard error.
@@ -161,33 +160,25 @@ private final class Desktop: @unchecked Sendable {
     func start() throws {
         let arguments = ["apply", "--store", store.path] + (started == 0 ? ["--share", url] : [])
         started += 1
-        let (process, input, output, errors) = try startProcess(executable, arguments)
         let buffer = LineBuffer()
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            buffer.append(data)
-        }
         // Read, or a full pipe would stop the process at its next status line.
         let log = errorLog
         let file = store.deletingPathExtension().appendingPathExtension("err")
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
+        let process = try ChildProcess(executable, arguments, output: { buffer.append($0) }, errors: { data in
+            guard !data.isEmpty else { return }
             log.append(data)
             if let out = try? FileHandle(forWritingTo: file) { out.seekToEndOfFile(); out.write(data); try? out.close() }
             else { try? data.write(to: file) }
-        }
+        })
         lock.withLock {
             self.process = process
-            self.input = input
             self.lines = buffer
         }
     }
 
     func kill() {
         lock.withLock {
-            guard let process, process.isRunning else { return }
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            kills += 1
+            if process?.kill(SIGKILL) == true { kills += 1 }
         }
     }
 
@@ -195,10 +186,10 @@ private final class Desktop: @unchecked Sendable {
 
     /// Sends one operation and a save; waits for the save's line.
     func send(_ operation: String) -> Outcome {
-        let (input, lines) = lock.withLock { (self.input, self.lines) }
+        let (process, lines) = lock.withLock { (self.process, self.lines) }
         let before = lines.count
         let text = operation == #"{"op":"save"}"# ? operation + "\n" : operation + "\n{\"op\":\"save\"}\n"
-        do { try input?.write(contentsOf: Data(text.utf8)) } catch { return .killed }
+        do { try process?.write(Data(text.utf8)) } catch { return .killed }
         return lines.waitForLine(after: before) ? .acknowledged : .killed
     }
 
@@ -252,9 +243,9 @@ private final class Desktop: @unchecked Sendable {
 
     /// Closes the input and waits for the process to push and end.
     func finish() {
-        let (process, input) = lock.withLock { (self.process, self.input) }
-        try? input?.close()
-        while process?.isRunning == true { Thread.sleep(forTimeInterval: 0.05) }
+        let process = lock.withLock { self.process }
+        process?.closeInput()
+        process?.waitUntilExit()
     }
 
     /// For each own team: the wins the server may hold (nil: no such team).
