@@ -116,34 +116,47 @@ extension FetchedResultsController {
         let reloadThreshold = reloadThreshold
         let entityName = entityName
         let superseded = { @Sendable in generations.current != generation }
-        let work = Unchecked((controller: self, completion: completion))
-        DispatchQueue.global(qos: .userInitiated).async {
+        let work = Unchecked((controller: self, request: request, old: old, completion: completion))
+        // A newer request cancels the task (`RequestGenerations.next()`): GRDB interrupts
+        // its statements, so a superseded search stops taking the cores from the next one.
+        let task = Task.detached(priority: .userInitiated) {
             let found: Found
             do {
-                let rows = try split?.run(orElse: query) ?? query.run()
+                let rows: SectionedRowKeys
+                if let split { rows = try await split.run(orElse: query) } else { rows = try await query.run() }
                 guard !superseded() else { return }
-                let new = Self.sections(of: rows)
-                let batch: ChangeBatch
-                if sameOrder, let membership = Self.membershipBatch(from: old, to: new, entityName: entityName,
-                                                                    reloadingBeyond: mayReload ? reloadThreshold : nil) {
-                    batch = membership
-                } else if mayReload && max(old.reduce(0) { $0 + $1.keys.count }, rows.rowKeys.count) > reloadThreshold {
-                    batch = .reload(Self.snapshot(of: new, entityName: entityName))
-                } else {
-                    batch = ChangeBatch.difference(from: Self.snapshot(of: old, entityName: entityName),
-                                                   to: Self.snapshot(of: new, entityName: entityName))
-                }
-                found = Found(layout: new, batch: batch, error: nil, cacheDependencies: cacheDependencies)
+                // Named, not `Self`: the region checker cannot follow `Self` in the task.
+                found = FetchedResultsController<Result>.found(
+                    rows, replacing: work.value.old, sameOrder: sameOrder, reloadingBeyond: mayReload ? reloadThreshold : nil,
+                    entityName: entityName, cacheDependencies: cacheDependencies)
             } catch {
+                if Task.isCancelled { generations.noteInterrupted() }
                 found = Found(layout: nil, batch: nil, error: error, cacheDependencies: nil)
             }
+            // Superseded (and so cancelled, its error an interruption): nothing to show.
             guard !superseded() else { return }
             work.value.controller.managedObjectContext.perform {
-                // Superseded meanwhile: nothing to show.
                 guard !superseded() else { return }
-                work.value.controller.show(found, for: request, replacing: old, completion: work.value.completion)
+                work.value.controller.show(found, for: work.value.request, replacing: work.value.old, completion: work.value.completion)
             }
         }
+        generations.attach(task, to: generation)
+    }
+
+    /// The sections of the fetched `rows` and the batch to them from `old`: by membership
+    /// when the order is the same, else a reload beyond `limit` changes, else the difference.
+    private static func found(_ rows: SectionedRowKeys, replacing old: [Section], sameOrder: Bool, reloadingBeyond limit: Int?,
+                              entityName: String, cacheDependencies: String?) -> Found {
+        let new = sections(of: rows)
+        let batch: ChangeBatch
+        if sameOrder, let membership = membershipBatch(from: old, to: new, entityName: entityName, reloadingBeyond: limit) {
+            batch = membership
+        } else if let limit, max(old.reduce(0) { $0 + $1.keys.count }, rows.rowKeys.count) > limit {
+            batch = .reload(snapshot(of: new, entityName: entityName))
+        } else {
+            batch = ChangeBatch.difference(from: snapshot(of: old, entityName: entityName), to: snapshot(of: new, entityName: entityName))
+        }
+        return Found(layout: new, batch: batch, error: nil, cacheDependencies: cacheDependencies)
     }
 
     /// Where to split a long list's fetch in two, to run the halves at once: the name of the
@@ -301,13 +314,36 @@ extension ObjectChanges {
     }
 }
 
-/// Counts the requests a controller was given, across threads.
+/// Counts the requests a controller was given, across threads, and cancels the background
+/// fetch of the request a newer one supersedes.
 final class RequestGenerations: Sendable {
-    private let count = Mutex(0)
-    /// A new request: its number.
+    private let state = Mutex((count: 0, fetch: Task<Void, Never>?.none, interrupted: 0))
+    /// A new request: its number. The fetch of the one before is cancelled.
     @discardableResult
-    func next() -> Int { count.withLock { $0 += 1; return $0 } }
-    var current: Int { count.withLock { $0 } }
+    func next() -> Int {
+        let (count, superseded) = state.withLock { state in
+            state.count += 1
+            defer { state.fetch = nil }
+            return (state.count, state.fetch)
+        }
+        superseded?.cancel()
+        return count
+    }
+    var current: Int { state.withLock { $0.count } }
+    /// How many fetches a newer request stopped before they ended (for tests).
+    var interrupted: Int { state.withLock { $0.interrupted } }
+    func noteInterrupted() { state.withLock { $0.interrupted += 1 } }
+
+    /// `fetch` fetches request `generation`: cancelled when a newer request comes (at once
+    /// if one came already).
+    func attach(_ fetch: Task<Void, Never>, to generation: Int) {
+        let isCurrent = state.withLock { state in
+            guard state.count == generation else { return false }
+            state.fetch = fetch
+            return true
+        }
+        if !isCurrent { fetch.cancel() }
+    }
 }
 
 /// A value carried to another thread and back to the queue it belongs to, unused between.

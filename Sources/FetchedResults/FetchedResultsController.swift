@@ -129,6 +129,8 @@ public final class FetchedResultsController<Result: ManagedObject> {
     package var splitFetchThreshold = 50_000
     /// How many new requests were fetched in two halves (for tests).
     package var splitFetches = 0
+    /// How many background fetches a newer request interrupted before they ended (for tests).
+    package var interruptedFetches: Int { backgroundFetches.interrupted }
     /// Counts the requests set: a background fetch whose count is no longer the last is
     /// superseded.
     let backgroundFetches = RequestGenerations()

@@ -111,6 +111,41 @@ final class BackgroundFetchTests: XCTestCase {
         XCTAssertLessThanOrEqual(recorder.batches.count, 1, "only the last request's results were shown")
     }
 
+    /// A search still reading a long list when the next key's request comes is interrupted
+    /// (it would keep the cores from the next one): whole, or in two halves. Its
+    /// completion is never called and the list shows the newer request's results.
+    func testASupersededRequestStillBeingFetchedIsInterrupted() throws {
+        // 100,000 more players, written by SQL: searching them through the CONTAINS[cd]
+        // function takes seconds in a debug build.
+        try context.store.database.write { db in
+            try db.execute(sql: """
+                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 100000)
+                INSERT INTO "Player" (name, zone, score, active) SELECT 'X' || i, char(65 + i % 3), i % 50, 1 FROM n
+                """)
+        }
+        for (n, threshold) in [Int.max, 1].enumerated() {
+            controller = FetchedResultsController(fetchRequest: try request(nil), managedObjectContext: context, sectionNameKeyPath: "zone")
+            controller.delegate = recorder
+            try controller.performFetch()
+            controller.splitFetchThreshold = threshold
+            let slow = try request("name CONTAINS[cd] 'nobody'"), next = try request("score < 3")
+            nonisolated(unsafe) var completed: [String] = []
+            controller.setFetchRequest(slow) { _ in completed.append("slow") }
+            // Let the slow fetch start reading.
+            Thread.sleep(forTimeInterval: 0.2)
+            let done = expectation(description: "the next request is shown")
+            controller.setFetchRequest(next) { _ in
+                completed.append("next")
+                done.fulfill()
+            }
+            wait(for: [done], timeout: 30)
+            XCTAssertEqual(controller.interruptedFetches, 1, "the slow fetch was interrupted (split: \(n == 1))")
+            XCTAssertEqual(controller.splitFetches, 2 * n, "both requests in two halves, or neither")
+            XCTAssertEqual(completed, ["next"])
+            XCTAssertEqual(controller.snapshot, try fresh(next))
+        }
+    }
+
     func testANewSortReloadsALongListAndMovesAShortOne() throws {
         let byName = try request(nil, sorts: [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "name")])
         var before = controller.snapshot

@@ -189,9 +189,10 @@ package struct RowKeysQuery: Sendable {
     let isSectioned: Bool
     let sectionType: AttributeType?
 
-    /// Runs the query in a read transaction of its own.
-    package func run() throws -> SectionedRowKeys {
-        try store.database.read { db in try rowKeys(in: db) }
+    /// Runs the query in a read transaction of its own. Cancelling the task interrupts it
+    /// (GRDB interrupts the reader's statement) and it throws `CancellationError`.
+    package func run() async throws -> SectionedRowKeys {
+        try await store.database.read { db in try rowKeys(in: db) }
     }
 
     func rowKeys(in db: Database) throws -> SectionedRowKeys {
@@ -234,18 +235,15 @@ package struct SplitRowKeysQuery: Sendable {
     /// Runs both halves at once, each in a read transaction of its own, and joins them.
     /// When a commit came between their transactions (the store's history moved on), the
     /// halves may not fit together: `whole`, the same fetch in one query, runs instead.
-    package func run(orElse whole: RowKeysQuery) throws -> SectionedRowKeys {
-        final class Outcome: @unchecked Sendable { var value: Result<(token: Int64, rows: SectionedRowKeys), Error>? }
-        let outcomes = (Outcome(), Outcome())
-        DispatchQueue.concurrentPerform(iterations: 2) { half in
-            let query = half == 0 ? halves.0 : halves.1
-            (half == 0 ? outcomes.0 : outcomes.1).value = Result {
-                try query.store.database.read { db in (try PersistentStore.currentHistoryToken(in: db), try query.rowKeys(in: db)) }
-            }
+    /// Cancelling the task interrupts both halves (see ``RowKeysQuery/run()``).
+    package func run(orElse whole: RowKeysQuery) async throws -> SectionedRowKeys {
+        let read = { @Sendable (query: RowKeysQuery) async throws -> (token: Int64, rows: SectionedRowKeys) in
+            try await query.store.database.read { db in (try PersistentStore.currentHistoryToken(in: db), try query.rowKeys(in: db)) }
         }
-        guard let first = try outcomes.0.value?.get(), let second = try outcomes.1.value?.get(), first.token == second.token else {
-            return try whole.run()
-        }
+        async let firstHalf = read(halves.0)
+        async let secondHalf = read(halves.1)
+        let (first, second) = try await (firstHalf, secondHalf)
+        guard first.token == second.token else { return try await whole.run() }
         var joined = first.rows
         joined.rowKeys += second.rows.rowKeys
         for run in second.rows.sections {
