@@ -149,10 +149,13 @@ extension FetchedResultsController {
                               entityName: String, cacheDependencies: String?) -> Found {
         let new = sections(of: rows)
         let batch: ChangeBatch
-        if sameOrder, let membership = membershipBatch(from: old, to: new, entityName: entityName, reloadingBeyond: limit) {
+        if let limit, old.isEmpty, rows.rowKeys.count > limit {
+            // The first rows (a million): nothing to compare with.
+            batch = .reload(reloaded(new, entityName: entityName))
+        } else if sameOrder, let membership = membershipBatch(from: old, to: new, entityName: entityName, reloadingBeyond: limit) {
             batch = membership
         } else if let limit, max(old.reduce(0) { $0 + $1.keys.count }, rows.rowKeys.count) > limit {
-            batch = .reload(snapshot(of: new, entityName: entityName))
+            batch = .reload(reloaded(new, entityName: entityName))
         } else {
             batch = ChangeBatch.difference(from: snapshot(of: old, entityName: entityName), to: snapshot(of: new, entityName: entityName))
         }
@@ -266,7 +269,7 @@ extension FetchedResultsController {
             changes += section.keys.count - stayingBefore[s].count
         }
         changes += old.reduce(0) { $0 + $1.keys.count } - stayingBefore.reduce(0) { $0 + $1.count }
-        if let limit, changes > limit { return .reload(snapshot(of: new, entityName: entityName)) }
+        if let limit, changes > limit { return .reload(reloaded(new, entityName: entityName)) }
         let id = { (key: Int64) in ObjectID(entityName: entityName, rowKey: key) }
         var batch = ChangeBatch(sectionChanges: ChangeBatch.sectionChanges(
             from: old.map { SectionSnapshot(name: $0.name, objectIDs: []) }, to: new.map { SectionSnapshot(name: $0.name, objectIDs: []) }))

@@ -65,5 +65,5 @@ private struct PathFollower: ChangeBatchSteps {
 
     mutating func rename(_ renamed: [ObjectID: ObjectID]) {}
 
-    mutating func reload(_ sections: [SectionSnapshot]) { isKnown = false }
+    mutating func reload(_ sections: ReloadedSections) { isKnown = false }
 }

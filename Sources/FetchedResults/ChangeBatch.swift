@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ObjectStore
 
 extension IndexPath {
@@ -107,7 +108,21 @@ public struct ChangeBatch: Sendable, Hashable {
     /// sends one when a new fetch request orders the objects anew (another sort) on a list
     /// too long for a batch of moves to be worth its cost; follow it as a reload, keeping
     /// what is selected if it is still there.
-    public var reloadedSections: [SectionSnapshot]?
+    ///
+    /// A controller's reload makes these snapshots the first time they are read: a list
+    /// that follows the batch by its controller's sections never pays for a million object
+    /// IDs.
+    public var reloadedSections: [SectionSnapshot]? {
+        get { reload?.snapshots }
+        set { reload = newValue.map(ReloadedSections.init(snapshots:)) }
+    }
+
+    /// The reload's sections by name and row keys (see ``reloadedSections``).
+    package var reload: ReloadedSections?
+
+    /// Whether the batch replaces the whole list (``reloadedSections`` is not nil), asked
+    /// without making its snapshots.
+    package var isReload: Bool { reload != nil }
 
     public init(sectionChanges: [SectionChange] = [], objectChanges: [ObjectChange] = [],
                 renamedObjectIDs: [ObjectID: ObjectID] = [:]) {
@@ -116,12 +131,19 @@ public struct ChangeBatch: Sendable, Hashable {
         self.renamedObjectIDs = renamedObjectIDs
     }
 
-    public var isEmpty: Bool { sectionChanges.isEmpty && objectChanges.isEmpty && renamedObjectIDs.isEmpty && reloadedSections == nil }
+    public var isEmpty: Bool { sectionChanges.isEmpty && objectChanges.isEmpty && renamedObjectIDs.isEmpty && reload == nil }
 
     /// A batch that replaces the whole list by `sections`.
     public static func reload(_ sections: [SectionSnapshot]) -> ChangeBatch {
         var batch = ChangeBatch()
         batch.reloadedSections = sections
+        return batch
+    }
+
+    /// A batch that replaces the whole list by `sections`, their snapshots made when read.
+    package static func reload(_ sections: ReloadedSections) -> ChangeBatch {
+        var batch = ChangeBatch()
+        batch.reload = sections
         return batch
     }
 
@@ -176,7 +198,7 @@ private struct SnapshotSteps: ChangeBatchSteps {
 
     init(sections: [SectionSnapshot]) { self.sections = sections }
 
-    mutating func reload(_ sections: [SectionSnapshot]) { self.sections = sections }
+    mutating func reload(_ sections: ReloadedSections) { self.sections = sections.snapshots }
 
     private func fail(_ message: String) -> ChangeBatch.InvalidBatch { ChangeBatch.InvalidBatch(message) }
 
@@ -239,4 +261,60 @@ private struct SnapshotSteps: ChangeBatchSteps {
             if let id = sections[s].sectionObjectID, let permanent = renamed[id] { sections[s].sectionObjectID = permanent }
         }
     }
+}
+
+/// The sections a reload (``ChangeBatch/reloadedSections``) brings: names and row keys, and
+/// their snapshots, made once, the first time they are read (on any thread).
+package final class ReloadedSections: Sendable, Hashable {
+    /// A section by name and row keys.
+    package struct Keyed: Sendable, Hashable {
+        package var name: String
+        package var keys: [Int64]
+        /// The section object's row key, for sections from their own entity.
+        package var sectionObjectKey: Int64?
+
+        package init(name: String, keys: [Int64], sectionObjectKey: Int64? = nil) {
+            self.name = name
+            self.keys = keys
+            self.sectionObjectKey = sectionObjectKey
+        }
+    }
+
+    /// The sections, in order; a section's keys are row keys of objects of one entity.
+    package let sections: [Keyed]
+    private let entityName: String?
+    private let sectionEntityName: String?
+    private let made: Mutex<[SectionSnapshot]?>
+
+    /// Sections of objects of `entityName` (their section objects of `sectionEntityName`).
+    package init(_ sections: [Keyed], entityName: String, sectionEntityName: String? = nil) {
+        self.sections = sections
+        self.entityName = entityName
+        self.sectionEntityName = sectionEntityName
+        made = Mutex(nil)
+    }
+
+    /// Sections given as snapshots (a batch made by hand).
+    init(snapshots: [SectionSnapshot]) {
+        sections = snapshots.map { Keyed(name: $0.name, keys: $0.objectIDs.map(\.rowKey), sectionObjectKey: $0.sectionObjectID?.rowKey) }
+        entityName = nil
+        sectionEntityName = nil
+        made = Mutex(snapshots)
+    }
+
+    /// The sections as snapshots, made the first time they are asked for.
+    var snapshots: [SectionSnapshot] {
+        made.withLock { made in
+            if let made { return made }
+            let snapshots = sections.map { section in
+                SectionSnapshot(name: section.name, objectIDs: section.keys.map { ObjectID(entityName: entityName!, rowKey: $0) },
+                                sectionObjectID: section.sectionObjectKey.map { ObjectID(entityName: sectionEntityName!, rowKey: $0) })
+            }
+            made = snapshots
+            return snapshots
+        }
+    }
+
+    package static func == (a: ReloadedSections, b: ReloadedSections) -> Bool { a === b || a.snapshots == b.snapshots }
+    package func hash(into hasher: inout Hasher) { hasher.combine(snapshots) }
 }

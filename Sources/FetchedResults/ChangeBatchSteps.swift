@@ -28,7 +28,7 @@ package protocol ChangeBatchSteps {
     /// 6. Objects saved for the first time take their permanent IDs, in place.
     mutating func rename(_ renamed: [ObjectID: ObjectID]) throws
     /// Instead of all the steps above: the whole list is replaced by `sections`.
-    mutating func reload(_ sections: [SectionSnapshot]) throws
+    mutating func reload(_ sections: ReloadedSections) throws
 }
 
 extension ChangeBatch {
@@ -42,11 +42,11 @@ extension ChangeBatch {
     /// ``ChangeBatch``), after checking what needs no state: no object in two changes, moves
     /// with a new index path, no two sections or objects placed at one place.
     package func walk<Steps: ChangeBatchSteps>(_ steps: inout Steps) throws {
-        if let reloadedSections {
+        if let reload {
             guard sectionChanges.isEmpty && objectChanges.isEmpty && renamedObjectIDs.isEmpty else {
                 throw InvalidBatch("a reload carries no other change")
             }
-            return try steps.reload(reloadedSections)
+            return try steps.reload(reload)
         }
         var seen = Set<ObjectID>()
         for change in objectChanges where !seen.insert(change.objectID).inserted {

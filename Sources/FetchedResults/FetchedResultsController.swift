@@ -250,6 +250,13 @@ public final class FetchedResultsController<Result: ManagedObject> {
         Self.snapshot(of: layout, entityName: entityName, sectionEntityName: sectionEntityName)
     }
 
+    /// `layout` as a reload's sections (``ChangeBatch/reloadedSections``): the row keys
+    /// shared, not copied; the snapshots made only if someone reads them.
+    static func reloaded(_ layout: [Section], entityName: String, sectionEntityName: String? = nil) -> ReloadedSections {
+        ReloadedSections(layout.map { ReloadedSections.Keyed(name: $0.name, keys: $0.keys, sectionObjectKey: $0.sectionObjectKey) },
+                         entityName: entityName, sectionEntityName: sectionEntityName)
+    }
+
     /// `layout` as names and object IDs (on any thread).
     static func snapshot(of layout: [Section], entityName: String, sectionEntityName: String? = nil) -> [SectionSnapshot] {
         layout.map { section in

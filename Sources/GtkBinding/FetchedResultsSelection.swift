@@ -86,7 +86,7 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         rows.willChange = { [weak self] batch in
             guard let self, let object = self.selectedObject else { return }
             self.selectedIndexPath = self.selectedIndexPath.flatMap { batch.indexPath(of: object.objectID, from: $0) }
-            if batch.reloadedSections != nil { self.setSelected(nil, keepingLastPosition: true) }
+            if batch.isReload { self.setSelected(nil, keepingLastPosition: true) }
         }
     }
 

@@ -284,15 +284,9 @@ final class FlattenedSections {
         /// added. Not one that does both: for each item it tracks (its anchor, the focused
         /// row) that such an emission removes, GTK 4.8's list view asks for every added item
         /// to look for it among them, and a million-row reload made a million items.
-        mutating func reload(_ sections: [SectionSnapshot]) {
-            // The final keys when they fit (not a million object IDs mapped to keys).
-            let new = sections.enumerated().map { s, section in
-                let ids = section.objectIDs
-                let keys = finalKeys(s).flatMap { keys in
-                    keys.count == ids.count && keys.first == ids.first?.rowKey && keys.last == ids.last?.rowKey ? keys : nil
-                }
-                return Section(name: section.name, keys: keys ?? ids.map(\.rowKey))
-            }
+        mutating func reload(_ sections: ReloadedSections) {
+            // The reload's row keys, shared with the controller (no object ID made).
+            let new = sections.sections.map { Section(name: $0.name, keys: $0.keys) }
             if let heldItems {
                 reloadKeepingHeldItems(new, heldItems)
                 return

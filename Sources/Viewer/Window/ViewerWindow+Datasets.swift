@@ -7,8 +7,17 @@ import GtkBinding
 extension ViewerWindow {
     /// Shows the dataset `name` instead of the current one.
     public func open(datasetNamed name: String) throws {
-        let dataset = try Dataset.load(named: name)
-        let session = try DatasetSession(dataset: dataset, storeURL: options.storeURL(for: name), busyTimeout: options.busyTimeout)
+        show(try Self.makeSession(datasetNamed: name, options: options))
+    }
+
+    /// Opens the dataset `name`'s store and starts fetching its rows.
+    static func makeSession(datasetNamed name: String, options: ViewerOptions) throws -> DatasetSession {
+        try DatasetSession(dataset: try Dataset.load(named: name), storeURL: options.storeURL(for: name), busyTimeout: options.busyTimeout)
+    }
+
+    /// Shows `session`'s dataset instead of the current one.
+    func show(_ session: DatasetSession) {
+        let dataset = session.dataset
         let notShared = startSharing(session)
         let factory = RowFactory(session: session)
         factory.didToggle = { [weak self] object, isOn in
