@@ -265,7 +265,7 @@ private struct SnapshotSteps: ChangeBatchSteps {
 
 /// The sections a reload (``ChangeBatch/reloadedSections``) brings: names and row keys, and
 /// their snapshots, made once, the first time they are read (on any thread).
-package final class ReloadedSections: Sendable, Hashable {
+package final class ReloadedSections: Sendable, Hashable, CustomStringConvertible {
     /// A section by name and row keys.
     package struct Keyed: Sendable, Hashable {
         package var name: String
@@ -282,7 +282,7 @@ package final class ReloadedSections: Sendable, Hashable {
 
     /// The sections, in order; a section's keys are row keys of objects of one entity.
     package let sections: [Keyed]
-    private let entityName: String?
+    private let entityName: String
     private let sectionEntityName: String?
     private let made: Mutex<[SectionSnapshot]?>
 
@@ -297,7 +297,7 @@ package final class ReloadedSections: Sendable, Hashable {
     /// Sections given as snapshots (a batch made by hand).
     init(snapshots: [SectionSnapshot]) {
         sections = snapshots.map { Keyed(name: $0.name, keys: $0.objectIDs.map(\.rowKey), sectionObjectKey: $0.sectionObjectID?.rowKey) }
-        entityName = nil
+        entityName = ""   // never read: the snapshots are made
         sectionEntityName = nil
         made = Mutex(snapshots)
     }
@@ -307,13 +307,18 @@ package final class ReloadedSections: Sendable, Hashable {
         made.withLock { made in
             if let made { return made }
             let snapshots = sections.map { section in
-                SectionSnapshot(name: section.name, objectIDs: section.keys.map { ObjectID(entityName: entityName!, rowKey: $0) },
-                                sectionObjectID: section.sectionObjectKey.map { ObjectID(entityName: sectionEntityName!, rowKey: $0) })
+                SectionSnapshot(name: section.name, objectIDs: section.keys.map { ObjectID(entityName: entityName, rowKey: $0) },
+                                sectionObjectID: section.sectionObjectKey.flatMap { key in
+                                    sectionEntityName.map { ObjectID(entityName: $0, rowKey: key) }
+                                })
             }
             made = snapshots
             return snapshots
         }
     }
+
+    /// The snapshots (what a printed or dumped batch shows).
+    package var description: String { "\(snapshots)" }
 
     package static func == (a: ReloadedSections, b: ReloadedSections) -> Bool { a === b || a.snapshots == b.snapshots }
     package func hash(into hasher: inout Hasher) { hasher.combine(snapshots) }

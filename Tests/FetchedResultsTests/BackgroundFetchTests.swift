@@ -139,8 +139,13 @@ final class BackgroundFetchTests: XCTestCase {
                 done.fulfill()
             }
             wait(for: [done], timeout: 30)
+            // The interrupted fetch counts itself as it ends, on its own thread.
+            let deadline = Date().addingTimeInterval(10)
+            while controller.interruptedFetches == 0 && Date() < deadline { RunLoop.current.run(until: Date().addingTimeInterval(0.01)) }
             XCTAssertEqual(controller.interruptedFetches, 1, "the slow fetch was interrupted (split: \(n == 1))")
-            XCTAssertEqual(controller.splitFetches, 2 * n, "both requests in two halves, or neither")
+            // Two halves need two cores (`splitBoundary`).
+            let splits = ProcessInfo.processInfo.activeProcessorCount >= 2 ? 2 * n : 0
+            XCTAssertEqual(controller.splitFetches, splits, "both requests in two halves, or neither")
             XCTAssertEqual(completed, ["next"])
             XCTAssertEqual(controller.snapshot, try fresh(next))
         }

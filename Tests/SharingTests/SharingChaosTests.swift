@@ -157,7 +157,12 @@ private final class Desktop: @unchecked Sendable {
     }
 
     /// Starts the process (with `--share` the first time; it remembers the server after).
+    /// One that still runs (it stopped answering) is killed first: two on one store would
+    /// not be the test's desktops.
     func start() throws {
+        let previous = lock.withLock { self.process }
+        if previous?.kill(SIGKILL) == true { previous?.waitUntilExit() }
+        previous?.closeInput()
         let arguments = ["apply", "--store", store.path] + (started == 0 ? ["--share", url] : [])
         started += 1
         let buffer = LineBuffer()

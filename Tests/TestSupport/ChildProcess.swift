@@ -27,9 +27,10 @@ public final class ChildProcess: @unchecked Sendable {
         var pipes: [[Int32]] = []
         for _ in 0..<3 {
             var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0, fcntl(ends[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(ends[1], F_SETFD, FD_CLOEXEC) == 0 else {
+            let made = pipe(&ends) == 0
+            guard made, fcntl(ends[0], F_SETFD, FD_CLOEXEC) == 0, fcntl(ends[1], F_SETFD, FD_CLOEXEC) == 0 else {
                 let error = errno
-                pipes.flatMap { $0 }.forEach { _ = close($0) }
+                (pipes.flatMap { $0 } + (made ? ends : [])).forEach { _ = close($0) }
                 throw POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO)
             }
             pipes.append(ends)
@@ -100,7 +101,8 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Writes `data` to the child's standard input; throws when the child has closed it
-    /// (ignore SIGPIPE first) or the input was closed.
+    /// (ignore SIGPIPE first) or the input was closed. Not at the same time as
+    /// ``closeInput()``: the descriptor is written outside the lock.
     public func write(_ data: Data) throws {
         let descriptor = condition.withLock { input }
         guard descriptor >= 0 else { throw POSIXError(.EBADF) }
