@@ -144,6 +144,20 @@ final class PointerAndKeyboardTests: XCTestCase {
         }
     }
 
+    /// Right after opening, before any click or Tab, the arrows move the selection: the
+    /// list has the keys, not the first header button.
+    func testTheArrowsMoveTheSelectionRightAfterOpening() throws {
+        let viewer = try launch()
+        XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 0" }, "the first team is selected:\n\(viewer.shown)")
+        // The pointer over the window (the X server gives it the keys), not clicking.
+        let ghana = try XCTUnwrap(viewer.row("Ghana"))
+        xdotool("mousemove", "\(ghana.x)", "\(ghana.y)")
+        xdotool("key", "Down")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Cameroon · Wins: 0" }, "Down selects the next team:\n\(viewer.shown)")
+        xdotool("key", "Down")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Ghana · Wins: 0" }, "and the next:\n\(viewer.shown)")
+    }
+
     /// Up and Down cross section headers; Home and End reach the first and last teams; Page
     /// Down and Page Up move by a screen, to a team, never to a header.
     func testTheKeyboardMovesAcrossSectionHeaders() throws {

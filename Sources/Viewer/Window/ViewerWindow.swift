@@ -57,6 +57,11 @@ public final class ViewerWindow {
     var followsSelectionOnce = false
     /// Where the key presses not yet followed move the selection (see +Keyboard).
     var pendingListPosition: Int?
+    /// Set when the window opens: the keyboard focus goes to the selected row once it is
+    /// shown (GTK would give it to the first header button or a label of the detail pane,
+    /// and the arrows would not move the selection until a click or a Tab), unless the
+    /// person put it in the search meanwhile.
+    var focusesListWhenShown = false
     /// Called after the window showed a change: an edit, a selection, another dataset.
     public var didUpdate: (() -> Void)?
     /// The text of the toast shown last, while it shows (for ``textDump``).
@@ -248,6 +253,7 @@ public final class ViewerWindow {
         enterController = addEnterEdits()
         addListNavigation()
         addShortcuts()
+        focusesListWhenShown = true
         show(firstSession)
     }
 }
