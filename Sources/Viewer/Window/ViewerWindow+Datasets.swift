@@ -70,7 +70,7 @@ extension ViewerWindow {
         guard let session else { return }
         let first = (0..<session.rows.count).lazy.compactMap(session.object(atPosition:)).first
         session.selection.select(first)
-        if focusesListWhenShown { keepFocusOnSelection() }
+        if openingFocusTries > 0 { keepFocusOnSelection() }
     }
 
     private func setChoices(for dataset: Dataset) {

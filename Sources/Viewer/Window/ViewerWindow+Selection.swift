@@ -38,8 +38,8 @@ extension ViewerWindow {
     func keepFocusOnSelection(retry: Bool = true) {
         guard let session, let object = session.selection.selectedObject, let position = session.selection.selectedPosition else { return }
         let focus = gtk_root_get_focus(OpaquePointer(window))
-        if focusesListWhenShown, let focus, gtk_widget_is_ancestor(focus, searchBar) != 0 { focusesListWhenShown = false }
-        guard focusesListWhenShown || focus == nil || gtk_widget_is_ancestor(focus, listView) != 0 || focus == listView else {
+        if let focus, gtk_widget_is_ancestor(focus, searchBar) != 0 { openingFocusTries = 0 }
+        guard openingFocusTries > 0 || focus == nil || gtk_widget_is_ancestor(focus, listView) != 0 || focus == listView else {
             // The focus is elsewhere (the search entry, the menu that changed the sort): the
             // row comes into view, the focus stays.
             gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(position)))
@@ -47,10 +47,12 @@ extension ViewerWindow {
         }
         if let row = factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0 {
             gtk_widget_grab_focus(row)  // GTK scrolls to the focused row when it is out of view
-            focusesListWhenShown = false
-        } else if focusesListWhenShown {
-            // The window opening: its rows are mapped after its first frame.
-            MainLoop.idle(priority: G_PRIORITY_DEFAULT_IDLE) { [weak self] in self?.keepFocusOnSelection(retry: false) }
+            openingFocusTries = 0
+        } else if openingFocusTries > 0 {
+            // The window opening: its rows are mapped after its first frame (a window never
+            // shown stops trying after a second).
+            openingFocusTries -= 1
+            MainLoop.after(milliseconds: 20) { [weak self] in self?.keepFocusOnSelection(retry: false) }
         } else if retry {
             // A row far away gets its widget once GTK has scrolled to it and laid the list out.
             gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(position)))

@@ -57,11 +57,11 @@ public final class ViewerWindow {
     var followsSelectionOnce = false
     /// Where the key presses not yet followed move the selection (see +Keyboard).
     var pendingListPosition: Int?
-    /// Set when the window opens: the keyboard focus goes to the selected row once it is
-    /// shown (GTK would give it to the first header button or a label of the detail pane,
-    /// and the arrows would not move the selection until a click or a Tab), unless the
-    /// person put it in the search meanwhile.
-    var focusesListWhenShown = false
+    /// While the window opens, how many more times to try giving the keyboard focus to the
+    /// selected row once it is shown, 20 ms apart (GTK would give it to the first header
+    /// button or a label of the detail pane, and the arrows would not move the selection
+    /// until a click or a Tab); 0 once the row has it, or once the person went to the search.
+    var openingFocusTries = 0
     /// Called after the window showed a change: an edit, a selection, another dataset.
     public var didUpdate: (() -> Void)?
     /// The text of the toast shown last, while it shows (for ``textDump``).
@@ -253,7 +253,7 @@ public final class ViewerWindow {
         enterController = addEnterEdits()
         addListNavigation()
         addShortcuts()
-        focusesListWhenShown = true
+        openingFocusTries = 50
         show(firstSession)
     }
 }
