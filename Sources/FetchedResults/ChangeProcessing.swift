@@ -10,9 +10,18 @@ extension FetchedResultsController {
     /// from their own entity, many changed objects at once (``placementLimit(objectCount:)``)
     /// and changes that may touch any object
     /// (``ObjectChanges/invalidatedAllObjects``) fetch the results again and take the difference.
-    func process(_ changes: ObjectChanges) {
+    ///
+    /// `mayPlaceInBackground`: the changes were saved elsewhere (merged), so many of them
+    /// on a long list may be placed off the context's queue (``backgroundPlacementThreshold``).
+    func process(_ changes: ObjectChanges, mayPlaceInBackground: Bool = false) {
         // While the first results are fetched, changes wait for them (see `finishLoading`).
         if loading != nil { return loading!.changes.formUnion(changes) }
+        // While changes are placed in the background, the next wait for them.
+        if placing != nil {
+            placing!.held.formUnion(changes)
+            placing!.heldMayPlaceInBackground = placing!.heldMayPlaceInBackground && mayPlaceInBackground
+            return
+        }
         let context = managedObjectContext
         var changed: [Int64: Set<String>?] = [:]   // row key -> changed keys (nil: inserted/deleted)
         var sectionsChanged = false
@@ -38,7 +47,8 @@ extension FetchedResultsController {
             return
         }
         let deleted = Set(changes.deleted.filter { $0.entityName == entityName }.map(\.rowKey))
-        placeInMemory(changed: changed, deleted: deleted, context: context)
+        placeInMemory(changed: changed, deleted: deleted, context: context,
+                      inBackground: mayPlaceInBackground && numberOfObjects >= backgroundPlacementThreshold ? changes : nil)
     }
 
     /// The results after many changed objects, fetching again only the sections they left or
@@ -181,14 +191,14 @@ extension FetchedResultsController {
 
     // MARK: Placing changes in memory
 
-    private struct Location {
+    struct Location {
         var section: Int
         var item: Int
     }
 
     /// A changed object that belongs to the results, with its section's name and, when
     /// many are placed, its sort values.
-    private struct Member {
+    struct Member {
         var key: Int64
         var object: ManagedObject
         var section: String
@@ -210,9 +220,55 @@ extension FetchedResultsController {
         }
     }
 
-    private func placeInMemory(changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext) {
-        let oldLayout = layout
-        let oldNames = oldLayout.map(\.name)
+    /// Steps 1–3 of a placement: the list less the changed objects (`layout` now), and what
+    /// the batch needs of where they were.
+    struct Placement {
+        var oldLayout: [Section]
+        var oldLocations: [Int64: Location] = [:]
+        /// Each changed object's place among the unchanged objects of its old section.
+        var oldGaps: [Int64: Int] = [:]
+        /// The changed objects that belong to the results, in result order.
+        var members: [Member] = []
+        /// A section whose objects all changed is empty now: its first member stands for it.
+        var firstMembers: [String: ManagedObject] = [:]
+    }
+
+    /// A placement whose searches run on a reader of the store (``backgroundPlacementThreshold``),
+    /// and the changes that came meanwhile, placed once it is shown.
+    struct Placing {
+        var changes: ObjectChanges
+        var placement: Placement
+        /// The list with the changed objects taken out and the sections they enter made.
+        var prepared: [Section]
+        var sectionNames: [String]
+        var held = ObjectChanges()
+        var heldMayPlaceInBackground = true
+    }
+
+    /// Places the changed objects in the list, then tells the delegate. With `inBackground`
+    /// (the changes, merged from a save elsewhere, on a long list), the searches of many
+    /// objects placed together run on a reader of the store, off the context's queue: the
+    /// list and the delegate take them on a later turn of the queue, and changes that come
+    /// meanwhile wait for them.
+    private func placeInMemory(changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext, inBackground: ObjectChanges?) {
+        let placement = takeOut(changed: changed, deleted: deleted, context: context)
+        let members = placement.members, sorts = fetchRequest.sortDescriptors
+        // 4. Put each one in its place: its section (made when new), then a search.
+        var placed: (items: [Int64: Int], gaps: [Int64: Int])?
+        if members.count > (placementOverride?.oneByOne ?? Self.placedOneByOne),
+           let (names, search) = prepareTogether(members, firstMembers: placement.firstMembers, sorts: sorts, context: context) {
+            if let inBackground {
+                return placeInBackground(Placing(changes: inBackground, placement: placement, prepared: layout, sectionNames: names), search: search)
+            }
+            placed = (try? context.store.database.read { db in try search.run(in: db) }).flatMap { mergeTogether(members, names: names, at: $0.positions) }
+        }
+        finish(placement, placed: placed ?? placeOneByOne(members, firstMembers: placement.firstMembers, sorts: sorts, context: context))
+    }
+
+    /// Steps 1–3: finds where each changed object was, takes it out of `layout`, and
+    /// lists those that belong to the results now, in result order.
+    private func takeOut(changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext) -> Placement {
+        var placement = Placement(oldLayout: layout)
         // 1. Where each changed object was: first in the section its values name now (a
         // change seldom moves an object to another section), then in the others.
         var oldLocations: [Int64: Location] = [:]
@@ -234,11 +290,11 @@ extension FetchedResultsController {
                 for (i, key) in section.keys.enumerated() where changedKeys.contains(key) { oldLocations[key] = Location(section: s, item: i) }
             }
         }
+        placement.oldLocations = oldLocations
         // 2. Take them out; remember their gap among the unchanged objects of their section.
-        var oldGaps: [Int64: Int] = [:]
         for s in layout.indices {
             let mine = oldLocations.filter { $0.value.section == s }.sorted { $0.value.item < $1.value.item }
-            for (n, entry) in mine.enumerated() { oldGaps[entry.key] = entry.value.item - n }
+            for (n, entry) in mine.enumerated() { placement.oldGaps[entry.key] = entry.value.item - n }
             if mine.count > 8 {
                 // One pass, not a move of the section's tail for each.
                 let leaving = Set(mine.map(\.value.item))
@@ -270,83 +326,99 @@ extension FetchedResultsController {
         } else {
             members.sort { a, b in Self.precedes(a.object, b.object, sorts) }
         }
-        // 4. Put each one in its place: its section (made when new), then a search.
-        var newGaps: [Int64: Int] = [:]
-        var newItems: [Int64: Int] = [:]
+        placement.members = members
+        for member in members where placement.firstMembers[member.section] == nil { placement.firstMembers[member.section] = member.object }
+        return placement
+    }
+
+    /// Step 4 for a few members: each placed by a search of its own, its section made when new.
+    private func placeOneByOne(_ members: [Member], firstMembers: [String: ManagedObject], sorts: [FetchSortDescriptor],
+                               context: ObjectContext) -> (items: [Int64: Int], gaps: [Int64: Int]) {
+        var items: [Int64: Int] = [:], gaps: [Int64: Int] = [:]
         var insertedHere: [String: Int] = [:]
-        // A section whose objects all changed is empty now: its first member stands for it.
-        var firstMembers: [String: ManagedObject] = [:]
-        for member in members where firstMembers[member.section] == nil { firstMembers[member.section] = member.object }
-        if members.count > (placementOverride?.oneByOne ?? Self.placedOneByOne),
-           let placed = placeTogether(members, firstMembers: firstMembers, sorts: sorts, context: context) {
-            (newItems, newGaps) = placed
-        } else {
-            for member in members {
-                let s = sectionIndex(named: member.section, for: member.object, firstMembers: firstMembers, sorts: sorts, context: context)
-                let low = insertionIndex(of: member.object, inSection: s, sorts: sorts, context: context)
-                layout[s].keys.insert(member.key, at: low)
-                newItems[member.key] = low
-                newGaps[member.key] = low - insertedHere[member.section, default: 0]
-                insertedHere[member.section, default: 0] += 1
-            }
+        for member in members {
+            let s = sectionIndex(named: member.section, for: member.object, firstMembers: firstMembers, sorts: sorts, context: context)
+            let low = insertionIndex(of: member.object, inSection: s, sorts: sorts, context: context)
+            layout[s].keys.insert(member.key, at: low)
+            items[member.key] = low
+            gaps[member.key] = low - insertedHere[member.section, default: 0]
+            insertedHere[member.section, default: 0] += 1
         }
+        return (items, gaps)
+    }
+
+    /// Steps 5–6: sections left empty go, and the delegate is told, by the one
+    /// classification: the changed objects, where they were and are, with their gaps among
+    /// the unchanged objects, which stay.
+    private func finish(_ placement: Placement, placed: (items: [Int64: Int], gaps: [Int64: Int])) {
         // 5. Sections left empty go.
         layout.removeAll { $0.keys.isEmpty }
 
-        // 6. The batch, by the one classification: the changed objects, where they were and
-        // are, with their gaps among the unchanged objects, which stay.
+        // 6. The batch.
+        let oldNames = placement.oldLayout.map(\.name)
         let sectionsOnly = { (names: [String]) in names.map { SectionSnapshot(name: $0, objectIDs: []) } }
         var batch = ChangeBatch(sectionChanges: ChangeBatch.sectionChanges(from: sectionsOnly(oldNames), to: sectionsOnly(layout.map(\.name))))
         let newIndexByName = Dictionary(layout.enumerated().map { ($1.name, $0) }) { a, _ in a }
-        var oldPlaces = ObjectPlacements<Int64>(capacity: oldLocations.count)
-        for (key, old) in oldLocations.sorted(by: { ($0.value.section, $0.value.item) < ($1.value.section, $1.value.item) }) {
-            oldPlaces.append(key, at: IndexPath(item: old.item, section: old.section), gap: oldGaps[key]!)
+        var oldPlaces = ObjectPlacements<Int64>(capacity: placement.oldLocations.count)
+        for (key, old) in placement.oldLocations.sorted(by: { ($0.value.section, $0.value.item) < ($1.value.section, $1.value.item) }) {
+            oldPlaces.append(key, at: IndexPath(item: old.item, section: old.section), gap: placement.oldGaps[key]!)
         }
-        var newPlaces = ObjectPlacements<Int64>(capacity: members.count)
+        var newPlaces = ObjectPlacements<Int64>(capacity: placement.members.count)
         // Members went in in result order: a later one never moved an earlier one.
-        for member in members {
-            newPlaces.append(member.key, at: IndexPath(item: newItems[member.key]!, section: newIndexByName[member.section]!), gap: newGaps[member.key]!)
+        for member in placement.members {
+            newPlaces.append(member.key, at: IndexPath(item: placed.items[member.key]!, section: newIndexByName[member.section]!),
+                             gap: placed.gaps[member.key]!)
         }
         batch.objectChanges = ChangeBatch.objectChanges(
             from: oldPlaces, to: newPlaces, sameSection: { oldNames[$0] == self.layout[$1].name },
             isUpdated: { _ in true }, objectID: { ObjectID(entityName: self.entityName, rowKey: $0) })
-        deliver(batch, from: oldLayout)
+        deliver(batch, from: placement.oldLayout)
     }
 
-    /// Step 4 for many members: each section's members placed together, their binary
-    /// searches advancing in step (``ObjectContext/insertionIndexes(of:values:in:entityName:sortedBy:)``),
-    /// then merged into the section's keys in one pass. Returns each member's index and gap
-    /// (its place among the objects that did not change); nil, with no member placed, when
-    /// the searches cannot be made together (the caller places them one by one).
-    private func placeTogether(_ members: [Member], firstMembers: [String: ManagedObject],
-                               sorts: [FetchSortDescriptor], context: ObjectContext) -> (items: [Int64: Int], gaps: [Int64: Int])? {
+    /// Step 4 for many members, before their searches: every section they enter made (making
+    /// one moves the indexes of those after it), and one search for all of them, each
+    /// section's members among its keys (``InsertionSearch``). Returns the sections' names,
+    /// in the search's order; nil when the searches cannot be made together (the caller
+    /// places the members one by one).
+    private func prepareTogether(_ members: [Member], firstMembers: [String: ManagedObject], sorts: [FetchSortDescriptor],
+                                 context: ObjectContext) -> (names: [String], search: InsertionSearch)? {
+        guard sorts.allSatisfy({ !$0.key.contains(".") }) else { return nil }
         var names: [String] = [], groups: [String: [Member]] = [:]
         for member in members {
             if groups[member.section] == nil { names.append(member.section) }
             groups[member.section, default: []].append(member)
         }
-        // Every section first (made when new): making one moves the indexes of those after it.
         for name in names {
             _ = sectionIndex(named: name, for: groups[name]![0].object, firstMembers: firstMembers, sorts: sorts, context: context)
         }
-        var positions: [String: [Int]] = [:]
-        for name in names {
-            let s = layout.firstIndex { $0.name == name }!
+        let sectionIndexes = Dictionary(layout.enumerated().map { ($1.name, $0) }) { a, _ in a }
+        let searched = names.map { name in
             let group = groups[name]!
-            let values = group.allSatisfy { $0.values != nil } ? group.map { $0.values! } : nil
-            guard let found = try? context.insertionIndexes(of: group.map(\.object), values: values, in: layout[s].keys,
-                                                            entityName: entityName, sortedBy: sorts),
-                  zip(found, found.dropFirst()).allSatisfy({ $0 <= $1 }) else { return nil }
-            positions[name] = found
+            return (keys: layout[sectionIndexes[name]!].keys, objects: group.map(\.object),
+                    values: group.allSatisfy { $0.values != nil } ? group.map { $0.values! } : nil)
         }
+        guard let search = try? context.insertionSearch(of: searched, entityName: entityName, sortedBy: sorts) else { return nil }
+        return (names, search)
+    }
+
+    /// Step 4 for many members, after their searches: each section's keys and its members
+    /// (in result order) merged in one pass at the places found (`positions`, by section as
+    /// in `names`). Returns each member's index and gap (its place among the objects that
+    /// did not change); nil, with no member placed, when the places are out of order (a
+    /// probed row changed under the search: the caller places them one by one).
+    private func mergeTogether(_ members: [Member], names: [String], at positions: [[Int]]) -> (items: [Int64: Int], gaps: [Int64: Int])? {
+        var groups: [String: [Member]] = [:]
+        for member in members { groups[member.section, default: []].append(member) }
+        guard positions.count == names.count,
+              positions.allSatisfy({ found in zip(found, found.dropFirst()).allSatisfy { $0 <= $1 } }) else { return nil }
         var items: [Int64: Int] = [:], gaps: [Int64: Int] = [:]
-        for name in names {
+        for (name, found) in zip(names, positions) {
             let s = layout.firstIndex { $0.name == name }!
             let keys = layout[s].keys, group = groups[name]!
             var merged: [Int64] = []
             merged.reserveCapacity(keys.count + group.count)
             var next = 0
-            for (member, position) in zip(group, positions[name]!) {
+            for (member, position) in zip(group, found) {
                 merged.append(contentsOf: keys[next..<position])
                 next = position
                 items[member.key] = merged.count
@@ -357,6 +429,58 @@ extension FetchedResultsController {
             layout[s].keys = merged
         }
         return (items, gaps)
+    }
+
+    /// Starts `placing`'s searches on a reader of the store; the list stays as it was (the
+    /// one the delegate knows) until ``finishPlacingInBackground(at:)`` takes the result on the
+    /// context's queue.
+    private func placeInBackground(_ placing: Placing, search: InsertionSearch) {
+        layout = placing.placement.oldLayout
+        self.placing = placing
+        backgroundPlacements += 1
+        let controller = Unchecked(self)
+        Task.detached(priority: .userInitiated) {
+            let found = (try? await search.run()) ?? nil
+            controller.value.managedObjectContext.perform {
+                controller.value.finishPlacingInBackground(at: found?.positions, probed: found?.probed ?? [])
+            }
+        }
+    }
+
+    /// Shows a placement whose searches ran in the background (nil `positions`: a probed row
+    /// was gone), then places the changes that came meanwhile. When the list changed under
+    /// it (a new request, a fetch), its changes are placed on the new list instead; when a
+    /// change that came meanwhile touched a row the searches read (`probed`: they may have
+    /// read its new values at its old place), both are placed again together.
+    private func finishPlacingInBackground(at positions: [[Int]]?, probed: Set<Int64>) {
+        guard let placing else { return }
+        self.placing = nil
+        let context = managedObjectContext
+        let placeHeld = {
+            guard !placing.held.isEmpty else { return }
+            self.process(placing.held.namingSavedObjects(in: context), mayPlaceInBackground: placing.heldMayPlaceInBackground)
+        }
+        guard layout == placing.placement.oldLayout else {
+            process(placing.changes)
+            return placeHeld()
+        }
+        let touched = placing.held.updated.keys.lazy.map { $0 } + placing.held.deleted
+        var all = placing.changes
+        all.formUnion(placing.held)
+        if touched.contains(where: { $0.entityName == entityName && probed.contains($0.rowKey) }) {
+            return process(all.namingSavedObjects(in: context), mayPlaceInBackground: placing.heldMayPlaceInBackground)
+        }
+        if let positions {
+            layout = placing.prepared
+            if let placed = mergeTogether(placing.placement.members, names: placing.sectionNames, at: positions) {
+                finish(placing.placement, placed: placed)
+                return placeHeld()
+            }
+            layout = placing.placement.oldLayout
+        }
+        // A probed row was gone, or changed under the searches: every change placed again
+        // at once, from the current values (a held change may have edited a member).
+        process(all.namingSavedObjects(in: context))
     }
 
     /// Where `object` goes among the objects of section `s`. The context's search reads one

@@ -121,6 +121,16 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// Tests' own limits for placing changed objects one by one and together (see
     /// `placementLimit`), so that small stores take every path.
     package var placementOverride: (oneByOne: Int, together: Int)?
+    /// How long a list must be for many changed objects saved elsewhere (an import's chunk)
+    /// to be placed off the context's queue: their searches read the store on one of its
+    /// readers, and the list takes them on a later turn (tests lower it).
+    package var backgroundPlacementThreshold = 50_000
+    /// How many placements ran in the background (for tests).
+    package var backgroundPlacements = 0
+    /// A placement whose searches run in the background, with the changes that came since.
+    var placing: Placing?
+    /// Whether changed objects are being placed in the background (for tests).
+    package var isPlacingInBackground: Bool { placing != nil }
     /// How many times many changed objects were followed by fetching only the sections
     /// they left or entered again (for tests).
     package var partialRefetches = 0
@@ -383,7 +393,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
     private func contextDidChange(_ event: ContextEvent) {
         switch event {
         case .objectsDidChange(let changes):
-            process(changes)
+            process(changes, mayPlaceInBackground: managedObjectContext.isMergingChanges)
         case .didSave(let changes):
             // Unsaved objects got their saved keys: same places, new IDs.
             renameSavedObjects(changes)

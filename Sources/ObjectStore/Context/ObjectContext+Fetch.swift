@@ -126,55 +126,15 @@ extension ObjectContext {
     }
 
     /// Where each of `objects` belongs among `keys` (as ``insertionIndex(of:in:entityName:sortedBy:)``
-    /// answers for one), for many objects at once: their binary searches advance together,
-    /// one query a step for the rows all of them probe (about 20 queries among a million
-    /// rows, whatever the number of objects), reading only the sort columns. `values` are the
-    /// objects' own (``SortValues``), when the caller has them. Nil when a descriptor sorts by
-    /// a key path across relationships, or a probed row is gone.
+    /// answers for one), for many objects at once (``InsertionSearch``, in a read transaction
+    /// now). `values` are the objects' own (``SortValues``), when the caller has them. Nil
+    /// when a descriptor sorts by a key path across relationships, or a probed row is gone.
     package func insertionIndexes(of objects: [ManagedObject], values: [SortValues]? = nil, in keys: [Int64], entityName: String,
                                   sortedBy sortDescriptors: [FetchSortDescriptor]) throws -> [Int]? {
-        guard sortDescriptors.allSatisfy({ !$0.key.contains(".") }) else { return nil }
-        try fulfillFaults(objects.filter(\.isFault))
-        let entity = try model.existingEntity(named: entityName)
-        let types = sortDescriptors.map { entity.attribute(named: $0.key)?.type }
-        let columns = sortDescriptors.map { "t0.\($0.key.quotedDatabaseIdentifier)" }.joined(separator: ", ")
-        // Rows whose objects have unsaved changes compare by those: usually none.
-        let edited = Dictionary(changedObjects.filter { $0.entity.name == entityName && !$0.isInserted && !$0.isDeleted }
-            .map { ($0.objectID.sqlKey, $0) }) { a, _ in a }
-        var low = [Int](repeating: 0, count: objects.count), high = [Int](repeating: keys.count, count: objects.count)
-        var probes: [Int64: SortValues] = [:]
-        let members = values ?? objects.map { SortValues(of: $0, sortedBy: sortDescriptors) }
-        return try store.database.read { db -> [Int]? in
-            while true {
-                var needed: [Int64] = []
-                var searching = false
-                for i in objects.indices where low[i] < high[i] {
-                    searching = true
-                    let key = keys[(low[i] + high[i]) / 2]
-                    if probes[key] == nil, needed.last != key { needed.append(key) }
-                }
-                if !searching { return low }
-                try forEachRow(of: entity, keys: needed, columns: columns, in: db) { row in
-                    let key: Int64 = row[0]
-                    if let object = edited[key] {
-                        probes[key] = SortValues(of: object, sortedBy: sortDescriptors)
-                    } else {
-                        probes[key] = SortValues(row: row, types: types, sortedBy: sortDescriptors)
-                    }
-                }
-                for i in objects.indices where low[i] < high[i] {
-                    let mid = (low[i] + high[i]) / 2
-                    guard let other = probes[keys[mid]] else { return nil }   // the row is gone
-                    let precedes: Bool
-                    switch sortDescriptors.compare(other, members[i]) {
-                    case .orderedAscending: precedes = true
-                    case .orderedDescending: precedes = false
-                    case .orderedSame: precedes = ObjectID(entityName: entityName, sqlKey: keys[mid]) < objects[i].objectID
-                    }
-                    if precedes { low[i] = mid + 1 } else { high[i] = mid }
-                }
-            }
+        guard let search = try insertionSearch(of: [(keys, objects, values)], entityName: entityName, sortedBy: sortDescriptors) else {
+            return nil
         }
+        return try store.database.read { db in try search.run(in: db) }?.positions.first
     }
 
     /// The object at `position` of a list of row keys of one entity; with a batch size, a

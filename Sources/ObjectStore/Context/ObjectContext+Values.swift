@@ -117,6 +117,11 @@ extension ObjectContext {
     /// particular order; missing rows are left out): the primary key, then `columns` (SQL
     /// for `FROM "Entity" t0`). The row is valid only during the call.
     func forEachRow(of entity: EntityDescription, keys: [Int64], columns: String, in db: Database, _ body: (Row) throws -> Void) throws {
+        try Self.forEachRow(of: entity, keys: keys, columns: columns, in: db, body)
+    }
+
+    /// ``forEachRow(of:keys:columns:in:_:)``, which reads nothing of a context.
+    static func forEachRow(of entity: EntityDescription, keys: [Int64], columns: String, in db: Database, _ body: (Row) throws -> Void) throws {
         // SQLite takes at most 32,766 arguments a statement.
         for start in stride(from: 0, to: keys.count, by: 1024) {
             var chunk = Array(keys[start..<min(keys.count, start + 1024)])

@@ -406,8 +406,16 @@ public final class ObjectContext: @unchecked Sendable {
             object.committed = nil
             merged.updated[id] = Set(Schema.columns(of: object.entity, in: model).map(\.name))
         }
+        isMergingChanges = true
+        defer { isMergingChanges = false }
         post(.objectsDidChange(merged))
     }
+
+    /// Whether the changes observers are being told about were saved elsewhere (merged by
+    /// ``mergeChanges(fromContextDidSave:)``): they arrived on a later turn of the queue
+    /// anyway, so a list may take a little longer to show them (placing them off the queue),
+    /// where a change made here shows before the call that made it returns.
+    package private(set) var isMergingChanges = false
 
     /// Lets go of an object whose row was deleted elsewhere, with its unsaved changes.
     func forget(_ object: ManagedObject) {

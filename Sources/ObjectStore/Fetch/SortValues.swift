@@ -6,7 +6,7 @@ import GRDB
 /// descriptor's options): sorting or searching many objects compares each many times, and
 /// reading a value through the object costs a context look-up and the key path's parse.
 /// Compare them with `[FetchSortDescriptor].compare(_:_:)` of the same descriptors.
-package struct SortValues {
+package struct SortValues: Sendable {
     private let values: [DatabaseValue]
 
     /// `object`'s values of `sortDescriptors`' keys (attributes of the object itself).
