@@ -29,6 +29,18 @@ final class BackgroundPlacementTests: XCTestCase {
         log.saves = []
     }
 
+    /// A store of 200 saved players, the list's context on it, and another context whose
+    /// saves a test merges by hand.
+    private func twoContexts() throws -> (context: ObjectContext, other: ObjectContext, saves: SaveLog) {
+        let context = try League.context(self)
+        context.automaticallyMergesChangesFromStore = false
+        for i in 0..<200 { try League.insertPlayer(context, name: String(format: "P%03d", i), zone: zones[i % 4], score: i % 30) }
+        try context.save()
+        let other = ObjectContext(store: context.store)
+        other.automaticallyMergesChangesFromStore = false
+        return (context, other, log(other))
+    }
+
     /// Turns the main queue until no controller places in the background.
     private func drain(_ controllers: [FetchedResultsController<ManagedObject>], _ label: String) {
         let deadline = Date().addingTimeInterval(10)
@@ -149,13 +161,7 @@ final class BackgroundPlacementTests: XCTestCase {
     /// While a chunk saved elsewhere is placed, the controller answers the list the delegate
     /// knows; a tap saved meanwhile comes in a batch of its own, after the chunk's.
     func testTheListIsTheOneTheDelegateKnowsUntilTheChunksBatch() throws {
-        let context = try League.context(self)
-        context.automaticallyMergesChangesFromStore = false
-        for i in 0..<200 { try League.insertPlayer(context, name: String(format: "P%03d", i), zone: zones[i % 4], score: i % 30) }
-        try context.save()
-        let other = ObjectContext(store: context.store)
-        other.automaticallyMergesChangesFromStore = false
-        let saves = log(other)
+        let (context, other, saves) = try twoContexts()
         let controller = placingInBackground(FetchedResultsController(fetchRequest: League.playersByZone(), managedObjectContext: context,
                                                                       sectionNameKeyPath: "zone"))
         let recorder = BatchRecorder<ManagedObject>()
@@ -190,13 +196,7 @@ final class BackgroundPlacementTests: XCTestCase {
     /// Below the threshold (a short list), and for the list's own saves, the batch comes
     /// before the call that made the change returns, as Core Data's does.
     func testAShortListAndTheContextsOwnSavesFollowAtOnce() throws {
-        let context = try League.context(self)
-        context.automaticallyMergesChangesFromStore = false
-        for i in 0..<200 { try League.insertPlayer(context, name: String(format: "P%03d", i), zone: zones[i % 4], score: i % 30) }
-        try context.save()
-        let other = ObjectContext(store: context.store)
-        other.automaticallyMergesChangesFromStore = false
-        let saves = log(other)
+        let (context, other, saves) = try twoContexts()
         let controller = FetchedResultsController(fetchRequest: League.playersByZone(), managedObjectContext: context, sectionNameKeyPath: "zone")
         controller.placementOverride = (oneByOne: 2, together: 100_000)
         let recorder = BatchRecorder<ManagedObject>()
