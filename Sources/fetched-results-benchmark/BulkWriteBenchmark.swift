@@ -9,38 +9,59 @@ struct BulkWriteBenchmark {
     let folder: URL
 
     struct TriggerFigures {
-        var insertWith = 0.0, insertWithout = 0.0
-        var updateWith = 0.0, updateWithout = 0.0
+        var insertWith = 0.0, insertWithout = 0.0, insertEmpty = 0.0
+        var updateWith = 0.0, updateWithout = 0.0, updateEmpty = 0.0
+    }
+
+    /// The triggers of a bulk write's table.
+    enum Triggers: CaseIterable {
+        /// The store's own: each change recorded in the history.
+        case history
+        /// None at all.
+        case none
+        /// An insert and an update trigger that do nothing (`WHEN 0`): what any row trigger
+        /// costs in SQLite before it does anything. A table with a row trigger loses SQLite's
+        /// one-pass `UPDATE` (the rows are collected first, then each one sought again) and
+        /// has an `INSERT … SELECT` written into a temporary table first, and each row runs
+        /// the trigger's program.
+        case empty
     }
 
     /// 100,000 inserts, then an update of each of them, by SQL in one transaction each: in a
-    /// new store (triggers record the history), and in a new store with its triggers
-    /// dropped. The median of `runs` runs, each measuring both, so that a busy moment of the
-    /// machine slows one run of each rather than one side.
+    /// new store (triggers record the history), in a new store with its triggers dropped,
+    /// and in one whose triggers do nothing. The median of `runs` runs, each measuring all
+    /// three, so that a busy moment of the machine slows one run of each rather than one side.
     func triggers(rows: Int = 100_000, runs: Int) throws -> TriggerFigures {
-        var inserts: [Bool: [Double]] = [:], updates: [Bool: [Double]] = [:]
+        var inserts: [Triggers: [Double]] = [:], updates: [Triggers: [Double]] = [:]
         for run in 0..<runs {
-            for withTriggers in [true, false] {
-                let (insert, update) = try bulkWrite(rows: rows, withTriggers: withTriggers, name: "bulk-\(run)-\(withTriggers)")
-                inserts[withTriggers, default: []].append(insert)
-                updates[withTriggers, default: []].append(update)
+            for triggers in Triggers.allCases {
+                let (insert, update) = try bulkWrite(rows: rows, triggers: triggers, name: "bulk-\(run)-\(triggers)")
+                inserts[triggers, default: []].append(insert)
+                updates[triggers, default: []].append(update)
             }
         }
-        return TriggerFigures(insertWith: Measure.median(inserts[true]!), insertWithout: Measure.median(inserts[false]!),
-                              updateWith: Measure.median(updates[true]!), updateWithout: Measure.median(updates[false]!))
+        return TriggerFigures(insertWith: Measure.median(inserts[.history]!), insertWithout: Measure.median(inserts[.none]!),
+                              insertEmpty: Measure.median(inserts[.empty]!),
+                              updateWith: Measure.median(updates[.history]!), updateWithout: Measure.median(updates[.none]!),
+                              updateEmpty: Measure.median(updates[.empty]!))
     }
 
     /// Seconds to insert `rows` teams, and to update each of them, in a new store.
-    private func bulkWrite(rows: Int, withTriggers: Bool, name: String) throws -> (insert: Double, update: Double) {
+    private func bulkWrite(rows: Int, triggers: Triggers, name: String) throws -> (insert: Double, update: Double) {
         let url = folder.appendingPathComponent("\(name).sqlite")
         defer {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
         }
         let store = try PersistentStore(url: url, model: WorldCupStore.model)
-        if !withTriggers {
+        if triggers != .history {
             try store.database.write { db in
                 for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
                     try db.execute(sql: "DROP TRIGGER \(name.quotedDatabaseIdentifier)")
+                }
+                if triggers == .empty {
+                    for event in ["INSERT", "UPDATE"] {
+                        try db.execute(sql: #"CREATE TRIGGER "empty_\#(event)" AFTER \#(event) ON "Team" WHEN 0 BEGIN SELECT 1; END"#)
+                    }
                 }
             }
         }
@@ -67,9 +88,19 @@ struct BulkWriteBenchmark {
 
     /// On the benchmark's store (a million teams): `wins += 1` for 10,000 teams of one zone
     /// and one save, and 1,000 new teams and one save; each in a context with the viewer's
-    /// controller (until its batch) and in one without.
+    /// controller (until its batch) and in one without. The median of `runs` runs, each
+    /// measuring both, so that a busy moment of the machine slows one run of each.
     @MainActor
-    func saves(store: PersistentStore) throws -> SaveFigures {
+    func saves(store: PersistentStore, runs: Int = 3) throws -> SaveFigures {
+        var runFigures: [SaveFigures] = []
+        for _ in 0..<runs { runFigures.append(try saveRun(store: store)) }
+        return SaveFigures(bulkWith: Measure.median(runFigures.map(\.bulkWith)), bulkWithout: Measure.median(runFigures.map(\.bulkWithout)),
+                           insertsWith: Measure.median(runFigures.map(\.insertsWith)),
+                           insertsWithout: Measure.median(runFigures.map(\.insertsWithout)))
+    }
+
+    @MainActor
+    private func saveRun(store: PersistentStore) throws -> SaveFigures {
         var figures = SaveFigures()
         for withController in [false, true] {
             let context = ObjectContext(store: store)
@@ -88,6 +119,10 @@ struct BulkWriteBenchmark {
                 guard case .integer(let wins) = team.attributeValue(forKey: "wins") else { throw OptionsError("no wins") }
                 try team.setValue(wins + 1, forKey: "wins")
             }
+            // A save's commit copies the write-ahead log into the file once it has grown past
+            // 1,000 pages (SQLite's automatic checkpoint): empty it first, so that no save pays
+            // for the one before it.
+            try emptyLog(of: store)
             let bulk = try Measure.seconds { try context.save() }
             guard !withController || probe.batch != nil else { throw OptionsError("the bulk save delivered no batch") }
             probe.batch = nil
@@ -96,6 +131,7 @@ struct BulkWriteBenchmark {
                 try team.setValue("New team \(withController) \(n)", forKey: "teamName")
                 try team.setValue(WorldCupStore.zones[n % WorldCupStore.zones.count], forKey: "qualifyingZone")
             }
+            try emptyLog(of: store)
             let inserts = try Measure.seconds { try context.save() }
             guard !withController || probe.batch != nil else { throw OptionsError("the inserts delivered no batch") }
             if withController {
@@ -110,6 +146,11 @@ struct BulkWriteBenchmark {
         return figures
     }
 
+    /// Copies the store's write-ahead log into its file and empties it.
+    private func emptyLog(of store: PersistentStore) throws {
+        try store.database.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+    }
+
     struct MergeFigures {
         /// Each chunk: from the end of the other context's save to the controller's batch on
         /// the main queue (the merge and the controller's work, what the main loop spends).
@@ -117,6 +158,12 @@ struct BulkWriteBenchmark {
         /// The same chunks merged into a controller made to fetch again and take the
         /// difference of the known changes (what a chunk cost before it was placed).
         var refetched: [Double] = []
+        /// Each chunk: the longest the main queue was held at once from the save to the
+        /// batch (the merge, and the placement where it ran on the main queue): how long a
+        /// window would not draw. Since a chunk on a long list is placed on a reader of the
+        /// store (#11), this is smaller than `placed`.
+        var placedTurns: [Double] = []
+        var refetchedTurns: [Double] = []
     }
 
     /// On the benchmark's store: an import's chunks, 1,000 new teams saved by a context of
@@ -151,10 +198,23 @@ struct BulkWriteBenchmark {
                 }
                 chunk += 1
                 let deadline = Date().addingTimeInterval(10)
-                while probe.deliveredAt == nil && Date() < deadline { RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.001)) }
+                // Each turn of the run loop waits at most 1 ms for work, then does it: what a
+                // turn takes beyond that is work the main queue did without a break.
+                var longestTurn = 0.0
+                while probe.deliveredAt == nil && Date() < deadline {
+                    let turn = ContinuousClock.now
+                    RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.001))
+                    longestTurn = max(longestTurn, (ContinuousClock.now - turn).seconds - 0.001)
+                }
                 guard let delivered = probe.deliveredAt else { throw OptionsError("a merged chunk delivered no batch") }
                 guard round > 0 else { continue }
-                if refetching { figures.refetched.append((delivered - saved).seconds) } else { figures.placed.append((delivered - saved).seconds) }
+                if refetching {
+                    figures.refetched.append((delivered - saved).seconds)
+                    figures.refetchedTurns.append(longestTurn)
+                } else {
+                    figures.placed.append((delivered - saved).seconds)
+                    figures.placedTurns.append(longestTurn)
+                }
             }
             guard controller.allRowKeys == (try WorldCupStore.floorIDs(store)) else {
                 throw OptionsError("after the merged chunks the controller's order differs from a fresh fetch")

@@ -116,10 +116,14 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
                      baseline: "no controller \(duration(saves.insertsWithout))",
                      target: "≤ 50 ms", passed: saves.insertsWith <= 0.050))
     let merges = try MainActor.assumeIsolated { try bulk.mergedInserts(store: copyStore) }
-    let worstMerge = merges.placed.max() ?? 0
-    report.add(.init(figure: "1,000 new objects saved elsewhere -> batch, worst of \(merges.placed.count)", measured: duration(worstMerge),
-                     baseline: "refetch + known changes \(duration(Measure.median(merges.refetched)))",
-                     target: "≤ 40 ms", passed: worstMerge <= 0.040))
+    let worstMerge = merges.placed.max() ?? 0, worstTurn = merges.placedTurns.max() ?? 0
+    let refetchedMerge = Measure.median(merges.refetched)
+    report.add(.init(figure: "1,000 new objects saved elsewhere: longest main-queue turn, worst of \(merges.placed.count)",
+                     measured: duration(worstTurn), baseline: "refetch + known changes \(duration(Measure.median(merges.refetchedTurns)))",
+                     target: "≤ 40 ms", passed: worstTurn <= 0.040))
+    report.add(.init(figure: "  saved -> batch, worst of \(merges.placed.count)", measured: duration(worstMerge),
+                     baseline: "refetch + known changes \(duration(refetchedMerge))",
+                     target: "≤ 0.5× refetch (\(ratio(worstMerge / refetchedMerge)))", passed: worstMerge <= 0.5 * refetchedMerge))
 
     // One saved change.
     print("measuring taps...")
@@ -148,10 +152,10 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
 func triggerBenchmark(_ options: Options, folder: URL, report: inout Report) throws {
     let triggers = try BulkWriteBenchmark(folder: folder).triggers(runs: options.runs)
     report.add(.init(figure: "100,000 inserts by SQL, history triggers on", measured: duration(triggers.insertWith),
-                     baseline: "without triggers \(duration(triggers.insertWithout))",
+                     baseline: "without triggers \(duration(triggers.insertWithout)); empty ones \(ratio(triggers.insertEmpty / triggers.insertWithout))",
                      target: "≤ 1.3× (\(ratio(triggers.insertWith / triggers.insertWithout)))", passed: triggers.insertWith <= 1.3 * triggers.insertWithout))
     report.add(.init(figure: "100,000 updates by SQL, history triggers on", measured: duration(triggers.updateWith),
-                     baseline: "without triggers \(duration(triggers.updateWithout))",
+                     baseline: "without triggers \(duration(triggers.updateWithout)); empty ones \(ratio(triggers.updateEmpty / triggers.updateWithout))",
                      target: "≤ 1.3× (\(ratio(triggers.updateWith / triggers.updateWithout)))", passed: triggers.updateWith <= 1.3 * triggers.updateWithout))
 }
 
