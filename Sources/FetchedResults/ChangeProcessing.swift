@@ -67,9 +67,19 @@ extension FetchedResultsController {
               context.store.model.entity(named: entityName)?.attribute(named: keyPath)?.type == .string else { return nil }
         // The sections the changed objects were in: one pass, a bitmap look-up a row.
         let changedKeys = KeyMembership(Set(changed.keys))
-        var names = Set(layout.lazy.filter { $0.keys.contains(where: changedKeys.contains) }.map(\.name))
-        // The sections they are in now (those the predicate keeps).
-        names.formUnion(members(of: changed, deleted: deleted, context: context).map(\.section))
+        var names = Set<String>(), listed = Set<Int64>()
+        for section in layout {
+            for key in section.keys where changedKeys.contains(key) {
+                names.insert(section.name)
+                listed.insert(key)
+            }
+        }
+        // The sections they are in now (those the predicate keeps). An object listed before
+        // whose section's attribute did not change stays in its section or leaves the
+        // results: its section is named already, and its values need not be read (a bulk
+        // update of another attribute reads none).
+        let moving = changed.filter { key, keys in !listed.contains(key) || keys.map { $0.contains(keyPath) } ?? true }
+        names.formUnion(members(of: moving, deleted: deleted, context: context).map(\.section))
         let shown = Set(layout.map(\.name))
         guard shown.count == layout.count else { return nil }
         let rows = layout.reduce(0) { $0 + (names.contains($1.name) ? $1.keys.count : 0) }

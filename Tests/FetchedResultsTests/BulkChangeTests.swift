@@ -226,4 +226,42 @@ final class BulkSaveStatementTests: XCTestCase {
         XCTAssertEqual(updates.count, teams.count, "each changed row written once: \(updates.count) UPDATEs for \(teams.count) rows")
         XCTAssertFalse(log.statements.contains { $0.uppercased().hasPrefix("ROLLBACK") }, "no write rolled back to compute the batch")
     }
+
+    /// Many objects changed in an attribute that does not name their section (`wins += 1`
+    /// for a zone's teams, saved by another context and merged, which leaves them faults
+    /// here) stay in their sections or leave the results: the controller fetches those
+    /// sections' row keys again and reads none of the changed objects' rows.
+    func testABulkUpdateOutsideTheSectionAttributeReadsNoChangedRow() throws {
+        let log = SQLLog()
+        let (store, context) = try WorldCup.open(in: temporaryFolder(self), sqlLog: log)
+        context.automaticallyMergesChangesFromStore = false
+        let zones = ["Africa", "Asia", "Europe", "North America", "Oceania", "South America"]
+        for i in 0..<600 { try WorldCup.insert("Extra \(i)", zones[i % zones.count], wins: i % 7, into: context) }
+        try context.save()
+        let controller = WorldCup.controller(context)
+        let recorder = BatchRecorder<WorldCup.Team>()
+        controller.delegate = recorder
+        try controller.performFetch()
+        for team in controller.fetchedObjects ?? [] { _ = team.teamName }   // shown: loaded here
+
+        let other = ObjectContext(store: store)
+        other.automaticallyMergesChangesFromStore = false
+        var saved: [ObjectChanges] = []
+        let token = other.addObserver { event in if case .didSave(let changes) = event { saved.append(changes) } }
+        defer { token.cancel() }
+        let teams = try other.fetch(FetchRequest<WorldCup.Team>(predicate: try FetchPredicate(format: "qualifyingZone == 'Africa'")))
+        for (n, team) in teams.enumerated() { team.wins = 50 + n % 3 }
+        try other.save()
+
+        log.reset()
+        let partialRefetches = controller.partialRefetches
+        for changes in saved { context.mergeChanges(fromContextDidSave: changes) }
+        XCTAssertEqual(recorder.batches.count, 1)
+        XCTAssertEqual(controller.partialRefetches, partialRefetches + 1, "the zone's row keys fetched again")
+        XCTAssertEqual(log.statements.filter { $0.uppercased().contains("WHERE T0.Z_PK IN (") }, [],
+                       "the controller read the changed teams' rows to place them")
+        let fresh = WorldCup.controller(context)
+        try fresh.performFetch()
+        XCTAssertEqual(controller.snapshot, fresh.snapshot, "the list after the merge differs from a fresh fetch")
+    }
 }
