@@ -40,10 +40,11 @@ extension ViewerWindow {
     /// binds and measures one for each new row that lands among them: most rows of a chunk
     /// while the list is short, so chunks grow from 25 records. A shorter list's controller
     /// fetches its row keys again for a chunk, a cost of the list's length, not the chunk's;
-    /// a longer one's places the chunk's rows, searching the store for each (about 25 µs a
-    /// row among a million), so there chunks of 500 keep each turn short: into a million
-    /// rows, chunks of 1,000 imported about a fifth faster but stalled the window up to
-    /// twice as long (the benchmark's `--only viewer1m`).
+    /// a longer one's places the chunk's rows, searching the store for each on a reader (off
+    /// the main loop), but reads the chunk's objects and announces its rows on the main loop,
+    /// so there chunks of 500 keep each turn short: into a million rows, chunks of 1,000
+    /// imported about a tenth faster but stalled the window longer (p99 46 ms against 40 ms;
+    /// the benchmark's `--only viewer1m`).
     public func startImport(file: URL, chunkSize: Int? = nil) {
         guard let session else { return }
         importBar.start(file: file, entityName: session.controller.fetchRequest.entityName, store: session.context.store,
