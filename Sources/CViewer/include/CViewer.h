@@ -21,4 +21,11 @@ void fr_accessible_set_hidden (GtkWidget *widget, gboolean hidden);
 /// which g_object_new's variadic properties give.
 GtkWidget *fr_label_new_with_role (GtkAccessibleRole role);
 
+// MARK: Rendering
+
+/// Whether OpenGL on `display` is drawn by the CPU (Mesa's llvmpipe, softpipe or swrast: a
+/// virtual X server such as Xvfb, a virtual machine, a remote desktop without a GPU). FALSE
+/// when there is no OpenGL at all.
+gboolean fr_gl_renderer_is_software (GdkDisplay *display);
+
 G_END_DECLS

@@ -123,6 +123,7 @@ public final class ViewerWindow {
     public init(application: UnsafeMutablePointer<GtkApplication>?, options: ViewerOptions) throws {
         self.options = options
         adw_init()
+        Renderer.choose()
         // The first dataset's store opens, and its rows are fetched off the main thread,
         // while the widgets are made (20-25 ms): at a million rows without a section cache
         // they show that much sooner.
