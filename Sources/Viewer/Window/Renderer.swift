@@ -21,7 +21,7 @@ enum Renderer {
     static func choose() {
         guard !chosen else { return }
         chosen = true
-        givenRenderer = g_getenv("GSK_RENDERER").map { String(cString: $0) }
+        givenRenderer = g_getenv("GSK_RENDERER").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         guard givenRenderer == nil, let display = gdk_display_get_default(), fr_gl_renderer_is_software(display) != 0 else { return }
         g_object_set_data_full(UnsafeMutableRawPointer(display).assumingMemoryBound(to: GObject.self), "gsk-renderer", g_strdup("cairo"), g_free)
     }
