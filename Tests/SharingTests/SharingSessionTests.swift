@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import PostgresNIO
 import ObjectStore
 @testable import Sharing
 import TestSupport
@@ -198,8 +199,18 @@ final class SharingSessionTests: XCTestCase {
             _ = try sqlite3(a.url, "DELETE FROM Card WHERE title = 'first of Garden'; DELETE FROM Board WHERE name = 'Garden'")
             _ = try sqlite3(a.url, "INSERT INTO Board (name) VALUES ('Attic')")
             try await a.session.synchronize()
-            let pruned = try await database.withConnection { connection in
-                try await ServerChangeLog(model: BoardModel.model).prune(keepingLast: 0, on: connection, logger: ServerTestDatabase.logger)
+            // Pruned of every change: a prune keeps the changes of transactions that ended
+            // after the oldest one still open on the server (any database's), so it is tried
+            // again until none is left. A change B still needs kept would be pulled, not resynced.
+            var pruned = 0
+            try await eventually("the server's log is pruned of A's changes", timeout: .seconds(30)) {
+                try await database.withConnection { connection in
+                    pruned += try await ServerChangeLog(model: BoardModel.model).prune(keepingLast: 0, on: connection, logger: ServerTestDatabase.logger)
+                    let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(ServerNames.quoted(ServerNames.changeLog))"),
+                                                          logger: ServerTestDatabase.logger)
+                    for try await left in rows.decode(Int.self) { return left == 0 }
+                    return false
+                }
             }
             XCTAssertGreaterThan(pruned, 0)
             // B edits a card of a board that stays, offline from the server's point of view.
