@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// The launched viewer driven from outside as a person drives it: clicks with the pointer
@@ -200,5 +201,44 @@ final class PointerAndKeyboardTests: XCTestCase {
                       "the search shows Ghana alone:\n\(viewer.shown)")
         xdotool("key", "Escape")
         XCTAssertTrue(viewer.wait { viewer.listLines.count == 37 }, "32 teams and 5 zones again:\n\(viewer.shown)")
+    }
+
+    /// Enter edits the team a tap just moved, and adds no win: GTK gives the focus of a
+    /// moved row's old widget to a +1 button at its next layout, where Enter would add a win.
+    /// Eight taps, each moving the last team of Africa to its top, then Enter and Escape, at
+    /// a seeded pace (`SEED=n` replays one).
+    func testEnterEditsTheTeamATapJustMoved() throws {
+        let viewer = try launch()
+        let seed = SeededGenerator.seed()
+        print("testEnterEditsTheTeamATapJustMoved seed \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        func windowShown(_ title: String) -> Bool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/xdotool")
+            process.arguments = ["search", "--onlyvisible", "--name", "^\(title)$"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return false }
+            process.waitUntilExit()
+            return process.terminationStatus == 0  // 1 when no window matches
+        }
+        for tap in 1...8 {
+            let africa = viewer.listLines.drop { $0 != "[Africa]" }.dropFirst().prefix { !$0.hasPrefix("[") }
+            let last = try XCTUnwrap(africa.last?.dropFirst(2).components(separatedBy: " · ").first, viewer.shown)
+            let row = try XCTUnwrap(viewer.row(last), "\(last) is on screen:\n\(viewer.shown)")
+            xdotool("mousemove", "\(row.x)", "\(row.y)", "click", "--repeat", "2", "--delay", "80", "1")
+            XCTAssertTrue(viewer.wait { wins(viewer) == tap && viewer.listLines.contains { $0.hasPrefix("> \(last) · ") } },
+                          "tap \(tap) adds a win to \(last) and selects it:\n\(viewer.shown)")
+            XCTAssertTrue(viewer.wait { viewer.listLines.drop { $0 != "[Africa]" }.dropFirst().first?.hasPrefix("> \(last) · ") == true },
+                          "tap \(tap) moves \(last) to the top of Africa:\n\(viewer.shown)")
+            usleep(useconds_t.random(in: 0...300_000, using: &generator))
+            xdotool("key", "Return")
+            XCTAssertTrue(viewer.wait(timeout: 10) { windowShown("Edit Team") }, "tap \(tap): Enter edits \(last):\n\(viewer.shown)")
+            XCTAssertEqual(wins(viewer), tap, "tap \(tap): Enter adds no win:\n\(viewer.shown)")
+            xdotool("key", "Escape")
+            XCTAssertTrue(viewer.wait(timeout: 10) { !windowShown("Edit Team") }, "Escape closes the dialog")
+            usleep(useconds_t.random(in: 100_000...600_000, using: &generator))
+        }
+        XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
     }
 }

@@ -37,9 +37,11 @@ extension ViewerWindow {
     /// would move on from whichever team took its place.
     func keepFocusOnSelection(retry: Bool = true) {
         guard let session, let object = session.selection.selectedObject, let position = session.selection.selectedPosition else { return }
-        let focus = gtk_root_get_focus(OpaquePointer(window))
+        // A moved row's old widget, taken out of the list, keeps the window's focus until
+        // GTK's next layout: it counts as no focus.
+        let focus = gtk_root_get_focus(OpaquePointer(window)).flatMap { gtk_widget_get_root($0) != nil ? $0 : nil }
         if let focus, gtk_widget_is_ancestor(focus, searchBar) != 0 { openingFocusTries = 0 }
-        guard openingFocusTries > 0 || focus == nil || gtk_widget_is_ancestor(focus, listView) != 0 || focus == listView else {
+        guard focusLostWithItsRow || openingFocusTries > 0 || focus == nil || gtk_widget_is_ancestor(focus, listView) != 0 || focus == listView else {
             // The focus is elsewhere (the search entry, the menu that changed the sort): the
             // row comes into view, the focus stays.
             gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(position)))
@@ -48,6 +50,7 @@ extension ViewerWindow {
         if let row = factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0 {
             gtk_widget_grab_focus(row)  // GTK scrolls to the focused row when it is out of view
             openingFocusTries = 0
+            focusLostWithItsRow = false
         } else if openingFocusTries > 0 {
             // The window opening: its rows are mapped after its first frame (a window never
             // shown stops trying after a second).
@@ -57,6 +60,35 @@ extension ViewerWindow {
             // A row far away gets its widget once GTK has scrolled to it and laid the list out.
             gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(position)))
             MainLoop.idle(priority: G_PRIORITY_DEFAULT_IDLE) { [weak self] in self?.keepFocusOnSelection(retry: false) }
+        }
+    }
+
+    /// GTK 4.8 drops the widget of a row that moved or went at the list's next layout. When
+    /// that widget had the keyboard focus, GTK gives the focus to the first widget that takes
+    /// it: a row's +1 or the header's Undo, where Enter would add a win or undo one instead of
+    /// editing. The focus goes back to the selected row before the next key is handled, or
+    /// once the selection has followed the change that moved it (`focusLostWithItsRow`).
+    func watchFocusLostWithItsRow() {
+        Signal.connect(window.object, "notify::focus-widget") { [weak self] (_: gpointer?) in
+            guard let self else { return }
+            let focus = gtk_root_get_focus(OpaquePointer(self.window))
+            // The row widget that has the focus, or holds the widget that has it.
+            var row = focus
+            while let widget = row, gtk_widget_get_parent(widget) != self.listView { row = gtk_widget_get_parent(widget) }
+            // Lost: from a row GTK took out of the list to a widget other than a row.
+            let lost = self.focusedRow.map { gtk_widget_get_root($0) == nil && focus != $0 } ?? false && (row == nil || row != focus)
+            // Given back, or taken elsewhere by the person since (a click, Tab): it stays there.
+            self.focusLostWithItsRow = lost
+            if let previous = self.focusedRow { g_object_unref(UnsafeMutableRawPointer(previous)) }
+            self.focusedRow = row.map { UnsafeMutablePointer(OpaquePointer(g_object_ref(UnsafeMutableRawPointer($0)))) }
+            if lost {
+                MainLoop.idle(priority: G_PRIORITY_HIGH) { [weak self] in self?.keepFocusOnSelection() }
+            }
+        }
+        Signal.connect(window.object, "destroy") { [weak self] in
+            guard let self, let row = self.focusedRow else { return }
+            self.focusedRow = nil
+            g_object_unref(UnsafeMutableRawPointer(row))
         }
     }
 

@@ -62,6 +62,12 @@ public final class ViewerWindow {
     /// button or a label of the detail pane, and the arrows would not move the selection
     /// until a click or a Tab); 0 once the row has it, or once the person went to the search.
     var openingFocusTries = 0
+    /// The list's row that has the keyboard focus, referenced, to tell when GTK drops its
+    /// widget with the focus in it (see `watchFocusLostWithItsRow`).
+    var focusedRow: UnsafeMutablePointer<GtkWidget>?
+    /// Whether GTK took the focus out of the list with a dropped row's widget, and it has
+    /// not been given back to the selected row yet (nor taken elsewhere by the person).
+    var focusLostWithItsRow = false
     /// Called after the window showed a change: an edit, a selection, another dataset.
     public var didUpdate: (() -> Void)?
     /// The text of the toast shown last, while it shows (for ``textDump``).
@@ -252,6 +258,7 @@ public final class ViewerWindow {
         (shareAction, stopSharingAction) = addSharingActions()
         shareRequest = options.shareURL.map { (options.datasetName, .share(url: $0)) } ?? (options.unshare ? (options.datasetName, .unshare) : nil)
         enterController = addEnterEdits()
+        watchFocusLostWithItsRow()
         addListNavigation()
         addShortcuts()
         openingFocusTries = 50
