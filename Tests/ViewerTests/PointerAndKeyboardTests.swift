@@ -241,4 +241,23 @@ final class PointerAndKeyboardTests: XCTestCase {
         }
         XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
     }
+
+    /// Keys typed in one burst act in order: Down three times then Enter edits the third team
+    /// below, not the one selected before the arrows (each arrow moves a target that the
+    /// selection follows once the burst is handled). The dialog's name, typed over and saved
+    /// with Enter, shows which team it edited.
+    func testEnterAfterABurstOfArrowsEditsTheTeamTheArrowsReached() throws {
+        let viewer = try launch()
+        let algeria = try XCTUnwrap(viewer.row("Algeria"))
+        xdotool("mousemove", "\(algeria.x)", "\(algeria.y)", "click", "1")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 0" }, viewer.shown)
+        xdotool("key", "--delay", "0", "Down", "Down", "Down", "Return")
+        usleep(500_000)
+        xdotool("key", "ctrl+a")
+        xdotool("type", "--delay", "30", "Edited")
+        xdotool("key", "Return")
+        XCTAssertTrue(viewer.wait { viewer.listLines.contains { $0.contains("Edited · Wins: 0") } }, "a team renamed:\n\(viewer.shown)")
+        XCTAssertTrue(viewer.listLines.contains { $0.contains("Algeria · ") }, "not Algeria:\n\(viewer.shown)")
+        XCTAssertFalse(viewer.listLines.contains { $0.contains("Ivory Coast · ") }, "Ivory Coast, three below it:\n\(viewer.shown)")
+    }
 }

@@ -12,6 +12,7 @@ extension ViewerWindow {
 
     /// Opens the Edit dialog on the selected object (when the dataset has `editFields`).
     func showEditDialog() {
+        applyPendingMove()
         guard let session, editButton.isVisible, let object = session.selection.selectedObject else { return }
         present(ObjectDialog(session: session, mode: .edit(object), parent: window))
     }
@@ -29,6 +30,7 @@ extension ViewerWindow {
 
     /// Deletes the selected object; Undo brings it back.
     func deleteSelection() {
+        applyPendingMove()
         guard let object = session?.selection.selectedObject else { return }
         perform { try $0.delete(object) }
     }

@@ -53,7 +53,9 @@ extension ViewerWindow {
         return true
     }
 
-    private func applyPendingMove() {
+    /// Selects the target of the pending moves now. A key that acts on the selection (Enter,
+    /// Delete) calls it first: typed in the same burst as the arrows, it comes before their move.
+    func applyPendingMove() {
         guard let position = pendingListPosition, let session else { return }
         pendingListPosition = nil
         guard let object = session.object(atPosition: position) else { return }
