@@ -95,6 +95,34 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
                       "the merge moved Iran to the top of Asia: \(window.rows(inSection: "Asia"))")
     } }
 
+    /// Another program moves the selected team, whose row has the keyboard focus, far out of
+    /// view: the list stays where the person put it (GTK gives the focus of the dropped row
+    /// to another widget, and the window takes it back only to a row on screen).
+    func testAChangeFromElsewhereThatMovesTheFocusedRowAwayLeavesTheListWhereItIs() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        let nigeria = try XCTUnwrap(window.object(titled: "Nigeria"))
+        window.session!.selection.select(nigeria)
+        let row = try XCTUnwrap(window.factory?.rowWidget(showing: nigeria.objectID))
+        gtk_widget_grab_focus(row)
+        iterateMainLoop(for: 0.2)
+        XCTAssertTrue(gtk_root_get_focus(OpaquePointer(window.window)) == row, "Nigeria's row has the focus")
+        let adjustment = gtk_scrolled_window_get_vadjustment(OpaquePointer(gtk_widget_get_parent(window.listView)))
+        let top = gtk_adjustment_get_value(adjustment)
+
+        let background = ObjectContext(store: window.session!.context.store, queue: DispatchQueue(label: "elsewhere"))
+        try background.performAndWait {
+            let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName == 'Nigeria'"))
+            try background.fetch(request).first!.setValue("South America", forKey: "qualifyingZone")
+            try background.save()
+        }
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "South America").contains("> Nigeria · Wins: 0") }),
+                      "Nigeria moved, still selected: \(window.listLines)")
+        iterateMainLoop(for: 0.3)
+        XCTAssertEqual(gtk_adjustment_get_value(adjustment), top, "the list did not scroll")
+        XCTAssertNil(window.factory?.rowWidget(showing: nigeria.objectID).flatMap { gtk_widget_get_mapped($0) != 0 ? $0 : nil },
+                     "Nigeria's row is out of view")
+    } }
+
     func testSearchFiltersTheRowsAndSortOptionsReorderThem() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         // Every new request reloads the list, as a search or a new order does past 20,000 rows.

@@ -35,7 +35,9 @@ extension ViewerWindow {
     /// Moves the keyboard focus (where the arrows and Enter start) to the selected row when the list has
     /// it, else scrolls the row into view: GTK's focus stays at the old position when the selected row moves, so the arrows
     /// would move on from whichever team took its place.
-    func keepFocusOnSelection(retry: Bool = true) {
+    /// `onScreenOnly`: only when the row is on screen, so that the list does not scroll (a
+    /// change from elsewhere leaves the view where the person put it).
+    func keepFocusOnSelection(retry: Bool = true, onScreenOnly: Bool = false) {
         guard let session, let object = session.selection.selectedObject, let position = session.selection.selectedPosition else { return }
         // A moved row's old widget, taken out of the list, keeps the window's focus until
         // GTK's next layout: it counts as no focus.
@@ -47,7 +49,7 @@ extension ViewerWindow {
             gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(position)))
             return
         }
-        if let row = factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0 {
+        if let row = factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0, !onScreenOnly || isOnScreen(row) {
             gtk_widget_grab_focus(row)  // GTK scrolls to the focused row when it is out of view
             openingFocusTries = 0
             focusLostWithItsRow = false
@@ -82,7 +84,7 @@ extension ViewerWindow {
             if let previous = self.focusedRow { g_object_unref(UnsafeMutableRawPointer(previous)) }
             self.focusedRow = row.map { UnsafeMutablePointer(OpaquePointer(g_object_ref(UnsafeMutableRawPointer($0)))) }
             if lost {
-                MainLoop.idle(priority: G_PRIORITY_HIGH) { [weak self] in self?.keepFocusOnSelection() }
+                MainLoop.idle(priority: G_PRIORITY_HIGH) { [weak self] in self?.keepFocusOnSelection(retry: false, onScreenOnly: true) }
             }
         }
         Signal.connect(window.object, "destroy") { [weak self] in
@@ -90,6 +92,14 @@ extension ViewerWindow {
             self.focusedRow = nil
             g_object_unref(UnsafeMutableRawPointer(row))
         }
+    }
+
+    /// Whether some of `row` shows in the list's scrolled window.
+    private func isOnScreen(_ row: Widget) -> Bool {
+        guard let scrolled = gtk_widget_get_parent(listView) else { return false }
+        var bounds = graphene_rect_t()
+        guard gtk_widget_compute_bounds(row, scrolled, &bounds) != 0 else { return false }
+        return bounds.origin.y + bounds.size.height > 0 && bounds.origin.y < Float(gtk_widget_get_height(scrolled))
     }
 
     /// Scrolls the header of the selected row's section into view when the row is the
