@@ -212,16 +212,6 @@ final class PointerAndKeyboardTests: XCTestCase {
         let seed = SeededGenerator.seed()
         print("testEnterEditsTheTeamATapJustMoved seed \(seed)")
         var generator = SeededGenerator(seed: seed)
-        func windowShown(_ title: String) -> Bool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/xdotool")
-            process.arguments = ["search", "--onlyvisible", "--name", "^\(title)$"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return false }
-            process.waitUntilExit()
-            return process.terminationStatus == 0  // 1 when no window matches
-        }
         for tap in 1...8 {
             let africa = viewer.listLines.drop { $0 != "[Africa]" }.dropFirst().prefix { !$0.hasPrefix("[") }
             let last = try XCTUnwrap(africa.last?.dropFirst(2).components(separatedBy: " · ").first, viewer.shown)

@@ -133,3 +133,18 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
     g_value_unset(&result)
     return handled
 }
+
+/// Whether a window titled exactly `title` (a dialog of the launched viewer) is shown on the
+/// X display, as `xdotool search --onlyvisible` finds it.
+func windowShown(_ title: String) -> Bool {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["xdotool", "search", "--onlyvisible", "--name", "^\(title)$"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    let found = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return process.terminationStatus == 0 && !found.isEmpty
+}

@@ -152,8 +152,7 @@ final class ViewCommandTests: XCTestCase {
         XCTAssertEqual(rgb.count, 3, pixel)
         XCTAssertTrue(rgb.count == 3 && rgb[2] > 180 && rgb[0] < 120, "the selection's blue at the top row: \(pixel)")
 
-        /// Whether a window titled `title` (a dialog) is shown.
-        func windowShown(_ title: String) -> Bool { tool("xdotool", ["search", "--onlyvisible", "--name", "^\(title)$"])?.isEmpty == false }
+        /// Waits up to 10 s until a window titled `title` (a dialog) is shown or gone.
         func waitForWindow(_ title: String, shown expected: Bool) -> Bool {
             let deadline = Date().addingTimeInterval(10)
             while windowShown(title) != expected {

@@ -78,7 +78,8 @@ extension ViewerWindow {
             var row = focus
             while let widget = row, gtk_widget_get_parent(widget) != self.listView { row = gtk_widget_get_parent(widget) }
             // Lost: from a row GTK took out of the list to a widget other than a row.
-            let lost = self.focusedRow.map { gtk_widget_get_root($0) == nil && focus != $0 } ?? false && (row == nil || row != focus)
+            let dropped = self.focusedRow.map { gtk_widget_get_root($0) == nil && focus != $0 } ?? false
+            let lost = dropped && (focus == nil || row != focus)
             // Given back, or taken elsewhere by the person since (a click, Tab): it stays there.
             self.focusLostWithItsRow = lost
             if let previous = self.focusedRow { g_object_unref(UnsafeMutableRawPointer(previous)) }
