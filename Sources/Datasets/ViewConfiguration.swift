@@ -37,13 +37,29 @@ public struct ViewConfiguration: Sendable, Decodable {
     }
 
     public enum Widget: String, Sendable, Decodable {
-        case entry, spin, `switch`, date
+        /// A text entry.
+        case entry
+        /// A number typed as text: shown exactly as stored, never clamped; a typed value
+        /// outside `min`…`max` or the model's range is refused with a message.
+        case number
+        case `switch`, date
+
+        public init(from decoder: any Decoder) throws {
+            let name = try decoder.singleValueContainer().decode(String.self)
+            // "spin", this widget's name before it became an entry that never clamps, still reads.
+            guard let widget = name == "spin" ? .number : Widget(rawValue: name) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                    debugDescription: "unknown widget \"\(name)\"; expected entry, number, switch or date"))
+            }
+            self = widget
+        }
     }
 
     public struct Field: Sendable, Decodable {
         public var key: String
         public var label: String?
         public var widget: Widget?
+        /// A `number` field's range for typed values (besides the model's `minValue`/`maxValue`).
         public var min: Double?
         public var max: Double?
     }
@@ -299,7 +315,7 @@ extension ViewConfiguration {
                 if let text = field.label, text != label(forKeyPath: field.key) {
                     throw fail("\(name)[\(i)].label", "\"\(text)\" is not \"\(label(forKeyPath: field.key))\", the label '\(field.key)' has elsewhere in the file; a key has one label everywhere (give it once, in \"labels\")")
                 }
-                let fits: [Widget: [AttributeType]] = [.entry: [.string], .spin: [.integer, .double], .switch: [.bool], .date: [.date]]
+                let fits: [Widget: [AttributeType]] = [.entry: [.string], .number: [.integer, .double], .switch: [.bool], .date: [.date]]
                 if let widget = field.widget, fits[widget]?.contains(attribute.type) != true {
                     throw fail("\(name)[\(i)].widget", "a \(widget.rawValue) cannot edit the \(attribute.type) attribute '\(field.key)'")
                 }

@@ -38,13 +38,13 @@ final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
         try sqlite3("UPDATE Team SET wins = 7 WHERE teamName = 'Ghana'")
         XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 7" }),
                       "the window follows the shell:\n\(window.listLines.joined(separator: "\n"))")
-        XCTAssertEqual(gtk_spin_button_get_value(dialog.editors[2].widget.opaque), 0, "the dialog keeps what the person started from")
+        XCTAssertEqual(dialog.editors[2].text, "0", "the dialog keeps what the person started from")
         return (window, dialog)
     }
 
     func testSavingOverAChangeMadeElsewhereAsksAndOverwriteSavesTheEdit() throws { try MainActor.assumeIsolated {
         let (window, dialog) = try editGhanaWhileTheShellChangesIt()
-        gtk_spin_button_set_value(dialog.editors[2].widget.opaque, 3)
+        dialog.editors[2].text = "3"
         dialog.save()
         iterateMainLoop(for: 0.1)
         XCTAssertTrue(dialog.isOpen)
@@ -62,13 +62,13 @@ final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
 
     func testReloadShowsTheSavedValuesAndThenSavesWithoutConflict() throws { try MainActor.assumeIsolated {
         let (window, dialog) = try editGhanaWhileTheShellChangesIt()
-        gtk_spin_button_set_value(dialog.editors[2].widget.opaque, 3)
+        dialog.editors[2].text = "3"
         dialog.save()
         iterateMainLoop(for: 0.1)
         // A button's activation clicks it after showing it pressed for a moment.
         gtk_widget_activate(dialog.reloadButton)
         XCTAssertTrue(iterateMainLoop(until: { !dialog.conflictButtons.isVisible }))
-        XCTAssertEqual(gtk_spin_button_get_value(dialog.editors[2].widget.opaque), 7, "Reload shows the stored wins")
+        XCTAssertEqual(dialog.editors[2].text, "7", "Reload shows the stored wins")
         XCTAssertFalse(dialog.conflictButtons.isVisible)
         XCTAssertFalse(dialog.message.isVisible)
         gtk_editable_set_text(OpaquePointer(dialog.editors[0].widget), "Ghana Black Stars")
@@ -100,7 +100,7 @@ final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
         let dialog = try XCTUnwrap(window.dialog)
         try sqlite3("DELETE FROM Team WHERE teamName = 'Ghana'")
         XCTAssertTrue(iterateMainLoop(until: { window.position(ofRowTitled: "Ghana") == nil }))
-        gtk_spin_button_set_value(dialog.editors[2].widget.opaque, 3)
+        dialog.editors[2].text = "3"
         dialog.save()
         iterateMainLoop(for: 0.1)
         XCTAssertTrue(dialog.isOpen)

@@ -12,6 +12,20 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         gtk_editable_set_text(OpaquePointer(editor.widget), text)
     }
 
+    /// The Edit dialog of `dataset` on the object titled `title`, once `key` was saved as
+    /// `value` (as a script, another desktop or an import may set it).
+    @MainActor private func editDialog(_ dataset: String = "worldcup", on title: String, after key: String, isSavedAs value: Any?) throws
+        -> (window: ViewerWindow, object: ManagedObject, dialog: ObjectDialog) {
+        let window = try openWindow(dataset)
+        let session = try XCTUnwrap(window.session)
+        let object = try XCTUnwrap(window.object(titled: title))
+        try object.setValue(value, forKey: key)
+        try session.context.save()
+        session.selection.select(object)
+        window.showEditDialog()
+        return (window, object, try XCTUnwrap(window.dialog))
+    }
+
     func testAddingATeamInANewZoneMakesANewSectionAndSelectsIt() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         window.showAddDialog()
@@ -62,7 +76,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(dialog.editors.map(\.title), ["Team name", "Qualifying zone", "Wins"])
         XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(dialog.editors[0].widget))), "Ghana")
         type("Black Stars", into: dialog.editors[0])
-        gtk_spin_button_set_value(dialog.editors[2].widget.opaque, 4)
+        dialog.editors[2].text = "4"
         dialog.save()
         iterateMainLoop(for: 0.1)
         XCTAssertEqual(window.rows(inSection: "Africa").first, "> Black Stars · Wins: 4")
@@ -71,6 +85,103 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         window.undo()
         iterateMainLoop(for: 0.1)
         XCTAssertTrue(window.rows(inSection: "Africa").contains("> Ghana · Wins: 0"), "\(window.rows(inSection: "Africa"))")
+    } }
+
+    /// A team with more wins than any field range would allow (set by a script, another
+    /// desktop, an import) shows them as stored, and renaming it writes the name only.
+    func testEditingOnlyTheNameKeepsAValueNoFieldWouldOffer() throws { try MainActor.assumeIsolated {
+        let (window, ghana, dialog) = try editDialog(on: "Ghana", after: "wins", isSavedAs: 5_000)
+        XCTAssertEqual(dialog.editors[2].text, "5000", "the dialog shows what is stored")
+        type("Black Stars", into: dialog.editors[0])
+        dialog.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertFalse(dialog.isOpen, labelText(dialog.message))
+        XCTAssertEqual(ghana.attributeValue(forKey: "wins"), .integer(5_000), "the wins nobody touched stay")
+        XCTAssertEqual(ghana.attributeValue(forKey: "teamName"), .string("Black Stars"))
+
+        // Opened and saved with nothing changed: nothing is written, and there is no Undo that does nothing.
+        window.showEditDialog()
+        let unchanged = try XCTUnwrap(window.dialog)
+        unchanged.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertFalse(unchanged.isOpen)
+        window.undo()
+        iterateMainLoop(for: 0.1)
+        XCTAssertEqual(ghana.attributeValue(forKey: "teamName"), .string("Ghana"), "Undo undoes the rename, the last edit")
+        XCTAssertEqual(ghana.attributeValue(forKey: "wins"), .integer(5_000))
+    } }
+
+    /// A movie with no year keeps none when its title is edited (the field once showed, and
+    /// saved, its lowest year), and an empty year saves none.
+    func testAMovieWithoutAYearKeepsNoYear() throws { try MainActor.assumeIsolated {
+        let (_, amelie, dialog) = try editDialog("movies", on: "Amélie", after: "year", isSavedAs: nil)
+        let year = try XCTUnwrap(dialog.editors.first { $0.field.key == "year" })
+        XCTAssertEqual(year.text, "", "no year shows as none")
+        type("Le Fabuleux Destin d’Amélie Poulain", into: dialog.editors[0])
+        dialog.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertFalse(dialog.isOpen, labelText(dialog.message))
+        XCTAssertEqual(amelie.attributeValue(forKey: "year"), .null)
+    } }
+
+    /// Typed numbers out of range, or not numbers, are refused with the field's label and
+    /// the rule, the field highlighted; nothing is clamped, saved or lost of what was typed.
+    func testANumberOutOfRangeIsRefusedWithAMessageNeverClamped() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        let session = try XCTUnwrap(window.session)
+        let ghana = try XCTUnwrap(window.object(titled: "Ghana"))
+        session.selection.select(ghana)
+        window.showEditDialog()
+        let dialog = try XCTUnwrap(window.dialog)
+        let wins = dialog.editors[2]
+        for (typed, message) in [("-1", "Wins must be at least 0 (is -1)."),
+                                 ("99999999999999999999", "Wins must be at most 9223372036854775807 (is 99999999999999999999)."),
+                                 ("-99999999999999999999", "Wins must be at least -9223372036854775808 (is -99999999999999999999)."),
+                                 ("12.5", "Wins must be a whole number (is 12.5)."),
+                                 ("lots", "Wins must be a whole number (is lots).")] {
+            type(typed, into: wins)
+            dialog.save()
+            iterateMainLoop(for: 0.05)
+            XCTAssertTrue(dialog.isOpen, typed)
+            XCTAssertEqual(labelText(dialog.message), message)
+            XCTAssertEqual(wins.text, typed, "what was typed stays to be corrected")
+            XCTAssertTrue(gtk_widget_has_css_class(wins.widget, "error") != 0, "\(typed): the field is highlighted")
+            XCTAssertEqual(ghana.attributeValue(forKey: "wins"), .integer(0), "\(typed): nothing saved")
+            XCTAssertFalse(session.context.hasChanges)
+        }
+        type("1000000", into: wins)
+        dialog.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertFalse(dialog.isOpen, "a million wins is a number like any other: \(labelText(dialog.message))")
+        XCTAssertEqual(ghana.attributeValue(forKey: "wins"), .integer(1_000_000))
+    } }
+
+    /// A field's own `min`/`max` (a movie's year from 1888 to 2100) refuses a typed value
+    /// outside them, and never touches a stored one it does not like.
+    func testAFieldsOwnRangeRefusesTypedValuesOnly() throws { try MainActor.assumeIsolated {
+        let (window, amelie, first) = try editDialog("movies", on: "Amélie", after: "year", isSavedAs: 2_500)
+        var dialog = first
+        var year = try XCTUnwrap(dialog.editors.first { $0.field.key == "year" })
+        XCTAssertEqual(year.text, "2500")
+        type("Amélie Poulain", into: dialog.editors[0])
+        dialog.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertFalse(dialog.isOpen, labelText(dialog.message))
+        XCTAssertEqual(amelie.attributeValue(forKey: "year"), .integer(2_500), "untouched, kept")
+
+        window.showEditDialog()
+        dialog = try XCTUnwrap(window.dialog)
+        year = try XCTUnwrap(dialog.editors.first { $0.field.key == "year" })
+        type("3000", into: year)
+        dialog.save()
+        iterateMainLoop(for: 0.05)
+        XCTAssertEqual(labelText(dialog.message), "Year must be from 1888 to 2100 (is 3000).")
+        XCTAssertEqual(amelie.attributeValue(forKey: "year"), .integer(2_500))
+        type("2001", into: year)
+        dialog.save()
+        iterateMainLoop(for: 0.1)
+        XCTAssertFalse(dialog.isOpen, labelText(dialog.message))
+        XCTAssertEqual(amelie.attributeValue(forKey: "year"), .integer(2_001))
     } }
 
     func testEnterOnTheSelectedRowOpensTheEditDialogWithItsValuesAndAddsNoWin() throws { try MainActor.assumeIsolated {
@@ -88,7 +199,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(String(cString: gtk_window_get_title(dialog.window.cast())), "Edit Team")
         XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(dialog.editors[0].widget))), "Ghana")
         XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(dialog.editors[1].widget))), "Africa")
-        XCTAssertEqual(gtk_spin_button_get_value(dialog.editors[2].widget.opaque), 0)
+        XCTAssertEqual(dialog.editors[2].text, "0")
         XCTAssertTrue(window.rows(inSection: "Africa").contains("> Ghana · Wins: 0"), "Enter adds no win: \(window.rows(inSection: "Africa"))")
 
         // Escape cancels the dialog; keypad Enter edits too; Ctrl+Enter and other keys go on to GTK.

@@ -250,4 +250,37 @@ final class PointerAndKeyboardTests: XCTestCase {
         XCTAssertTrue(viewer.listLines.contains { $0.contains("Algeria · ") }, "not Algeria:\n\(viewer.shown)")
         XCTAssertFalse(viewer.listLines.contains { $0.contains("Ivory Coast · ") }, "Ivory Coast, three below it:\n\(viewer.shown)")
     }
+
+    /// The Edit dialog writes only what the person changed: a team with 5,000 wins (set by the
+    /// `sqlite3` shell while the viewer runs) renamed with the keyboard keeps its 5,000; a
+    /// typed -1 is refused and saves nothing.
+    func testRenamingATeamWithTheKeyboardKeepsItsStoredWins() throws {
+        let viewer = try launch()
+        let store = viewer.dump.deletingLastPathComponent().appendingPathComponent("cup.sqlite")
+        _ = try sqlite3(store, "UPDATE Team SET wins = 5000 WHERE teamName = 'Algeria'")
+        XCTAssertTrue(viewer.wait { viewer.listLines.contains { $0.hasSuffix("Algeria · Wins: 5000") } }, viewer.shown)
+        let algeria = try XCTUnwrap(viewer.row("Algeria"), viewer.shown)
+        xdotool("mousemove", "\(algeria.x)", "\(algeria.y)", "click", "1")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 5000" }, viewer.shown)
+        xdotool("key", "Return")
+        XCTAssertTrue(viewer.wait(timeout: 10) { windowShown("Edit Team") }, viewer.shown)
+        xdotool("key", "ctrl+a")
+        xdotool("type", "--delay", "30", "Desert Foxes")
+        xdotool("key", "Return")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Desert Foxes · Wins: 5000" }, "renamed, wins kept:\n\(viewer.shown)")
+        XCTAssertEqual(try sqlite3(store, "SELECT teamName, wins FROM Team WHERE teamName = 'Desert Foxes'"), "Desert Foxes|5000")
+        XCTAssertTrue(viewer.wait(timeout: 10) { !windowShown("Edit Team") }, "saved, the dialog closes")
+
+        xdotool("key", "Return")
+        XCTAssertTrue(viewer.wait(timeout: 10) { windowShown("Edit Team") }, viewer.shown)
+        xdotool("key", "Tab", "Tab", "ctrl+a")
+        xdotool("type", "--delay", "30", "--", "-1")
+        xdotool("key", "Return")
+        usleep(500_000)
+        XCTAssertTrue(windowShown("Edit Team"), "-1 is refused: the dialog stays open")
+        xdotool("key", "Escape")
+        XCTAssertTrue(viewer.wait(timeout: 10) { !windowShown("Edit Team") }, "Escape closes the dialog")
+        XCTAssertEqual(try sqlite3(store, "SELECT wins FROM Team WHERE teamName = 'Desert Foxes'"), "5000", "nothing was saved")
+        XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
+    }
 }

@@ -6,9 +6,27 @@ import Foundation
 import ObjectStore
 
 /// One field of a dialog: a label and the widget that fits its attribute (`view.json`'s
-/// `addFields`/`editFields`): an entry, a spin button, a switch, or a date picker (a button
-/// showing the date whose popover holds a calendar, and Clear for an optional date).
+/// `addFields`/`editFields`): an entry for text or a number, a switch, or a date picker (a
+/// button showing the date whose popover holds a calendar, and Clear for an optional date).
+///
+/// A field shows a value exactly as stored and knows whether the person changed it
+/// (``isChanged``), so that Edit writes only what was touched. A number is typed as text, not
+/// in a spin button: a spin button clamps to its range when it loses the focus, and would show
+/// (and save) a stored 5,000 as its maximum; here a value out of range is refused, with words.
 final class FieldEditor {
+    /// A value the person typed that the field cannot take: `message` says why, in words
+    /// that start with the field's label.
+    struct InvalidValue: Error, CustomStringConvertible {
+        let editor: FieldEditor
+        let message: String
+        var description: String { message }
+    }
+
+    /// What the widget shows, to tell a change from the value shown.
+    private enum State: Equatable {
+        case text(String), date(Date?), on(Bool)
+    }
+
     let field: ViewConfiguration.Field
     let attribute: AttributeDescription
     let label: Widget
@@ -25,6 +43,8 @@ final class FieldEditor {
     private(set) var date: Date?
     /// True while the editor sets the calendar, so that its signal is not taken for a person's.
     private var isSettingCalendar = false
+    /// What ``show(_:)`` last showed (nil before: an Add dialog's fields are all new).
+    private var shownState: State?
 
     init(field: ViewConfiguration.Field, attribute: AttributeDescription, title: String) {
         self.field = field
@@ -39,11 +59,11 @@ final class FieldEditor {
         case .date:
             widget = gtk_menu_button_new()
             gtk_widget_set_halign(widget, GTK_ALIGN_START)
-        case .spin:
-            let low = field.min ?? Self.number(attribute.minValue) ?? 0
-            let high = field.max ?? Self.number(attribute.maxValue) ?? 1_000_000
-            widget = gtk_spin_button_new_with_range(low, high, 1)
-            gtk_spin_button_set_digits(widget.opaque, attribute.type == .double ? 2 : 0)
+        case .number:
+            widget = gtk_entry_new()
+            gtk_entry_set_activates_default(widget.cast(), 1)
+            gtk_entry_set_input_purpose(widget.cast(), GTK_INPUT_PURPOSE_NUMBER)
+            gtk_editable_set_width_chars(OpaquePointer(widget), 12)
             gtk_widget_set_halign(widget, GTK_ALIGN_START)
         case .switch:
             widget = gtk_switch_new()
@@ -52,7 +72,7 @@ final class FieldEditor {
         label = makeLabel(title, naming: widget)
         gtk_widget_set_tooltip_text(widget, title)
         if kind == .date { makeDatePicker() }
-        if kind == .entry {
+        if kind == .entry || kind == .number {
             Signal.connect(widget.object, "changed") { [weak self] in self?.setError(false) }
         }
     }
@@ -110,22 +130,45 @@ final class FieldEditor {
         g_date_time_unref(shown)
     }
 
-    /// Shows the value `object` has.
+    /// Shows the value `object` has, exactly as stored, and remembers it as the one shown.
     func show(_ object: ManagedObject) {
         let value = object.attributeValue(forKey: field.key)
         switch kind {
         case .entry:
-            gtk_editable_set_text(OpaquePointer(widget), ViewConfiguration.text(of: object, keyPath: field.key))
+            text = ViewConfiguration.text(of: object, keyPath: field.key)
         case .date:
             if case .date(let day) = value { setDate(day) } else { setDate(nil) }
-        case .spin:
-            gtk_spin_button_set_value(widget.opaque, Self.number(value) ?? gtk_spin_button_get_value(widget.opaque))
+        case .number:
+            switch value {
+            case .integer(let number): text = String(number)
+            case .double(let number): text = "\(number)"
+            default: text = ""
+            }
         case .switch:
             gtk_switch_set_active(widget.opaque, value == .bool(true) ? 1 : 0)
         }
+        shownState = state
     }
 
-    /// The value the person entered, as the attribute takes it.
+    /// Whether the widget shows something else than ``show(_:)`` showed (always, in an Add dialog).
+    var isChanged: Bool { state != shownState }
+
+    private var state: State {
+        switch kind {
+        case .entry, .number: .text(text)
+        case .date: .date(date)
+        case .switch: .on(gtk_switch_get_active(widget.opaque) != 0)
+        }
+    }
+
+    /// An entry's text, as shown.
+    var text: String {
+        get { String(cString: gtk_editable_get_text(OpaquePointer(widget))) }
+        set { gtk_editable_set_text(OpaquePointer(widget), newValue) }
+    }
+
+    /// The value the person entered, as the attribute takes it; throws ``InvalidValue`` for
+    /// a number that is not one, or is outside the field's `min`…`max`.
     func value() throws -> Any? {
         switch kind {
         case .entry:
@@ -135,23 +178,58 @@ final class FieldEditor {
         case .date:
             // Not set is nil: a required attribute gets the model's "must not be empty".
             return date
-        case .spin:
-            gtk_spin_button_update(widget.opaque)
-            let number = gtk_spin_button_get_value(widget.opaque)
-            return attribute.type == .integer ? Int(number.rounded()) : number
+        case .number:
+            return try number()
         case .switch:
             return gtk_switch_get_active(widget.opaque) != 0
         }
     }
 
-    /// An entry's text without the spaces around it: spaces alone are no name.
-    private var trimmedText: String {
-        String(cString: gtk_editable_get_text(OpaquePointer(widget))).trimmingCharacters(in: .whitespacesAndNewlines)
+    /// The number typed, checked against the field's `min`…`max` (the save checks the model's
+    /// `minValue`/`maxValue`). Its messages read as the model's: "Wins must be … (is …)."
+    private func number() throws -> Any? {
+        let text = trimmedText
+        if text.isEmpty { return nil }
+        func refuse(_ rule: String) -> InvalidValue { InvalidValue(editor: self, message: "\(title) must be \(rule) (is \(text)).") }
+        let value: Any, number: Double
+        if attribute.type == .integer {
+            guard let integer = Int64(text) else {
+                guard let huge = Double(text), huge.isFinite, huge.rounded() == huge else { throw refuse("a whole number") }
+                throw refuse(huge > 0 ? "at most \(Int64.max)" : "at least \(Int64.min)")
+            }
+            (value, number) = (Int(integer), Double(integer))
+        } else {
+            guard let double = Double(text), double.isFinite else { throw refuse("a number") }
+            (value, number) = (double, double)
+        }
+        func shown(_ bound: Double) -> String { attribute.type == .integer ? String(Int64(bound)) : "\(bound)" }
+        switch (field.min, field.max) {
+        case let (min?, max?) where number < min || number > max: throw refuse("from \(shown(min)) to \(shown(max))")
+        case let (min?, nil) where number < min: throw refuse("at least \(shown(min))")
+        case let (nil, max?) where number > max: throw refuse("at most \(shown(max))")
+        default: return value
+        }
     }
 
-    /// True for an entry of a required attribute that is empty once trimmed.
+    /// An entry's text without the spaces around it: spaces alone are no name.
+    private var trimmedText: String {
+        text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// True for an entry or number of a required attribute that is empty once trimmed (a
+    /// number with a default starts with it in an Add dialog, see ``showDefault()``).
     var isMissing: Bool {
-        kind == .entry && !attribute.isOptional && trimmedText.isEmpty
+        (kind == .entry || kind == .number) && !attribute.isOptional && trimmedText.isEmpty
+    }
+
+    /// Shows the model's default, for an Add dialog.
+    func showDefault() {
+        guard kind == .number else { return }
+        switch attribute.defaultValue {
+        case .integer(let number): text = String(number)
+        case .double(let number): text = "\(number)"
+        default: break
+        }
     }
 
     /// Shows the field as the one to correct (GTK's `error` style) or as fine.
@@ -161,18 +239,10 @@ final class FieldEditor {
 
     private static func defaultKind(for type: AttributeType) -> ViewConfiguration.Widget {
         switch type {
-        case .integer, .double: .spin
+        case .integer, .double: .number
         case .bool: .switch
         case .date: .date
         default: .entry
-        }
-    }
-
-    private static func number(_ value: Value?) -> Double? {
-        switch value {
-        case .integer(let v)?: Double(v)
-        case .double(let v)?: v
-        default: nil
         }
     }
 

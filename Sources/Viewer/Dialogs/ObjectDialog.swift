@@ -6,9 +6,10 @@ import Foundation
 import ObjectStore
 
 /// The Add and Edit dialogs: a modal window (GtkDialog is deprecated from GTK 4.10) with the
-/// dataset's fields. Save sets the values and saves the context; when the save is refused
-/// the dialog stays open with the message and everything the person typed, and nothing is
-/// changed.
+/// dataset's fields. Save sets the values and saves the context (Edit: only the fields the
+/// person changed, so a value nobody touched is never written back); when the save is
+/// refused the dialog stays open with the message and everything the person typed, and
+/// nothing is changed.
 ///
 /// Edit works in a context of its own that does not follow the store, so the values shown
 /// stay what the person started from even when another process changes the object while the
@@ -108,7 +109,10 @@ final class ObjectDialog {
         for (row, editor) in editors.enumerated() {
             gtk_grid_attach(grid.cast(), editor.label, 0, Int32(row), 1, 1)
             gtk_grid_attach(grid.cast(), editor.widget, 1, Int32(row), 1, 1)
-            if case .edit(let object) = mode { editor.show(editedObject ?? object) }
+            switch mode {
+            case .edit(let object): editor.show(editedObject ?? object)
+            case .add: editor.showDefault()
+            }
         }
         if let sectionChoice {
             gtk_grid_attach(grid.cast(), sectionChoice.label, 0, Int32(editors.count), 1, 1)
@@ -158,7 +162,7 @@ final class ObjectDialog {
     func save(overwriting: Bool = false) {
         guard isOpen, let session else { return }
         for editor in editors { editor.setError(false) }
-        if let missing = editors.first(where: \.isMissing) {
+        if let missing = editors.first(where: { $0.isMissing && (mode.isAdd || $0.isChanged) }) {
             return refuse("\(missing.title) must not be empty.", highlighting: missing)
         }
         do {
@@ -172,9 +176,11 @@ final class ObjectDialog {
                     return object
                 }
             case .edit(let shown):
+                let values = try fieldValues(in: editingContext)
+                // Nothing changed: nothing to save, and no Undo that would do nothing.
+                guard !values.isEmpty else { return gtk_window_destroy(window.cast()) }
                 try session.edits.save(in: editingContext, mergePolicy: overwriting ? .editWins : .error, whenBusy: .discard,
                                        undoneBy: { $0 }) {
-                    let values = try fieldValues(in: editingContext)
                     guard let edited = editedObject else {
                         throw ViewerError("It was deleted elsewhere before this dialog opened. Cancel to close.")
                     }
@@ -192,9 +198,10 @@ final class ObjectDialog {
     }
 
     /// The values the person typed, by key, and the chosen section object (in `context`,
-    /// the dataset's when nil); throws for one that is not a value of its field.
+    /// the dataset's when nil); throws for one that is not a value of its field. Edit takes
+    /// only the fields the person changed: a value nobody touched is never written back.
     private func fieldValues(in context: ObjectContext? = nil) throws -> [(String, Any?)] {
-        var values = try editors.map { ($0.field.key, try $0.value()) }
+        var values = try editors.filter { mode.isAdd || $0.isChanged }.map { ($0.field.key, try $0.value()) }
         if let key = session?.sectionRelationshipKey, let id = sectionChoice?.selectedID, let context = context ?? session?.context {
             let section = try context.existingObject(with: id)
             // Edit sets it only when another was chosen: a move made elsewhere meanwhile stays.
@@ -216,7 +223,9 @@ final class ObjectDialog {
     private func show(_ error: any Error) {
         let text: String
         conflictButtons.isVisible = false
-        if let conflict = (error as? MergeConflictError)?.conflicts.first {
+        if let invalid = error as? FieldEditor.InvalidValue {
+            return refuse(invalid.message, highlighting: invalid.editor)
+        } else if let conflict = (error as? MergeConflictError)?.conflicts.first {
             text = describe(conflict)
             conflictButtons.isVisible = !conflict.isDeleted
         } else if let validation = error as? ValidationError {
