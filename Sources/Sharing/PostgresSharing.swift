@@ -17,6 +17,7 @@ import ObjectStore
 /// - ``configuration``
 /// - ``mergePolicy``
 /// - ``logLimit``
+/// - ``limits``
 public struct PostgresSharing: Sendable {
     /// The server and database.
     public var configuration: ServerConfiguration
@@ -29,6 +30,9 @@ public struct PostgresSharing: Sendable {
     /// push deletes older ones once there are half as many again. A desktop that was away
     /// for longer resyncs from the tables ("Resyncing…") instead of pulling.
     public var logLimit: Int = 100_000
+    /// The largest value and row taken from the server; larger ones are refused as a
+    /// ``RejectedChange``.
+    public var limits = SharingLimits()
     /// How long to wait before connecting again after the server could not be reached.
     public var reconnectDelay: Duration = .seconds(1)
     /// How often to pull even without a notification, in case one was lost.

@@ -6,8 +6,8 @@ import Foundation
 /// - ``unreadableChange(entity:object:reason:)``
 /// - ``invalidURL(_:reason:)``
 public enum SharingError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A row of the server's change log that does not fit the model: written by hand, or by
-    /// a model whose types differ from this one's.
+    /// A row of the server's change log that cannot be read at all (its transaction ID).
+    /// A row that only does not fit the model is no error: it is a ``RejectedChange``.
     case unreadableChange(entity: String, object: UUID, reason: String)
     /// A server address that is not a `postgresql://` URL this library understands.
     case invalidURL(_ url: String, reason: String)

@@ -9,6 +9,7 @@ import Synchronization
 /// - ``State-swift.enum``
 /// - ``state``
 /// - ``pendingChanges``
+/// - ``rejectedChanges``
 public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
     public enum State: Sendable, Hashable {
         /// Connecting (at the start, and after the server was unreachable).
@@ -32,12 +33,16 @@ public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
     public var pendingChanges: Int
     /// The server, without a password.
     public var server: String
+    /// How many changes were refused for not fitting the model and are not dismissed (see
+    /// ``SharingSession/rejectedChanges(after:)``).
+    public var rejectedChanges: Int = 0
 
     public var description: String {
+        let rejected = rejectedChanges == 0 ? "" : ", \(rejectedChanges) rejected"
         switch state {
         case .connecting: return "connecting to \(server)"
-        case .connected: return pendingChanges == 0 ? "connected to \(server)" : "connected to \(server), \(pendingChanges) pending"
-        case .offline(let reason): return "offline, \(pendingChanges) pending (\(reason))"
+        case .connected: return (pendingChanges == 0 ? "connected to \(server)" : "connected to \(server), \(pendingChanges) pending") + rejected
+        case .offline(let reason): return "offline, \(pendingChanges) pending\(rejected) (\(reason))"
         case .resyncing: return "resyncing from \(server)"
         case .stopped: return "stopped"
         }
@@ -54,6 +59,8 @@ public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
 /// - ``synchronize()``
 /// - ``conflicts()``
 /// - ``dismissConflicts(through:)``
+/// - ``rejectedChanges(after:)``
+/// - ``dismissRejectedChanges(through:)``
 /// - ``stop()``
 public final class SharingSession: Sendable {
     let store: PersistentStore
@@ -132,12 +139,31 @@ public final class SharingSession: Sendable {
         }
     }
 
+    /// The changes refused for not fitting the model (from the server, or not sent to
+    /// it) and not dismissed, oldest first; with `number`, only those after it.
+    public func rejectedChanges(after number: Int64 = 0) throws -> [RejectedChange] {
+        try store.database.read { db in try SharingState.rejectedChanges(after: number, in: db) }
+    }
+
+    /// Forgets the rejected changes up to and including the numbered one.
+    public func dismissRejectedChanges(through number: Int64) throws {
+        try store.database.write { db in
+            try db.execute(sql: "DELETE FROM \(SharingState.rejectedTable) WHERE number <= ?", arguments: [number])
+        }
+        publish(state.withLock { state in
+            var status = state.status
+            status.rejectedChanges = (try? self.store.database.read { db in try SharingState.rejectedCount(in: db) }) ?? 0
+            return status
+        })
+    }
+
     /// Stops pulling and pushing, and closes the connections. Local commits made later wait
     /// in the store for the next session.
     public func stop() async {
         let running = task.withLock { $0 }
         running?.cancel()
         await running?.value
-        publish(SharingStatus(state: .stopped, pendingChanges: status.pendingChanges, server: sharing.configuration.description))
+        publish(SharingStatus(state: .stopped, pendingChanges: status.pendingChanges, server: sharing.configuration.description,
+                              rejectedChanges: status.rejectedChanges))
     }
 }

@@ -44,8 +44,13 @@ struct SharingOptions: ParsableArguments {
         let sharing = PostgresSharing(configuration, mergePolicy: mergePolicy)
         let session = try store.share(through: sharing)
         Task {
+            var lastRejected: Int64 = 0
             for await status in session.statusUpdates() {
                 FileHandle.standardError.write(Data("sharing: \(status)\n".utf8))
+                // Each change refused for not fitting the model and not dismissed, once a run.
+                guard status.rejectedChanges > 0, let rejected = try? session.rejectedChanges(after: lastRejected) else { continue }
+                for change in rejected { FileHandle.standardError.write(Data("sharing: rejected: \(change)\n".utf8)) }
+                lastRejected = rejected.last?.number ?? lastRejected
             }
         }
         // Joining first, so that a new store shows the server's objects rather than its seed;

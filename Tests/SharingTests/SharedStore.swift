@@ -13,9 +13,10 @@ final class SharedStore {
     let store: PersistentStore
     let session: SharingSession
 
-    init(_ url: URL, database: ServerTestDatabase, policy: MergePolicy = .error, seed: ((ObjectContext) throws -> Void)? = nil) throws {
+    init(_ url: URL, database: ServerTestDatabase, model: Model = BoardModel.model, policy: MergePolicy = .error,
+         seed: ((ObjectContext) throws -> Void)? = nil) throws {
         self.url = url
-        store = try PersistentStore(url: url, model: BoardModel.model)
+        store = try PersistentStore(url: url, model: model)
         if let seed { try store.insertInitialContents(seed) }
         var sharing = PostgresSharing(database.configuration, mergePolicy: policy)
         sharing.reconnectDelay = .milliseconds(100)

@@ -143,6 +143,33 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertNil(window.shownToast)
     } }
 
+    /// A row that breaks the model, written on the server with SQL (an empty name where the
+    /// model has `minLength: 1`), reaches no list: a toast says what was not taken, Details
+    /// says why, and changes made afterwards still arrive.
+    func testARowThatBreaksTheModelOnTheServerShowsAToastAndReachesNoList() throws { try MainActor.assumeIsolated {
+        let url = try SharingServer.database(for: self)
+        let window = try openWindow(shareURL: url)
+        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text?.hasPrefix("Shared through") == true }, timeout: 20),
+                      window.sharingIndicator.text ?? "hidden")
+        let server = try ServerConfiguration(url: url)
+        try SharingServer.run(#"UPDATE "Team" SET "teamName" = '' WHERE "teamName" = 'Ghana'"#, on: server)
+        let text = "A change of “Ghana” from another desktop was not taken: Team name must not be empty"
+        XCTAssertTrue(iterateMainLoop(until: { window.shownToast == text }, timeout: 20), window.shownToast ?? "no toast")
+        XCTAssertTrue(window.rows(inSection: "Africa").contains { $0.hasSuffix("Ghana · Wins: 0") }, window.listLines.joined(separator: "\n"))
+
+        let sharing = try XCTUnwrap(window.session?.sharing)
+        let rejected = try XCTUnwrap(sharing.session.rejectedChanges().first)
+        gtk_widget_activate_action_variant(window.window, "win.sharing-rejected", g_variant_new_int32(Int32(rejected.number!)))
+        let details = try XCTUnwrap(dialog(of: window), "Details opens a dialog")
+        XCTAssertEqual(String(cString: adw_message_dialog_get_body(details.cast())), "\(text).\n\(rejected).")
+        gtk_window_destroy(details.cast())
+
+        try SharingServer.run(#"UPDATE "Team" SET wins = 3 WHERE "teamName" = 'Japan'"#, on: server)
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Asia").first?.hasSuffix("Japan · Wins: 3") == true }, timeout: 10),
+                      "a later change arrives:\n\(window.listLines.joined(separator: "\n"))")
+        XCTAssertTrue(window.sharingIndicator.text?.hasPrefix("Shared through") == true, window.sharingIndicator.text ?? "hidden")
+    } }
+
     /// The window `window` opened last (a dialog transient for it).
     @MainActor private func dialog(of window: ViewerWindow) -> Widget? {
         let toplevels = gtk_window_get_toplevels()!

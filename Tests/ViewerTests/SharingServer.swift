@@ -45,8 +45,9 @@ enum SharingServer {
         return "postgresql://nobody@127.0.0.1:\(UInt16(bigEndian: address.sin_port))/nowhere"
     }
 
-    /// Runs `sql` on a connection of its own, waiting for it.
-    private static func run(_ sql: String, on configuration: ServerConfiguration) throws {
+    /// Runs `sql` on the database `configuration` names, on a connection of its own (as
+    /// `psql` would), waiting for it.
+    static func run(_ sql: String, on configuration: ServerConfiguration) throws {
         try waiting {
             let connection = try await PostgresConnection.connect(configuration: configuration.connection, id: 1, logger: logger)
             do {

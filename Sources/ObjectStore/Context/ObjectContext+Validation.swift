@@ -31,35 +31,8 @@ extension ObjectContext {
             failures.append(.init(objectID: object.objectID, key: key, message: message))
         }
         for attribute in object.entity.attributes {
-            let value = try attributeValue(of: object, key: attribute.name)
-            if value.isNull {
-                if !attribute.isOptional { fail(attribute.name, "is required; give it a value") }
-                continue
-            }
-            let length: Int? = switch value {
-            case .string(let s): s.count
-            case .binary(let d): d.count
-            default: nil
-            }
-            switch value {
-            case .string(let s) where s.unicodeScalars.contains("\u{0}"):
-                fail(attribute.name, "contains a NUL character, which SQLite cannot keep in text; remove it")
-            case .double(let d) where d.isNaN:
-                fail(attribute.name, "is not a number (NaN), which SQLite cannot store; give a number")
-            default: break
-            }
-            let unit = attribute.type == .string ? "characters" : "bytes"
-            if let length, let min = attribute.minLength, length < min {
-                fail(attribute.name, min == 1 && attribute.type == .string ? "must not be empty" : "needs at least \(min) \(unit) (has \(length))")
-            }
-            if let length, let max = attribute.maxLength, length > max {
-                fail(attribute.name, "allows at most \(max) \(unit) (has \(length))")
-            }
-            if let min = attribute.minValue, DatabaseValueOrdering.compare(value.databaseValue, min.databaseValue, options: []) == .orderedAscending {
-                fail(attribute.name, "must be at least \(min) (is \(value))")
-            }
-            if let max = attribute.maxValue, DatabaseValueOrdering.compare(value.databaseValue, max.databaseValue, options: []) == .orderedDescending {
-                fail(attribute.name, "must be at most \(max) (is \(value))")
+            for message in attribute.validationFailures(of: try attributeValue(of: object, key: attribute.name)) {
+                fail(attribute.name, message)
             }
         }
         for relationship in object.entity.relationships where !relationship.isToMany && !relationship.isOptional {
@@ -75,6 +48,44 @@ extension ObjectContext {
             } catch {
                 fail(nil, "\(error)")
             }
+        }
+        return failures
+    }
+}
+
+extension AttributeDescription {
+    /// What is wrong with `value` as this attribute's, by the model's rules (required,
+    /// `minLength`/`maxLength`, `minValue`/`maxValue`, what SQLite cannot keep), each as the
+    /// rest of a sentence that starts with the attribute's name: "must not be empty". Empty
+    /// when the value fits. The one definition of these rules: a save checks them, and so
+    /// does sharing for every row it takes from a server.
+    package func validationFailures(of value: Value) -> [String] {
+        if value.isNull { return isOptional ? [] : ["is required; give it a value"] }
+        var failures: [String] = []
+        let length: Int? = switch value {
+        case .string(let s): s.count
+        case .binary(let d): d.count
+        default: nil
+        }
+        switch value {
+        case .string(let s) where s.unicodeScalars.contains("\u{0}"):
+            failures.append("contains a NUL character, which SQLite cannot keep in text; remove it")
+        case .double(let d) where d.isNaN:
+            failures.append("is not a number (NaN), which SQLite cannot store; give a number")
+        default: break
+        }
+        let unit = type == .string ? "characters" : "bytes"
+        if let length, let min = minLength, length < min {
+            failures.append(min == 1 && type == .string ? "must not be empty" : "needs at least \(min) \(unit) (has \(length))")
+        }
+        if let length, let max = maxLength, length > max {
+            failures.append("allows at most \(max) \(unit) (has \(length))")
+        }
+        if let min = minValue, DatabaseValueOrdering.compare(value.databaseValue, min.databaseValue, options: []) == .orderedAscending {
+            failures.append("must be at least \(min) (is \(value))")
+        }
+        if let max = maxValue, DatabaseValueOrdering.compare(value.databaseValue, max.databaseValue, options: []) == .orderedDescending {
+            failures.append("must be at most \(max) (is \(value))")
         }
         return failures
     }

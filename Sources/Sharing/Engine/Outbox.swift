@@ -28,9 +28,11 @@ struct Outbox: Sendable {
 
     let store: PersistentStore
     let rows: LocalRows
+    let limits: SharingLimits
 
-    init(store: PersistentStore) {
+    init(store: PersistentStore, limits: SharingLimits) {
         self.store = store
+        self.limits = limits
         rows = LocalRows(model: store.model)
     }
 
@@ -100,6 +102,21 @@ struct Outbox: Sendable {
             let base = try SharingState.base(of: id, entity: entity, model: store.model, in: db)
             operations.append(Operation(entity: entity, id: id, kind: .delete, values: [:], changedKeys: [], base: base?.values))
         }
-        return (operations, current)
+        return (try operations.filter { try fitsTheModel($0, in: db) }, current)
+    }
+
+    /// Whether the values `operation` sends fit the model and the limits a server row is
+    /// read with; a desktop never pushes a value its model refuses (a row written with the
+    /// `sqlite3` shell can hold one). One that does not is recorded as rejected, not sent.
+    private func fitsTheModel(_ operation: Operation, in db: Database) throws -> Bool {
+        guard operation.kind != .delete else { return true }
+        for key in operation.changedKeys {
+            guard let attribute = operation.entity.attribute(named: key), let value = operation.values[key],
+                  let failure = attribute.sharingFailure(of: value, limits: limits) else { continue }
+            try SharingState.record(RejectedChange(direction: .notPushed, entity: operation.entity.name, globalID: operation.id, version: 0,
+                                                   key: key, reason: "\(key) \(failure)"), in: db)
+            return false
+        }
+        return true
     }
 }

@@ -37,9 +37,9 @@ actor SharingEngine {
         self.store = store
         self.sharing = sharing
         model = store.model
-        log = ServerChangeLog(model: store.model)
+        log = ServerChangeLog(model: store.model, limits: sharing.limits)
         writer = ServerWriter(model: store.model, policy: sharing.mergePolicy, logger: sharing.logger)
-        outbox = Outbox(store: store)
+        outbox = Outbox(store: store, limits: sharing.limits)
         (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -170,7 +170,8 @@ actor SharingEngine {
 
     private func status(_ state: SharingStatus.State) {
         lastState = state
-        report?(SharingStatus(state: state, pendingChanges: pending, server: sharing.configuration.description))
+        let rejected = (try? store.database.read { db in try SharingState.rejectedCount(in: db) }) ?? 0
+        report?(SharingStatus(state: state, pendingChanges: pending, server: sharing.configuration.description, rejectedChanges: rejected))
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -261,7 +262,7 @@ actor SharingEngine {
             if seedOnly {
                 for entity in model.entities { try db.execute(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier)") }
             }
-            var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy)
+            var merge = self.merge(arriving: snapshot.changes)
             for change in snapshot.changes { try merge.take(change, in: db) }
             try merge.finish(in: db)
             try SharingState.setCursor(snapshot.cursor, in: db)
@@ -302,16 +303,55 @@ actor SharingEngine {
             let page = try await log.pull(after: cursor, limit: 1000, on: connection, logger: logger)
             madeProgress()
             guard !page.changes.isEmpty else { return }
+            // Relationships to objects neither the page nor the store has: the server is
+            // asked whether it has them (a push of many objects commits in several
+            // transactions); those it lacks make their changes rejected.
+            let unknown = try await store.database.read { db in try self.unknownTargets(of: page.changes, in: db) }
+            let onServer = try await existingObjects(unknown, on: connection)
             try await store.database.write { db in
                 // Another round of this process, or another process on the file, may have
                 // taken it already.
                 guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
-                var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy)
+                var merge = self.merge(arriving: page.changes)
+                merge.arriving.formUnion(onServer)
                 for change in page.changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
                 try SharingState.setCursor(page.cursor, in: db)
             }
         }
+    }
+
+    /// A merge of `changes` into the store, whose relationships may name any of them.
+    nonisolated private func merge(arriving changes: [ServerChange]) -> ServerRowMerge {
+        var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy, limits: sharing.limits)
+        merge.arriving = Set(changes.lazy.filter { $0.kind != .delete && $0.problem == nil }.map(\.object))
+        return merge
+    }
+
+    /// The objects that relationships in `changes` name and that neither `changes` nor the
+    /// store has, by entity.
+    nonisolated private func unknownTargets(of changes: [ServerChange], in db: Database) throws -> [String: Set<UUID>] {
+        let arriving = Set(changes.lazy.filter { $0.kind != .delete }.map(\.object))
+        var unknown: [String: Set<UUID>] = [:]
+        for change in changes where change.kind != .delete {
+            guard let entity = model.entity(named: change.entity) else { continue }
+            for relationship in entity.relationships where model.storesForeignKey(relationship, of: entity) {
+                guard case .string(let text)? = change.values[relationship.name], let id = UUID(uuidString: text),
+                      !arriving.contains(id), try GlobalIDs.object(for: id, in: db) == nil else { continue }
+                unknown[relationship.destinationEntity, default: []].insert(id)
+            }
+        }
+        return unknown
+    }
+
+    /// Which of `objects` the server's tables hold.
+    private func existingObjects(_ objects: [String: Set<UUID>], on connection: PostgresConnection) async throws -> Set<UUID> {
+        var found: Set<UUID> = []
+        for (entityName, ids) in objects {
+            guard let entity = model.entity(named: entityName) else { continue }
+            for row in try await writer.rows(of: entity, ids: Array(ids), on: connection) { found.insert(row.id) }
+        }
+        return found
     }
 
     /// Takes every object from the server's tables afresh, because the log no longer holds
@@ -322,7 +362,7 @@ actor SharingEngine {
         logger.notice("sharing: the server's log was pruned past this store's cursor; resyncing from its tables")
         let snapshot = try await log.snapshot(on: connection, logger: logger)
         try await store.database.write { db in
-            var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy)
+            var merge = self.merge(arriving: snapshot.changes)
             let onServer = Set(snapshot.changes.map(\.object))
             for change in snapshot.changes { try merge.take(change, in: db) }
             for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.contains(id) {
@@ -375,7 +415,8 @@ actor SharingEngine {
     /// conflicts the push settled.
     nonisolated private func takeWritten(_ written: [ServerWriter.Written], sent operations: [Outbox.Operation], conflicts: [SharingConflict], in db: Database) throws {
         let sentByID = Dictionary(operations.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
-        var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy)
+        var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy, limits: sharing.limits)
+        merge.arriving = Set(written.map(\.id))
         for row in written {
             let change = ServerChange(cursor: .start, entity: row.entity, object: row.id, kind: row.values == nil ? .delete : .update,
                                       version: row.values == nil ? (row.version == 0 ? .max : row.version) : row.version,

@@ -8,20 +8,29 @@ import ObjectStore
 /// strings), so that a base kept in the store and a row image from the change log read
 /// alike.
 enum RowImage {
+    /// Why a row image cannot be read as the model's: the field at fault (nil for the
+    /// row as a whole) and what is wrong with it.
+    struct Unreadable: Error, Sendable, Hashable, CustomStringConvertible {
+        var key: String?
+        var reason: String
+        var description: String { key.map { "\($0) \(reason)" } ?? reason }
+    }
+
     /// The values of a row image: each attribute and stored to-one relationship of `entity`
-    /// that it holds, read as its type. Columns of a newer model are left out.
-    static func values(ofJSON json: String, entity: EntityDescription, model: Model, object: UUID? = nil) throws -> [String: Value] {
+    /// that it holds, read as its type. Columns of a newer model are left out. Throws
+    /// ``Unreadable`` for a row that is not a JSON object or a value of another type.
+    static func values(ofJSON json: String, entity: EntityDescription, model: Model) throws -> [String: Value] {
         let row: [String: JSONScalar]
         do {
             row = try JSONDecoder().decode([String: JSONScalar].self, from: Data(json.utf8))
         } catch {
-            throw SharingError.unreadableChange(entity: entity.name, object: object ?? UUID(), reason: "row \(json): \(error)")
+            throw Unreadable(reason: "its row is not a JSON object of scalars (\(JSONScalar.clipped(json)))")
         }
         var values: [String: Value] = [:]
         for attribute in entity.attributes {
             guard let scalar = row[attribute.name] else { continue }
             guard let value = scalar.value(as: attribute.type) else {
-                throw SharingError.unreadableChange(entity: entity.name, object: object ?? UUID(), reason: "\(attribute.name) = \(scalar) is not a \(attribute.type)")
+                throw Unreadable(key: attribute.name, reason: "= \(scalar) is not \(attribute.type.withArticle)")
             }
             values[attribute.name] = value
         }
@@ -31,7 +40,7 @@ enum RowImage {
             case .null?: values[relationship.name] = .null
             case .string(let id)? where UUID(uuidString: id) != nil: values[relationship.name] = .string(id.lowercased())
             case let other?:
-                throw SharingError.unreadableChange(entity: entity.name, object: object ?? UUID(), reason: "\(relationship.name) = \(other) is not a global ID")
+                throw Unreadable(key: relationship.name, reason: "= \(other) is not a global ID")
             }
         }
         return values

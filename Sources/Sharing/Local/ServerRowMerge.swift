@@ -18,34 +18,48 @@ import ObjectStore
 /// and the server row becomes the base. A change whose version is not above the base's is
 /// skipped: it is older than what the store took (versions follow commit order, the log's
 /// order need not), or it is this store's own push coming back.
+///
+/// Nothing from the server is trusted: a change that does not fit the model (see
+/// ``problem(with:entity:inserting:in:)``) is not taken and is recorded as a ``RejectedChange``; its
+/// base stays, so that a later version that fits is taken as usual.
 struct ServerRowMerge {
     let model: Model
     let policy: MergePolicy
+    let limits: SharingLimits
     let rows: LocalRows
+    /// Objects a relationship may name besides those this store has: the other objects of
+    /// the page or snapshot being taken, and those the server was asked about and has.
+    var arriving: Set<UUID> = []
     /// Conflicts found so far.
     private(set) var conflicts: [SharingConflict] = []
+    /// Changes refused so far.
+    private(set) var rejected: [RejectedChange] = []
     /// Objects inserted, whose waiting references are set at ``finish(in:)``.
     private var inserted: [(id: UUID, key: Int64)] = []
 
-    init(model: Model, policy: MergePolicy) {
+    init(model: Model, policy: MergePolicy, limits: SharingLimits) {
         self.model = model
         self.policy = policy
+        self.limits = limits
         rows = LocalRows(model: model)
     }
 
     /// Takes one change of the server's log (or a row of a snapshot, as an update at its
-    /// version).
+    /// version), unless it does not fit the model: then it is recorded as rejected.
     ///
     /// - Parameter assumed: The base to merge against instead of the stored one: after a
     ///   push, the stored base with the values the push sent.
     mutating func take(_ change: ServerChange, assumingBase assumed: [String: Value]? = nil, in db: Database) throws {
-        guard let entity = model.entity(named: change.entity) else { return }
+        guard let entity = model.entity(named: change.entity), change.problem == nil else { return reject(change, change.problem) }
         let base = try SharingState.base(of: change.object, entity: entity, model: model, in: db)
         if let base, change.version <= base.version { return }
         let local = try GlobalIDs.object(for: change.object, in: db).flatMap { object -> Int64? in
             object.entityName == entity.name ? object.rowKey : nil
         }
         let localExists = try local.map { try rows.exists(entity, key: $0, in: db) } ?? false
+        if change.kind != .delete, let problem = try problem(with: change, entity: entity, inserting: !localExists, in: db) {
+            return reject(change, problem)
+        }
         switch change.kind {
         case .delete:
             if let local, localExists {
@@ -110,11 +124,47 @@ struct ServerRowMerge {
         conflicts.append(conflict)
     }
 
+    /// What keeps the model from taking an insert or update, or nil when it fits: a value
+    /// over ``SharingLimits/valueBytes`` or against the model's rules (the ones a save
+    /// checks: required, lengths, ranges), a required attribute an insert lacks, or a to-one
+    /// relationship to an object that neither this store, the page being taken nor the
+    /// server has.
+    func problem(with change: ServerChange, entity: EntityDescription, inserting: Bool, in db: Database) throws -> RowImage.Unreadable? {
+        for attribute in entity.attributes {
+            guard let value = change.values[attribute.name] else {
+                if inserting && !attribute.isOptional && attribute.defaultValue.isNull { return .init(key: attribute.name, reason: "is missing from the row") }
+                continue
+            }
+            if let failure = attribute.sharingFailure(of: value, limits: limits) { return .init(key: attribute.name, reason: failure) }
+        }
+        for relationship in rows.foreignKeys(of: entity) {
+            switch change.values[relationship.name] {
+            case nil: continue
+            case .string(let text)?:
+                guard let id = UUID(uuidString: text), !arriving.contains(id) else { continue }
+                if let object = try GlobalIDs.object(for: id, in: db), object.entityName == relationship.destinationEntity,
+                   let destination = model.entity(named: object.entityName), try rows.exists(destination, key: object.rowKey, in: db) { continue }
+                return .init(key: relationship.name, reason: "names the \(relationship.destinationEntity) \(id.uuidString.lowercased()), which does not exist")
+            case _? where !relationship.isOptional:
+                return .init(key: relationship.name, reason: "is required; the row names no \(relationship.destinationEntity)")
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    private mutating func reject(_ change: ServerChange, _ problem: RowImage.Unreadable?) {
+        let reason = problem?.description ?? "this model has no entity \(change.entity)"
+        rejected.append(RejectedChange(direction: .pulled, entity: change.entity, globalID: change.object, version: change.version,
+                                       key: problem?.key, reason: reason))
+    }
+
     /// Sets the relationships that waited for the objects inserted, and records the
-    /// conflicts found.
+    /// conflicts found and the changes refused.
     mutating func finish(in db: Database) throws {
         for (id, key) in inserted { try rows.resolveReferences(to: id, key: key, in: db) }
         inserted = []
         for conflict in conflicts { try SharingState.record(conflict, in: db) }
+        for change in rejected { try SharingState.record(change, in: db) }
     }
 }

@@ -17,11 +17,14 @@ import ObjectStore
 /// - `Z_SHARED_REFERENCE (entity, rowKey, relationship, target)`: to-one relationships that
 ///   name an object this store has not pulled yet; set once it arrives.
 /// - `Z_SHARED_CONFLICT`: conflicts found, until dismissed.
+/// - `Z_SHARED_REJECTED`: changes refused for not fitting the model (``RejectedChange``),
+///   until dismissed; one row per object, version and key, however often it is met.
 enum SharingState {
     static let stateTable = "Z_SHARING"
     static let baseTable = "Z_SHARED_BASE"
     static let referenceTable = "Z_SHARED_REFERENCE"
     static let conflictTable = "Z_SHARED_CONFLICT"
+    static let rejectedTable = "Z_SHARED_REJECTED"
 
     enum Key: String {
         /// The server's address, without a password (``ServerConfiguration/description``).
@@ -50,6 +53,10 @@ enum SharingState {
             CREATE TABLE IF NOT EXISTS \(conflictTable) (
                 number INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, entity TEXT NOT NULL, object BLOB NOT NULL,
                 keys TEXT NOT NULL, description TEXT NOT NULL, resolution TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS \(rejectedTable) (
+                number INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, direction TEXT NOT NULL, entity TEXT NOT NULL,
+                object BLOB NOT NULL, version INTEGER NOT NULL, key TEXT NOT NULL, reason TEXT NOT NULL,
+                UNIQUE (direction, object, version, key, reason));
             """)
     }
 
@@ -126,6 +133,34 @@ enum SharingState {
             let object = try GlobalIDs.object(for: id, in: db)
             return SharingConflict(number: row[0], time: Date(timeIntervalSinceReferenceDate: row[1]), entity: row[2], globalID: id,
                                    objectID: object, keys: keys.split(separator: ",").map(String.init), details: row[5], resolution: resolution)
+        }
+    }
+
+    // MARK: Rejected changes
+
+    /// Records `rejected`, unless the same refusal is recorded already (a resync meets a bad
+    /// row again).
+    static func record(_ rejected: RejectedChange, in db: Database) throws {
+        try db.execute(
+            sql: "INSERT OR IGNORE INTO \(rejectedTable) (time, direction, entity, object, version, key, reason) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            arguments: [rejected.time.timeIntervalSinceReferenceDate, rejected.direction.rawValue, rejected.entity, rejected.globalID.bytes,
+                        rejected.version, rejected.key ?? "", rejected.reason])
+    }
+
+    static func rejectedCount(in db: Database) throws -> Int {
+        guard try db.tableExists(rejectedTable) else { return 0 }
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(rejectedTable)") ?? 0
+    }
+
+    static func rejectedChanges(after number: Int64 = 0, in db: Database) throws -> [RejectedChange] {
+        guard try db.tableExists(rejectedTable) else { return [] }
+        let sql = "SELECT number, time, direction, entity, object, version, key, reason FROM \(rejectedTable) WHERE number > ? ORDER BY number"
+        return try Row.fetchAll(db, sql: sql, arguments: [number]).compactMap { row in
+            guard let id = UUID(bytes: row[4]), let direction = RejectedChange.Direction(rawValue: row[2]) else { return nil }
+            let key: String = row[6]
+            return RejectedChange(number: row[0], time: Date(timeIntervalSinceReferenceDate: row[1]), direction: direction, entity: row[3],
+                                  globalID: id, objectID: try GlobalIDs.object(for: id, in: db), version: row[5],
+                                  key: key.isEmpty ? nil : key, reason: row[7])
         }
     }
 }

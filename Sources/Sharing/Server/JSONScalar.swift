@@ -49,13 +49,24 @@ enum JSONScalar: Decodable, Sendable, CustomStringConvertible {
         return bytes
     }
 
+    /// The value as JSON writes it; a long string clipped, so that a message stays short.
     var description: String {
         switch self {
         case .null: return "null"
         case .bool(let v): return String(v)
         case .integer(let v): return String(v)
         case .double(let v): return String(v)
-        case .string(let v): return "\"\(v)\""
+        case .string(let v): return "\"\(Self.clipped(v))\""
         }
     }
+
+    /// `text`, or its first 40 characters and how long it is.
+    static func clipped(_ text: String) -> String {
+        text.count <= 40 ? text : "\(text.prefix(40))… (\(text.utf8.count) bytes)"
+    }
+}
+
+extension AttributeType {
+    /// "an integer", "a string": the type in a sentence.
+    var withArticle: String { "aeiou".contains(rawValue.prefix(1)) ? "an \(rawValue)" : "a \(rawValue)" }
 }

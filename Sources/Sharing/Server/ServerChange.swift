@@ -40,6 +40,10 @@ public struct ServerChange: Sendable, Hashable {
     /// relationship as the destination's global ID in a `Value.string`, or
     /// `Value.null`); empty for a delete.
     public var values: [String: Value]
+    /// Why this model cannot take the change as the server wrote it (an unknown entity or
+    /// operation, a value of another type, a row over the size limits), or nil: such a
+    /// change is read all the same, so that the cursor moves past it, and the merge refuses it.
+    var problem: RowImage.Unreadable?
 
     public init(cursor: ServerCursor, entity: String, object: UUID, kind: Kind, version: Int64, changedProperties: [String], values: [String: Value]) {
         self.cursor = cursor

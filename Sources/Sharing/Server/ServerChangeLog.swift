@@ -19,7 +19,7 @@ import PostgresNIO
 /// so that a reader can apply each page in one local transaction of its own.
 ///
 /// ## Topics
-/// - ``init(model:)``
+/// - ``init(model:limits:)``
 /// - ``pull(after:limit:on:logger:)``
 /// - ``Page``
 public struct ServerChangeLog: Sendable {
@@ -33,9 +33,12 @@ public struct ServerChangeLog: Sendable {
 
     /// The model that tells the types of the values in the log.
     public let model: Model
+    /// The largest row taken; a larger one is read as a change this model refuses.
+    public let limits: SharingLimits
 
-    public init(model: Model) {
+    public init(model: Model, limits: SharingLimits = SharingLimits()) {
         self.model = model
+        self.limits = limits
     }
 
     /// The changes after `cursor` of every transaction that can no longer add any, in
@@ -61,21 +64,39 @@ public struct ServerChangeLog: Sendable {
         var changes: [ServerChange] = []
         let rows = try await connection.query(query, logger: logger)
         for try await (txid, seq, entity, object, op, version, changed, row) in rows.decode((String, Int64, String, UUID, String, Int64, [String]?, String?).self) {
-            guard let transaction = UInt64(txid), let kind = ServerChange.Kind(rawValue: op) else {
-                throw SharingError.unreadableChange(entity: entity, object: object, reason: "transaction \(txid), operation \(op)")
+            guard let transaction = UInt64(txid) else {
+                throw SharingError.unreadableChange(entity: entity, object: object, reason: "transaction \(txid)")
             }
-            changes.append(ServerChange(
-                cursor: ServerCursor(transaction: transaction, sequence: seq), entity: entity, object: object, kind: kind,
-                version: version, changedProperties: changed ?? [],
-                values: try row.map { try values(ofRow: $0, entity: entity, object: object) } ?? [:]))
+            changes.append(change(at: ServerCursor(transaction: transaction, sequence: seq), entity: entity, object: object,
+                                  operation: op, version: version, changed: changed ?? [], row: row))
         }
         return Page(changes: changes, cursor: changes.last?.cursor ?? cursor)
     }
 
-    /// The values of a row image (see ``RowImage``); an entity of a newer model has none.
-    private func values(ofRow json: String, entity entityName: String, object: UUID) throws -> [String: Value] {
-        guard let entity = model.entity(named: entityName) else { return [:] }
-        return try RowImage.values(ofJSON: json, entity: entity, model: model, object: object)
+    /// A row of the log (or of a table, for a snapshot) as a change. One that this model
+    /// cannot read (an unknown entity or operation, a value of another type, a row over
+    /// ``limits``) is a change all the same, with its ``ServerChange/problem``: the merge
+    /// refuses it and the cursor moves past it, so that one bad row stops nothing.
+    func change(at cursor: ServerCursor, entity entityName: String, object: UUID, operation: String, version: Int64,
+                changed: [String], row: String?) -> ServerChange {
+        var change = ServerChange(cursor: cursor, entity: entityName, object: object, kind: ServerChange.Kind(rawValue: operation) ?? .update,
+                                  version: version, changedProperties: changed, values: [:])
+        if ServerChange.Kind(rawValue: operation) == nil {
+            change.problem = .init(reason: "its operation \"\(JSONScalar.clipped(operation))\" is none of insert, update and delete")
+        } else if let entity = model.entity(named: entityName) {
+            guard let row else {
+                if change.kind != .delete { change.problem = .init(reason: "its \(change.kind.rawValue) has no row") }
+                return change
+            }
+            if row.utf8.count > limits.rowBytes {
+                change.problem = .init(reason: "its row is \(row.utf8.count) bytes, over the limit of \(limits.rowBytes) (SharingLimits.rowBytes)")
+            } else {
+                do { change.values = try RowImage.values(ofJSON: row, entity: entity, model: model) } catch let error as RowImage.Unreadable { change.problem = error } catch { change.problem = .init(reason: "\(error)") }
+            }
+        } else {
+            change.problem = .init(reason: "this model has no entity \(JSONScalar.clipped(entityName)); a desktop with a newer model wrote it")
+        }
+        return change
     }
 }
 
@@ -147,8 +168,7 @@ extension ServerChangeLog {
                     SELECT \(ServerNames.quoted(ServerNames.objectID)), \(ServerNames.quoted(ServerNames.version)), \(ServerWriter.rowImage) FROM \(table) t
                     """), logger: logger)
                 for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
-                    changes.append(ServerChange(cursor: .start, entity: entity.name, object: id, kind: .update, version: version, changedProperties: [],
-                                                values: try RowImage.values(ofJSON: json, entity: entity, model: model, object: id)))
+                    changes.append(change(at: .start, entity: entity.name, object: id, operation: "update", version: version, changed: [], row: json))
                 }
             }
             try await connection.query("COMMIT", logger: logger)

@@ -119,7 +119,7 @@ struct ServerWriter: Sendable {
             logger: logger)
         var image: String?
         for try await json in rows.decode(String.self) { image = json }
-        return try image.map { try RowImage.values(ofJSON: $0, entity: operation.entity, model: model, object: operation.id) }
+        return try image.map { try RowImage.values(ofJSON: $0, entity: operation.entity, model: model) }
     }
 
     /// The rows of `ids` of `entity`, with their versions.
@@ -133,7 +133,7 @@ struct ServerWriter: Sendable {
         var result: [Written] = []
         for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
             result.append(Written(entity: entity.name, id: id, version: version,
-                                  values: try RowImage.values(ofJSON: json, entity: entity, model: model, object: id)))
+                                  values: try RowImage.values(ofJSON: json, entity: entity, model: model)))
         }
         return result
     }

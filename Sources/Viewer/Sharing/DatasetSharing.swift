@@ -31,6 +31,11 @@ final class DatasetSharing {
     var didFindConflicts: (([SharingConflict]) -> Void)?
     /// The newest conflict handed to ``didFindConflicts``.
     private var lastConflict: Int64 = 0
+    /// Called with the changes refused for not fitting the model since the last call
+    /// (the first call: those left from earlier sessions too), oldest first.
+    var didRejectChanges: (([RejectedChange]) -> Void)?
+    /// The newest rejected change handed to ``didRejectChanges``.
+    private var lastRejected: Int64 = 0
     private var updates: Task<Void, Never>?
     private var contextObservation: ObservationToken?
 
@@ -72,11 +77,21 @@ final class DatasetSharing {
         contextObservation = context.addObserver { [weak self] _ in self?.lookForConflicts() }
     }
 
-    /// Hands the conflicts recorded since the last look to ``didFindConflicts``.
+    /// Hands the conflicts and rejected changes recorded since the last look to
+    /// ``didFindConflicts`` and ``didRejectChanges``.
     func lookForConflicts() {
+        if status.rejectedChanges > 0, let rejected = try? session.rejectedChanges(after: lastRejected), let last = rejected.last?.number {
+            lastRejected = last
+            didRejectChanges?(rejected)
+        }
         guard let found = try? session.conflicts().filter({ ($0.number ?? 0) > lastConflict }), !found.isEmpty else { return }
         lastConflict = found.compactMap(\.number).max() ?? lastConflict
         didFindConflicts?(found)
+    }
+
+    /// Forgets the rejected changes up to and including `number` in the store.
+    func dismissRejectedChanges(through number: Int64) {
+        try? session.dismissRejectedChanges(through: number)
     }
 
     /// Forgets the conflicts up to and including `number` in the store.
@@ -89,6 +104,7 @@ final class DatasetSharing {
     func stop(forget: Bool = false, done: @escaping ((any Error)?) -> Void = { _ in }) {
         contextObservation = nil
         didFindConflicts = nil
+        didRejectChanges = nil
         let session = session, store = store
         Task {
             await session.stop()

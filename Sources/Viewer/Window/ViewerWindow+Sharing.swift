@@ -2,19 +2,25 @@ import CAdw
 import CGtk
 import Datasets
 import GtkBinding
+import ObjectStore
 import Sharing
 
 /// Sharing the list through PostgreSQL: a dataset's store shares as it opens when it should,
 /// the header bar's indicator says how it stands, Share… and Stop Sharing in the primary
 /// menu, and a toast for each edit that met another desktop's.
 extension ViewerWindow {
-    /// `win.share` (the Share dialog), `win.stop-sharing`, and `win.sharing-conflicts(N)`
-    /// (the details of the toast whose last conflict is N). Returns the first two.
+    /// `win.share` (the Share dialog), `win.stop-sharing`, `win.sharing-conflicts(N)` (the
+    /// details of the toast whose last conflict is N) and `win.sharing-rejected(N)` (likewise
+    /// for changes refused). Returns the first two.
     func addSharingActions() -> (share: OpaquePointer, stop: OpaquePointer) {
         let map: UnsafeMutableRawPointer = actionMap
         Action.add(to: map, "sharing-conflicts", state: 0) { [weak self] parameter in
             guard let self, let parameter else { return }
             self.showConflictDetails(self.toastedConflicts[Int64(g_variant_get_int32(parameter))] ?? [])
+        }
+        Action.add(to: map, "sharing-rejected", state: 0) { [weak self] parameter in
+            guard let self, let parameter else { return }
+            self.showRejectionDetails(self.toastedRejections[Int64(g_variant_get_int32(parameter))] ?? [])
         }
         // The window's sharing ends with it (local commits wait in the store for the next session).
         Signal.connect(window.object, "destroy") { [weak self] in self?.session?.sharing?.stop() }
@@ -41,6 +47,7 @@ extension ViewerWindow {
         if let sharing = session?.sharing {
             sharing.didChangeStatus = { [weak self] _ in self?.sharingChanged() }
             sharing.didFindConflicts = { [weak self] conflicts in self?.showConflicts(conflicts) }
+            sharing.didRejectChanges = { [weak self] rejected in self?.showRejections(rejected) }
             sharing.lookForConflicts()
         }
         sharingChanged()
@@ -94,32 +101,78 @@ extension ViewerWindow {
         guard let last = conflicts.last?.number else { return }
         toastedConflicts[last] = conflicts
         let text = conflicts.count == 1 ? summary(of: conflicts[0]) : "\(conflicts.count) edits met changes made on another desktop"
-        showToast(text, action: ("_Details", "win.sharing-conflicts(\(Int32(clamping: last)))")) { [weak sharing = session?.sharing] in
-            sharing?.dismissConflicts(through: last)
+        showSharingToast(text, details: "win.sharing-conflicts", last: last) { $0?.dismissConflicts(through: last) }
+    }
+
+    /// A toast for changes the session refused for not fitting the model, with Details;
+    /// once it goes, the store forgets them.
+    private func showRejections(_ rejected: [RejectedChange]) {
+        guard let last = rejected.last?.number else { return }
+        toastedRejections[last] = rejected
+        let text = rejected.count == 1 ? summary(of: rejected[0]) : "\(rejected.count) changes were refused: they do not fit this list"
+        showSharingToast(text, details: "win.sharing-rejected", last: last) { $0?.dismissRejectedChanges(through: last) }
+    }
+
+    /// A toast whose Details button runs `action` with `last` (the number of the last item
+    /// it names); `dismiss` is called with the sharing once the toast goes.
+    private func showSharingToast(_ text: String, details action: String, last: Int64, dismiss: @escaping (DatasetSharing?) -> Void) {
+        showToast(text, action: ("_Details", "\(action)(\(Int32(clamping: last)))")) { [weak sharing = session?.sharing] in dismiss(sharing) }
+    }
+
+    /// The rejected changes of a toast, each with why.
+    private func showRejectionDetails(_ rejected: [RejectedChange]) {
+        showDetails("Changes Not Taken", rejected.map { "\(summary(of: $0)).\n\($0)." })
+    }
+
+    /// "A change of “Ghana” from another desktop was not taken: Team name must not be
+    /// empty", in the dataset's words.
+    func summary(of rejected: RejectedChange) -> String {
+        let name = shownName(of: rejected.objectID, entity: rejected.entity).map { "“\($0)”" } ?? "a " + ViewConfiguration.words(rejected.entity).lowercased()
+        // The reason starts with the key ("teamName must not be empty"): said with its label.
+        let why = rejected.key.map { key in
+            rejected.reason.hasPrefix(key + " ") ? label(of: key, entity: rejected.entity) + rejected.reason.dropFirst(key.count) : rejected.reason
+        } ?? rejected.reason
+        switch rejected.direction {
+        case .pulled: return "A change of \(name) from another desktop was not taken: \(why)"
+        case .notPushed: return "A change of \(name) was not shared: \(why)"
         }
     }
 
     /// The conflicts of a toast, each with the values that met.
     private func showConflictDetails(_ conflicts: [SharingConflict]) {
-        guard !conflicts.isEmpty else { return }
-        let body = conflicts.map { "\(summary(of: $0)).\n\($0.details)." }.joined(separator: "\n\n")
-        let dialog = adw_message_dialog_new(window.cast(), "Changed on Another Desktop", body)!
-        adw_message_dialog_add_response(dialog.cast(), "close", "_Close")
-        gtk_window_present(dialog.cast())
+        showDetails("Changed on Another Desktop", conflicts.map { "\(summary(of: $0)).\n\($0.details)." })
     }
 
     /// "Ghana: Wins was changed on another desktop; kept theirs", in the dataset's words.
     func summary(of conflict: SharingConflict) -> String {
-        guard let session else { return conflict.description }
-        let listed = conflict.entity == session.controller.fetchRequest.entityName
-        let object = listed ? conflict.objectID.flatMap { session.object(for: $0) } : nil
-        let name = object.map { ViewConfiguration.render(session.view.row.title, for: $0) }
-        let fields = conflict.keys.map { listed ? session.view.label(forKeyPath: $0) : ViewConfiguration.words($0) }
+        let name = shownName(of: conflict.objectID, entity: conflict.entity)
+        let fields = conflict.keys.map { label(of: $0, entity: conflict.entity) }
         let what = "\(fields.joined(separator: ", ")) \(fields.count == 1 ? "was" : "were") changed on another desktop"
         switch conflict.resolution {
         case .tookServer: return "\(name ?? ViewConfiguration.words(conflict.entity)): \(what); kept theirs"
         case .keptLocal: return "\(name ?? ViewConfiguration.words(conflict.entity)): \(what); kept yours"
         case .deleted: return "\(name.map { "“\($0)”" } ?? "A " + ViewConfiguration.words(conflict.entity).lowercased()) was deleted on another desktop; your edits were dropped"
         }
+    }
+
+    /// A sharing toast's Details: one paragraph an item.
+    private func showDetails(_ title: String, _ paragraphs: [String]) {
+        guard !paragraphs.isEmpty else { return }
+        let dialog = adw_message_dialog_new(window.cast(), title, paragraphs.joined(separator: "\n\n"))!
+        adw_message_dialog_add_response(dialog.cast(), "close", "_Close")
+        gtk_window_present(dialog.cast())
+    }
+
+    /// The title of the object's row ("Ghana"), when the list shows its entity and has it.
+    private func shownName(of objectID: ObjectID?, entity: String) -> String? {
+        guard let session, entity == session.controller.fetchRequest.entityName,
+              let object = objectID.flatMap({ session.object(for: $0) }) else { return nil }
+        return ViewConfiguration.render(session.view.row.title, for: object)
+    }
+
+    /// A key of `entity` as people read it: its label where the list shows the entity.
+    private func label(of key: String, entity: String) -> String {
+        guard let session, entity == session.controller.fetchRequest.entityName else { return ViewConfiguration.words(key) }
+        return session.view.label(forKeyPath: key)
     }
 }

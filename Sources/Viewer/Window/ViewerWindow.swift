@@ -119,6 +119,8 @@ public final class ViewerWindow {
     var shareRequest: (dataset: String, request: ShareRequest)?
     /// The conflicts each sharing toast names, by the number of its last (for its Details).
     var toastedConflicts: [Int64: [SharingConflict]] = [:]
+    /// The rejected changes each toast names, by the number of its last (for its Details).
+    var toastedRejections: [Int64: [RejectedChange]] = [:]
     /// The Share dialog opened last.
     weak var shareDialog: ShareDialog?
 
