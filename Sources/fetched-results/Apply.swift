@@ -13,6 +13,9 @@ struct Apply: ParsableCommand {
             Operations, one JSON object a line:
               {"op":"insert","entity":E,"values":{...}}
               {"op":"update","entity":E,"where":PREDICATE,"set":{...}}
+              {"op":"update","entity":E,"where":PREDICATE,"add":{"wins":1}}
+                                 adds to numbers: a counter ("merge": "add" in the
+                                 model) saves the delta, so concurrent adds all count
               {"op":"delete","entity":E,"where":PREDICATE}
               {"op":"save"}
               {"op":"refresh"}   discards unsaved edits and loads what the store holds now
@@ -22,6 +25,7 @@ struct Apply: ParsableCommand {
             Objects are named by their saved IDs; one shown before its first save (after a
             fetch in the same run) is renamed by {"kind":"object","type":"rename","id":T,"newID":P}.
             A bad line is reported on standard error with its number; nothing of it is applied.
+            A line may have up to 64 MiB.
             A save that fails discards the changes since the last save, but for a store that
             another process kept locked (longer than --busy-timeout): those stay for the next save.
             """)
@@ -111,7 +115,7 @@ struct Apply: ParsableCommand {
 /// One line of `apply`'s input, checked against the model before anything changes.
 enum Operation {
     case insert(entity: EntityDescription, values: [String: Any?])
-    case update(entity: EntityDescription, predicate: FetchPredicate, values: [String: Any?])
+    case update(entity: EntityDescription, predicate: FetchPredicate, values: [String: Any?], adding: [String: Value])
     case delete(entity: EntityDescription, predicate: FetchPredicate)
     case save
     case refresh
@@ -159,14 +163,34 @@ enum Operation {
             try known(["op", "entity", "values"])
             self = .insert(entity: entity, values: try values("values"))
         case "update":
-            try known(["op", "entity", "where", "set"])
-            self = .update(entity: entity, predicate: try predicate(), values: try values("set"))
+            try known(["op", "entity", "where", "set", "add"])
+            guard json["set"] != nil || json["add"] != nil else {
+                throw DatasetError("missing \"set\" (an object of property names to values) or \"add\" (of number attributes to what to add)")
+            }
+            self = .update(entity: entity, predicate: try predicate(), values: json["set"] == nil ? [:] : try values("set"),
+                           adding: json["add"] == nil ? [:] : try Self.amounts(json["add"], for: entity))
         case "delete":
             try known(["op", "entity", "where"])
             self = .delete(entity: entity, predicate: try predicate())
         default:
             throw DatasetError("unknown op \"\(op)\"; use insert, update, delete, save or refresh")
         }
+    }
+
+    /// An `add` object: number attributes to the amounts to add to them.
+    private static func amounts(_ json: Any?, for entity: EntityDescription) throws -> [String: Value] {
+        guard let json = json as? [String: Any] else { throw DatasetError("\"add\" takes an object of number attributes to what to add, such as {\"wins\":1}") }
+        var amounts: [String: Value] = [:]
+        for (key, amount) in json {
+            guard let attribute = entity.attribute(named: key), [.integer, .double].contains(attribute.type) else {
+                throw DatasetError("\(entity.name).\(key): \"add\" adds to integer and double attributes only")
+            }
+            guard let value = Value.fromJSON(amount, as: attribute.type) else {
+                throw DatasetError("\(entity.name).\(key): \(Value.rangeProblem(of: amount, as: attribute.type) ?? "\(Value.jsonText(amount)) is not \(attribute.type == .integer ? "an" : "a") \(attribute.type) to add")")
+            }
+            amounts[key] = value
+        }
+        return amounts
     }
 
     /// JSON values as Swift values of the properties' types; relationships stay object ID text.
@@ -211,11 +235,16 @@ enum Operation {
                 try? context.delete(object)   // a refused line changes nothing
                 throw error
             }
-        case .update(let entity, let predicate, let values):
+        case .update(let entity, let predicate, let values, let amounts):
             let resolved = try Self.resolve(values, in: context)
             let objects = try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name, predicate: predicate))
             guard !objects.isEmpty else { throw NothingMatched(entity: entity.name, predicate: predicate) }
-            for object in objects { try Self.set(resolved, on: object) }
+            for object in objects {
+                try Self.set(resolved, on: object)
+                for (key, amount) in amounts.sorted(by: { $0.key < $1.key }) {
+                    try object.setValue(object.attributeValue(forKey: key).adding(amount).anyValue, forKey: key)
+                }
+            }
         case .delete(let entity, let predicate):
             let objects = try context.fetch(FetchRequest<ManagedObject>(entityName: entity.name, predicate: predicate))
             guard !objects.isEmpty else { throw NothingMatched(entity: entity.name, predicate: predicate) }

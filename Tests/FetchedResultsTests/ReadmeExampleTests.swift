@@ -9,7 +9,7 @@ final class ReadmeExampleTests: XCTestCase {
         @Attribute(minLength: 1) var teamName: String
         @Attribute var qualifyingZone: String
         @Attribute var imageName: String?           // optional
-        @Attribute(default: 0, minValue: 0) var wins: Int
+        @Attribute(default: 0, minValue: 0, merge: .add) var wins: Int   // a counter: taps add up
 
         override class var entityIndexes: [IndexDescription] {
             [IndexDescription(properties: ["qualifyingZone", "-wins", "teamName"])]

@@ -194,11 +194,11 @@ final class StoreLifetimeCommandTests: XCTestCase {
             while !condition() { if Date() > deadline { return false }; usleep(20_000) }
             return true
         }
-        let ghana = "{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"wins\":3}}"
-        try send(ghana)                      // loads Ghana (0 wins) and edits it
+        let ghana = "{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"qualifyingZone\":\"Europe\"}}"
+        try send(ghana)                      // loads Ghana (in Africa) and edits it
         try send("{\"op\":\"bogus\"}")
         XCTAssertTrue(waitFor { problems.withLock { $0 }.contains("line 2") }, problems.withLock { $0 })
-        try sqlite3(store, "UPDATE Team SET wins = 7 WHERE teamName = 'Ghana'")   // another writer
+        try sqlite3(store, "UPDATE Team SET qualifyingZone = 'Asia' WHERE teamName = 'Ghana'")   // another writer
         try send("{\"op\":\"save\"}")
         XCTAssertTrue(waitFor { problems.withLock { $0 }.contains("line 3") }, problems.withLock { $0 })
         // Again: a second try without a refresh is refused the same way; after one, it saves.
@@ -215,6 +215,38 @@ final class StoreLifetimeCommandTests: XCTestCase {
         XCTAssertTrue(said.contains("send {\"op\":\"refresh\"} to load what the store holds now"), said)
         XCTAssertFalse(said.contains(".editWins"), "the advice names only what apply offers: \(said)")
         XCTAssertFalse(said.contains("line 7"), "the save after the refresh succeeded: \(said)")
-        XCTAssertEqual(try sqlite3(store, "SELECT wins FROM Team WHERE teamName = 'Ghana'"), "3")
+        XCTAssertEqual(try sqlite3(store, "SELECT qualifyingZone FROM Team WHERE teamName = 'Ghana'"), "Europe")
+    }
+
+    /// Two `apply` processes adding to the same team 500 times each, saving after every add:
+    /// wins are a counter, so no save is refused and the store holds all 1,000.
+    func testTwoProcessesAddingToOneCounterLoseNoAdd() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
+        XCTAssertEqual(try dumpedTeams(store), 32)
+        let adds = String(repeating: "{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"add\":{\"wins\":1}}\n{\"op\":\"save\"}\n", count: 500)
+        let processes = try (0..<2).map { _ in try start(["apply", "--dataset", "worldcup", "--store", store.path], input: adds) }
+        for (process, stdout, stderr) in processes {
+            _ = stdout.fileHandleForReading.readDataToEndOfFile()
+            let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, 0, errors)
+            XCTAssertEqual(errors, "", "no save refused")
+        }
+        XCTAssertEqual(try sqlite3(store, "SELECT wins FROM Team WHERE teamName = 'Ghana'"), "1000")
+    }
+
+    /// A 10 MB line is read in well under a second (a line is searched and checked once),
+    /// and a line over the limit is refused with its length, while the lines after it apply.
+    func testALongLineIsReadQuicklyAndOneOverTheLimitIsRefusedSayingWhy() throws {
+        let store = try temporaryFolder(self).appendingPathComponent("cup.sqlite")
+        let name = String(repeating: "x", count: 10_000_000)
+        let tooLong = String(repeating: " ", count: 70 << 20)
+        let input = "{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Ghana'\",\"set\":{\"imageName\":\"\(name)\"}}\n"
+            + tooLong + "\n{\"op\":\"update\",\"entity\":\"Team\",\"where\":\"teamName == 'Japan'\",\"add\":{\"wins\":2}}\n{\"op\":\"save\"}\n"
+        let result = try run(["apply", "--dataset", "worldcup", "--store", store.path], input: input)
+        XCTAssertEqual(result.status, 1, "a bad line makes the exit status 1")
+        XCTAssertTrue(result.errors.contains("line 2: the line is \(70 << 20) bytes long, more than the 67108864 bytes (64 MiB) a line may have"), result.errors)
+        XCTAssertEqual(try sqlite3(store, "SELECT length(imageName) FROM Team WHERE teamName = 'Ghana'"), "10000000")
+        XCTAssertEqual(try sqlite3(store, "SELECT wins FROM Team WHERE teamName = 'Japan'"), "2")
     }
 }

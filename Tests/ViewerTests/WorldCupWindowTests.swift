@@ -58,6 +58,20 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
                       "\(window.rows(inSection: "Africa"))")
     } }
 
+    /// Undo of a tap takes its win back, and only it: wins another program added since stay.
+    func testUndoOfATapTakesBackOneWinAndKeepsTheWinsAddedElsewhere() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        window.activateRow(titled: "Ghana")
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 1") == true }))
+        try sqlite3(storeFolder.appendingPathComponent("worldcup.sqlite"), "UPDATE Team SET wins = wins + 5 WHERE teamName = 'Ghana'")
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 6") == true }),
+                      window.listLines.joined(separator: "\n"))
+        window.undo()
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 5") == true }),
+                      "the tap's win goes, the 5 stay:\n\(window.listLines.joined(separator: "\n"))")
+        XCTAssertEqual(try sqlite3(storeFolder.appendingPathComponent("worldcup.sqlite"), "SELECT wins FROM Team WHERE teamName = 'Ghana'"), "5")
+    } }
+
     func testWhenTheSelectedTeamIsDeletedTheNextOneIsSelectedAndAToastSaysSo() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let session = try XCTUnwrap(window.session)

@@ -105,10 +105,10 @@ extension ObjectContext {
     }
 
     /// The edited keys whose stored value is neither the one the edit started from nor the
-    /// edited one.
+    /// edited one. A counter is never one: its change adds to whatever the store holds.
     private func conflictingFields(of object: ManagedObject, stored: [String: StoredValue]) -> [MergeConflict.Field] {
         var fields: [MergeConflict.Field] = []
-        for (key, edited) in object.changes.sorted(by: { $0.key < $1.key }) {
+        for (key, edited) in object.changes.sorted(by: { $0.key < $1.key }) where counterDelta(of: object, key: key) == nil {
             guard let base = object.changeBases[key], let store = stored[key], store != base,
                   store != asStored(edited, of: object.entity, key: key) else { continue }
             fields.append(MergeConflict.Field(key: key, baseValue: base.fieldValue, storeValue: store.fieldValue, editedValue: edited.fieldValue))

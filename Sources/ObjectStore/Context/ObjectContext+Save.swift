@@ -100,6 +100,8 @@ extension ObjectContext {
                     try check?(db)
                     let first = try PersistentStore.currentToken(db) + 1
                     let resolution = try resolveConflicts(of: objects, in: db, policy: policy)
+                    let counterFailures = counterFailures(of: objects, stored: resolution.storedValues)
+                    if !counterFailures.isEmpty { throw ValidationError(failures: counterFailures) }
                     let keys = try writeChanges(of: objects, to: db, temporaryKeys: false, leavingOut: resolution.storeKeys)
                     try extraWrite?(db)
                     try store.pruneHistoryIfNeeded(db)
@@ -144,7 +146,11 @@ extension ObjectContext {
                 result.saved.inserted.insert(object.objectID)
             } else {
                 let storeKeys = resolution.storeKeys[object] ?? []
-                let written = changes.filter { !storeKeys.contains($0.key) }
+                var written = changes.filter { !storeKeys.contains($0.key) }
+                // A counter holds what the store holds once the save added to it.
+                for key in written.keys {
+                    if let sum = resolution.storedValues[object].flatMap({ counterSum(of: object, key: key, stored: $0) }) { written[key] = .attribute(sum) }
+                }
                 if !written.isEmpty { result.saved.updated[object.objectID] = Set(written.keys) }
                 let elsewhere = takeStoredValues(of: object, changes: changes, written: written, stored: resolution.storedValues[object])
                 if !elsewhere.isEmpty { result.foundElsewhere.updated[object.objectID] = elsewhere }

@@ -30,7 +30,9 @@ extension ObjectContext {
         func fail(_ key: String?, _ message: String) {
             failures.append(.init(objectID: object.objectID, key: key, message: message))
         }
-        for attribute in object.entity.attributes {
+        // A counter's change is checked once it is added to the saved value, in the save's
+        // transaction (`counterFailures`): the value shown here may be behind.
+        for attribute in object.entity.attributes where counterDelta(of: object, key: attribute.name) == nil {
             for message in attribute.validationFailures(of: try attributeValue(of: object, key: attribute.name)) {
                 fail(attribute.name, message)
             }

@@ -198,9 +198,20 @@ extension ObjectContext {
     private func update(
         _ object: ManagedObject, keys: [String], in db: Database, value: (StoredValue) -> DatabaseValue, primaryKey: Int64
     ) throws {
-        let assignments = keys.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")
-        let values = keys.map { object.changes[$0].map(value) ?? .null } + [primaryKey.databaseValue]
-        try db.cachedStatement(sql: "UPDATE \(object.entity.name.quotedDatabaseIdentifier) SET \(assignments) WHERE \(Schema.primaryKey) = ?")
+        var assignments: [String] = [], values: [DatabaseValue] = []
+        for key in keys {
+            let column = key.quotedDatabaseIdentifier
+            // A counter adds what the edit added to what the row holds now (ObjectContext+Counters).
+            if let delta = counterDelta(of: object, key: key) {
+                assignments.append("\(column) = coalesce(\(column), 0) + ?")
+                values.append(delta.databaseValue)
+            } else {
+                assignments.append("\(column) = ?")
+                values.append(object.changes[key].map(value) ?? .null)
+            }
+        }
+        values.append(primaryKey.databaseValue)
+        try db.cachedStatement(sql: "UPDATE \(object.entity.name.quotedDatabaseIdentifier) SET \(assignments.joined(separator: ", ")) WHERE \(Schema.primaryKey) = ?")
             .execute(arguments: StatementArguments(values))
     }
 

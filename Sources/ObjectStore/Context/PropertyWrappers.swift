@@ -105,7 +105,7 @@ public final class PropertyKey: @unchecked Sendable {
 /// What a property wrapper's arguments say about its property beyond its Swift type: the
 /// rest of its description in a model derived from classes.
 enum PropertyDeclaration {
-    case attribute(defaultValue: Value, minLength: Int?, maxLength: Int?, minValue: Value?, maxValue: Value?)
+    case attribute(defaultValue: Value, minLength: Int?, maxLength: Int?, minValue: Value?, maxValue: Value?, merge: AttributeMerge)
     case relationship(inverse: String?, deleteRule: DeleteRule, isOptional: Bool)
 }
 
@@ -193,7 +193,7 @@ extension ManagedObject {
 /// @Attribute(minLength: 1) var teamName: String
 /// @Attribute("zone") var qualifyingZone: String
 /// @Attribute var imageName: String?
-/// @Attribute(default: 0, minValue: 0) var wins: Int
+/// @Attribute(default: 0, minValue: 0, merge: .add) var wins: Int   // a counter
 /// ```
 @propertyWrapper
 public struct Attribute<T: AttributeValue>: NamedPropertyWrapper {
@@ -212,13 +212,14 @@ public struct Attribute<T: AttributeValue>: NamedPropertyWrapper {
     ///   - maxLength: The largest allowed string length or binary size.
     ///   - minValue: The smallest allowed number or date.
     ///   - maxValue: The largest allowed number or date.
+    ///   - merge: `.add` for a counter, whose concurrent changes add up (see ``AttributeMerge``).
     public init(
         _ key: String? = nil, default defaultValue: T? = nil,
-        minLength: Int? = nil, maxLength: Int? = nil, minValue: T? = nil, maxValue: T? = nil
+        minLength: Int? = nil, maxLength: Int? = nil, minValue: T? = nil, maxValue: T? = nil, merge: AttributeMerge = .replace
     ) {
         self.key = PropertyKey(key, .attribute(
             defaultValue: defaultValue?.attributeValue ?? .null, minLength: minLength, maxLength: maxLength,
-            minValue: minValue?.attributeValue, maxValue: maxValue?.attributeValue))
+            minValue: minValue?.attributeValue, maxValue: maxValue?.attributeValue, merge: merge))
     }
 
     @available(*, unavailable, message: "@Attribute is only available on ManagedObject subclasses")
@@ -244,10 +245,10 @@ public struct Attribute<T: AttributeValue>: NamedPropertyWrapper {
     func declaredProperty(named propertyName: String) -> DeclaredProperty {
         let name = key.name ?? propertyName
         var description: AttributeDescription?
-        if let type = T.attributeType, case let .attribute(defaultValue, minLength, maxLength, minValue, maxValue) = key.declaration {
+        if let type = T.attributeType, case let .attribute(defaultValue, minLength, maxLength, minValue, maxValue, merge) = key.declaration {
             description = AttributeDescription(
                 name: name, type: type, isOptional: T.isOptionalAttribute, defaultValue: defaultValue,
-                minLength: minLength, maxLength: maxLength, minValue: minValue, maxValue: maxValue)
+                minLength: minLength, maxLength: maxLength, minValue: minValue, maxValue: maxValue, merge: merge)
         }
         return DeclaredProperty(propertyName: propertyName, key: name, valueType: T.self, kind: .attribute(description))
     }

@@ -62,6 +62,7 @@ extension Model {
                 if let v = attribute.maxLength { object["maxLength"] = v }
                 if let v = attribute.minValue { object["minValue"] = v.jsonObject }
                 if let v = attribute.maxValue { object["maxValue"] = v.jsonObject }
+                if attribute.merge != .replace { object["merge"] = attribute.merge.rawValue }
                 return object
             },
             "relationships": entity.relationships.map { relationship -> [String: Any] in
@@ -261,7 +262,7 @@ private struct JSONModelReader {
         let json = try object(any, at: basePath)
         let name = try string(json, "name", at: basePath)
         let path = "\(basePath) (\(name))"
-        try checkKeys(json, ["name", "type", "optional", "default", "minLength", "maxLength", "minValue", "maxValue"], at: path)
+        try checkKeys(json, ["name", "type", "optional", "default", "minLength", "maxLength", "minValue", "maxValue", "merge"], at: path)
         let typeName = try string(json, "type", at: path)
         guard let type = AttributeType(rawValue: typeName) else {
             throw fail("\(path).type", "unknown type \"\(typeName)\"; use one of \(AttributeType.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -278,7 +279,17 @@ private struct JSONModelReader {
             isOptional: try bool(json, "optional", default: false, at: path),
             defaultValue: try value("default") ?? .null,
             minLength: try int(json, "minLength", at: path), maxLength: try int(json, "maxLength", at: path),
-            minValue: try value("minValue"), maxValue: try value("maxValue"))
+            minValue: try value("minValue"), maxValue: try value("maxValue"),
+            merge: try merge(json, at: path))
+    }
+
+    private func merge(_ json: [String: Any], at path: String) throws -> AttributeMerge {
+        guard json["merge"] != nil else { return .replace }
+        let name = try string(json, "merge", at: path)
+        guard let merge = AttributeMerge(rawValue: name) else {
+            throw fail("\(path).merge", "unknown merge \"\(name)\"; use \"add\" for a counter, or leave it out (\"replace\")")
+        }
+        return merge
     }
 
     func relationship(from any: Any, at basePath: String) throws -> RelationshipDescription {

@@ -104,6 +104,9 @@ public struct Model: Sendable {
         if attribute.minLength != nil || attribute.maxLength != nil, ![.string, .binary].contains(attribute.type) {
             throw ModelError(place, "minLength/maxLength apply to string and binary attributes only")
         }
+        if attribute.isCounter, ![.integer, .double].contains(attribute.type) {
+            throw ModelError(place, "merge \"add\" makes a counter, which is a number: only integer and double attributes take it, not \(attribute.type)")
+        }
     }
 
     private func validate(_ relationship: RelationshipDescription, of entity: EntityDescription) throws {

@@ -18,10 +18,14 @@ public struct AttributeDescription: Sendable, Hashable {
     public var minValue: Value?
     /// The largest allowed number or date, checked at save.
     public var maxValue: Value?
+    /// How changes of the attribute made at the same time in several places combine:
+    /// ``AttributeMerge/replace`` (the default) or, for a counter, ``AttributeMerge/add``.
+    public var merge: AttributeMerge
 
     public init(
         name: String, type: AttributeType, isOptional: Bool = false, defaultValue: Value = .null,
-        minLength: Int? = nil, maxLength: Int? = nil, minValue: Value? = nil, maxValue: Value? = nil
+        minLength: Int? = nil, maxLength: Int? = nil, minValue: Value? = nil, maxValue: Value? = nil,
+        merge: AttributeMerge = .replace
     ) {
         self.name = name
         self.type = type
@@ -31,7 +35,27 @@ public struct AttributeDescription: Sendable, Hashable {
         self.maxLength = maxLength
         self.minValue = minValue
         self.maxValue = maxValue
+        self.merge = merge
     }
+
+    /// Whether the attribute is a counter (``AttributeMerge/add``).
+    public var isCounter: Bool { merge == .add }
+}
+
+/// How changes of one attribute made at the same time in several places (two contexts, two
+/// processes, two desktops sharing a store) combine.
+///
+/// A counter (`wins`, a tap count) is ``add``: a context records each change of it as a
+/// delta from the value it started from (`team.wins += 1` adds one, whatever the value was),
+/// a save writes `wins = wins + delta`, and sharing sends the delta, so that concurrent
+/// changes add up and never conflict. Everything else is ``replace``: a save compares the
+/// field with the value its edit started from, and a change made elsewhere meanwhile is a
+/// conflict that ``MergePolicy`` settles.
+public enum AttributeMerge: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The value set replaces the others; a concurrent change is a conflict.
+    case replace
+    /// A counter (integer or double attributes only): concurrent changes add up.
+    case add
 }
 
 /// What happens to related objects when an object is deleted.

@@ -186,7 +186,7 @@ final class ObjectDialog {
                     }
                     let restore = UndoEntry.restoring(values.map(\.0), of: shown)
                     for (key, value) in values { try edited.setValue(value, forKey: key) }
-                    return restore
+                    return restore.counting(changesOf: edited)
                 }
                 object = shown
             }

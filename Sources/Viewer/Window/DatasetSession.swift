@@ -131,8 +131,11 @@ final class DatasetSession {
     /// Sets one value and saves (see ``Edits`` for what a failed save leaves); Undo sets the
     /// value it had.
     private func change(_ object: ManagedObject, _ key: String, to value: Any) throws {
-        let restore = UndoEntry.restoring([key], of: object)
-        try edits.save(undoneBy: { _ in restore }) { try object.setValue(value, forKey: key) }
+        try edits.save(undoneBy: { $0 }) {
+            let restore = UndoEntry.restoring([key], of: object)
+            try object.setValue(value, forKey: key)
+            return restore.counting(changesOf: object)
+        }
     }
 }
 

@@ -3,9 +3,11 @@ import ObjectStore
 
 /// A saved edit that Undo reverts: enough to put the store back as it was.
 enum UndoEntry {
-    /// Give an object these attribute values again (a tap, a check button, an edit), and
-    /// the objects its to-one relationships named, by ID (an edit that moved it to another list).
-    case restore(ObjectID, [String: Any?])
+    /// Give an object these attribute values again (a check button, an edit), and the
+    /// objects its to-one relationships named, by ID (an edit that moved it to another list);
+    /// and add these amounts to its counters (a tap's undo adds -1: what others added
+    /// meanwhile stays).
+    case restore(ObjectID, [String: Any?], adding: [String: Value] = [:])
     /// Delete an object that was added.
     case remove(ObjectID)
     /// Insert a deleted object again (under a new ID).
@@ -15,11 +17,14 @@ enum UndoEntry {
     /// back or changed (nil for one it removed).
     func revert(in context: ObjectContext) throws -> ManagedObject? {
         switch self {
-        case .restore(let id, let values):
+        case .restore(let id, let values, let deltas):
             let object = try context.existingObject(with: id)
             for (key, value) in values {
                 let restored: Any? = try (value as? ObjectID).map { try context.existingObject(with: $0) } ?? value
                 try object.setValue(restored, forKey: key)
+            }
+            for (key, delta) in deltas {
+                try object.setValue(object.attributeValue(forKey: key).adding(delta).anyValue, forKey: key)
             }
             return object
         case .remove(let id):
@@ -28,6 +33,19 @@ enum UndoEntry {
         case .reinsert(let deleted):
             return try deleted.insert(into: context)
         }
+    }
+
+    /// This entry, once the edit it undoes changed `object` (not saved yet): a counter among
+    /// its values is undone by taking away what the edit adds, not by setting the old value,
+    /// which would take away what others added meanwhile too.
+    func counting(changesOf object: ManagedObject) -> UndoEntry {
+        guard case .restore(let id, var values, var deltas) = self else { return self }
+        for key in values.keys {
+            guard let added = object.unsavedCounterChange(forKey: key) else { continue }
+            values[key] = nil
+            deltas[key] = Value.integer(0).subtracting(added)
+        }
+        return .restore(id, values, adding: deltas)
     }
 
     /// The values of `keys` (attributes, or to-one relationships) that `object` has now, to restore later.

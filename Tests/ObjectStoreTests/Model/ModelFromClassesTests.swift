@@ -104,7 +104,7 @@ final class ModelFromClassesTests: XCTestCase {
     final class Team: ManagedObject {
         @Attribute(minLength: 1, maxLength: 60) var teamName: String
         @Attribute var imageName: String?
-        @Attribute(default: 0, minValue: 0) var wins: Int
+        @Attribute(default: 0, minValue: 0, merge: .add) var wins: Int
         @Attribute(minValue: Date(timeIntervalSince1970: 1_308_096_000)) var qualifiedOn: Date?   // 2011-06-15
         @Relationship(isOptional: false) var zone: Zone?
 
