@@ -17,12 +17,24 @@ extension ViewerWindow {
         present(ObjectDialog(session: session, mode: .edit(object), parent: window))
     }
 
-    /// Shows `dialog`; what it saves becomes the selection.
+    /// Shows `dialog`; what it saves becomes the selection. Opened from the list, it gives
+    /// the keyboard focus back to the selected row when it closes: GTK 4.8 may have given
+    /// the window's focus to the header's first button meanwhile (the edited row's widget
+    /// rebound), where Enter would open Add instead of editing the row again.
     private func present(_ dialog: ObjectDialog) {
         dialog.didSave = { [weak self] object in
             self?.followsSelectionOnce = true
             self?.session?.selection.select(object)
             self?.updateButtons()
+        }
+        let focus = gtk_root_get_focus(OpaquePointer(window))
+        if let focus, gtk_widget_is_ancestor(focus, listView) != 0 || focus == listView {
+            Signal.connect(dialog.window.object, "destroy") { [weak self] in
+                MainLoop.idle { [weak self] in
+                    self?.focusLostWithItsRow = true
+                    self?.keepFocusOnSelection(retry: false)
+                }
+            }
         }
         self.dialog = dialog
         dialog.present()
