@@ -161,12 +161,7 @@ final class RejectedChangeTests: XCTestCase {
         try await ServerTestDatabase.with { database in
             let folder = try temporaryFolder(self)
             let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, model: Self.model)
-            let context = a.context()
-            try context.performAndWait {
-                let board = try context.insert(entityName: "Board")
-                try board.setValue("Home", forKey: "name")
-                try context.save()
-            }
+            try a.insertBoard("Home")
             try await a.session.synchronize()
             _ = try sqlite3(a.url, "UPDATE Board SET name = '' WHERE name = 'Home'")
             try await eventually("A refuses to push the empty name") { try !a.session.rejectedChanges().isEmpty }

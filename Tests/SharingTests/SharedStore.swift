@@ -39,6 +39,16 @@ final class SharedStore {
     /// A new context on the store.
     func context() -> ObjectContext { ObjectContext(store: store, queue: DispatchQueue(label: "SharedStore")) }
 
+    /// Saves a new board named `name`.
+    func insertBoard(_ name: String) throws {
+        let context = context()
+        try context.performAndWait {
+            let board = try context.insert(entityName: "Board")
+            try board.setValue(name, forKey: "name")
+            try context.save()
+        }
+    }
+
     /// Every object of the store in the server's terms, by global ID.
     func contents() throws -> [UUID: [String: Value]] {
         try store.database.write { db in

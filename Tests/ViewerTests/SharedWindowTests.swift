@@ -111,20 +111,21 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
 
     func testAnEditThatMetAnotherDesktopsShowsAToastAndDismissingItForgetsTheConflict() throws { try MainActor.assumeIsolated {
         let url = try SharingServer.database(for: self)
-        // This desktop's store shares once and stops; the other desktop then sets Ghana's
-        // wins, and this one too before it shares again.
+        // This desktop's store shares once and stops; the other desktop then moves Ghana
+        // to Asia, and this one to Europe before it shares again. (Wins are a counter: taps
+        // on both desktops add up, never conflict.)
         let mine = try otherDesktop("worldcup.sqlite", sharingThrough: url)
         try stop(mine.session)
         let other = try otherDesktop("other.sqlite", sharingThrough: url)
-        _ = try sqlite3(other.url, "UPDATE Team SET wins = 7 WHERE teamName = 'Ghana'")
+        _ = try sqlite3(other.url, "UPDATE Team SET qualifyingZone = 'Asia', wins = wins + 7 WHERE teamName = 'Ghana'")
         try waiting { try await other.session.synchronize() }
         try stop(other.session)
-        _ = try sqlite3(mine.url, "UPDATE Team SET wins = 1 WHERE teamName = 'Ghana'")
+        _ = try sqlite3(mine.url, "UPDATE Team SET qualifyingZone = 'Europe', wins = wins + 1 WHERE teamName = 'Ghana'")
 
         let window = try openWindow()  // the store remembers its server
-        let text = "Ghana: Wins was changed on another desktop; kept theirs"
+        let text = "Ghana: Qualifying zone was changed on another desktop; kept theirs"
         XCTAssertTrue(iterateMainLoop(until: { window.shownToast == text }, timeout: 20), window.shownToast ?? "no toast")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 7") == true }),
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Asia").contains { $0.hasSuffix("Ghana · Wins: 8") } }),
                       window.listLines.joined(separator: "\n"))
         let sharing = try XCTUnwrap(window.session?.sharing)
         let conflict = try XCTUnwrap(sharing.session.conflicts().first)
@@ -132,7 +133,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         gtk_widget_activate_action_variant(window.window, "win.sharing-conflicts", g_variant_new_int32(Int32(conflict.number!)))
         let details = try XCTUnwrap(dialog(of: window), "Details opens a dialog")
         XCTAssertEqual(String(cString: adw_message_dialog_get_body(details.cast())),
-                       "\(text).\nwins is 7 on the server (it was 0 when the edit here began, which set 1).")
+                       "\(text).\nqualifyingZone is \"Asia\" on the server (it was \"Africa\" when the edit here began, which set \"Europe\").")
         gtk_window_destroy(details.cast())
 
         // The toast's close button, its last (after Details).
@@ -141,6 +142,30 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         gtk_widget_activate(close)
         XCTAssertTrue(iterateMainLoop(until: { (try? sharing.session.conflicts()) == [] }, timeout: 1), "dismissed")
         XCTAssertNil(window.shownToast)
+    } }
+
+    /// Two desktops' windows sharing one server, each tapping Ghana's row ten times, in
+    /// turn and without waiting: both stores and both lists end at 20 wins, and no conflict
+    /// says a tap was lost (before counters, both desktops wrote the same new value and
+    /// about half the taps were gone without a word).
+    func testTwoWindowsTappingTheSameTeamBothCountEveryTap() throws { try MainActor.assumeIsolated {
+        let url = try SharingServer.database(for: self)
+        let a = try openWindow(shareURL: url)
+        XCTAssertTrue(iterateMainLoop(until: { a.sharingIndicator.text?.hasPrefix("Shared through") == true }, timeout: 20))
+        let b = try openWindow(shareURL: url, storeFolder: try temporaryFolder(self))
+        XCTAssertTrue(iterateMainLoop(until: { b.sharingIndicator.text?.hasPrefix("Shared through") == true }, timeout: 20))
+        for _ in 0..<10 {
+            a.activateRow(titled: "Ghana")
+            b.activateRow(titled: "Ghana")
+        }
+        for (name, window) in [("A", a), ("B", b)] {
+            XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").contains { $0.hasSuffix("Ghana · Wins: 20") } }, timeout: 20),
+                          "\(name) shows every tap:\n\(window.listLines.joined(separator: "\n"))")
+            // (B's joining gives its seed up for the server's teams: its first selection goes
+            // with a toast of its own, not about taps.)
+            XCTAssertFalse(window.shownToast?.contains("another desktop") == true, "\(name): \(window.shownToast ?? "")")
+            XCTAssertEqual(try window.session?.sharing?.session.conflicts(), [], name)
+        }
     } }
 
     /// A row that breaks the model, written on the server with SQL (an empty name where the

@@ -53,11 +53,12 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
     } }
 
     /// A shown window on `dataset`, its rows in, laid out and drawn; with `waiting` false,
-    /// presented only, the main loop not run yet. `shareURL` is `--share`'s.
+    /// presented only, the main loop not run yet. `shareURL` is `--share`'s; `folder` holds
+    /// the store (the test's ``storeFolder`` when nil: another desktop's has another).
     @MainActor func openWindow(_ dataset: String = "worldcup", busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout,
-                               waiting: Bool = true, shareURL: String? = nil) throws -> ViewerWindow {
+                               waiting: Bool = true, shareURL: String? = nil, storeFolder folder: URL? = nil) throws -> ViewerWindow {
         let window = try ViewerWindow(application: Self.application!.application,
-                                      options: ViewerOptions(datasetName: dataset, storeFolder: storeFolder, busyTimeout: busyTimeout, shareURL: shareURL))
+                                      options: ViewerOptions(datasetName: dataset, storeFolder: folder ?? storeFolder, busyTimeout: busyTimeout, shareURL: shareURL))
         windows.append(window)
         gtk_window_present(window.window.cast())
         guard waiting else { return window }

@@ -20,10 +20,13 @@ struct Outbox: Sendable {
         var kind: Kind
         /// The local row in server terms (none for a delete).
         var values: [String: Value]
-        /// The fields that differ from the base (every field for an insert).
+        /// The fields that differ from the base (every field for an insert), but for
+        /// the counters of an update.
         var changedKeys: [String]
         /// The base the edit started from (nil for an insert).
         var base: [String: Value]?
+        /// What an update adds to each counter that differs from its base (local less base).
+        var counterDeltas: [String: Value] = [:]
     }
 
     let store: PersistentStore
@@ -81,9 +84,16 @@ struct Outbox: Sendable {
                         // A tombstone with a row: the server deleted it after this store
                         // named it (the merge deletes such rows): nothing to send.
                         guard let baseValues = base.values else { continue }
-                        let changed = values.keys.filter { values[$0] != (baseValues[$0] ?? .null) }.sorted()
+                        var changed = values.keys.filter { values[$0] != (baseValues[$0] ?? .null) }.sorted()
                         guard !changed.isEmpty else { continue }
-                        operations.append(Operation(entity: entity, id: existingID!, kind: .update, values: values, changedKeys: changed, base: baseValues))
+                        // A counter goes as what it added, never compared: concurrent taps add up.
+                        var deltas: [String: Value] = [:]
+                        for key in changed where entity.attribute(named: key)?.isCounter == true {
+                            deltas[key] = (values[key] ?? .null).subtracting(baseValues[key] ?? .null)
+                        }
+                        changed.removeAll { deltas[$0] != nil }
+                        operations.append(Operation(entity: entity, id: existingID!, kind: .update, values: values, changedKeys: changed, base: baseValues,
+                                                    counterDeltas: deltas))
                     } else {
                         let id = try existingID ?? GlobalIDs.assignedGlobalID(entity: entity.name, rowKey: key, in: db)
                         operations.append(Operation(entity: entity, id: id, kind: .insert, values: values, changedKeys: values.keys.sorted(), base: nil))
@@ -102,6 +112,18 @@ struct Outbox: Sendable {
             let base = try SharingState.base(of: id, entity: entity, model: store.model, in: db)
             operations.append(Operation(entity: entity, id: id, kind: .delete, values: [:], changedKeys: [], base: base?.values))
         }
+        // What a push in flight (another process's on this file, sending now) adds is
+        // that push's to send, not this one's.
+        if let inFlight = try SharingState.pushInFlight(in: db) {
+            for index in operations.indices where inFlight.deltas[operations[index].id] != nil {
+                let sent = inFlight.deltas(of: operations[index].id, entity: operations[index].entity)
+                for (key, delta) in sent {
+                    let rest = (operations[index].counterDeltas[key] ?? .null).subtracting(delta)
+                    operations[index].counterDeltas[key] = rest == .integer(0) || rest == .double(0) ? nil : rest
+                }
+            }
+            operations.removeAll { $0.kind == .update && $0.changedKeys.isEmpty && $0.counterDeltas.isEmpty }
+        }
         return (try operations.filter { try fitsTheModel($0, in: db) }, current)
     }
 
@@ -110,7 +132,7 @@ struct Outbox: Sendable {
     /// `sqlite3` shell can hold one). One that does not is recorded as rejected, not sent.
     private func fitsTheModel(_ operation: Operation, in db: Database) throws -> Bool {
         guard operation.kind != .delete else { return true }
-        for key in operation.changedKeys {
+        for key in operation.changedKeys + operation.counterDeltas.keys.sorted() {
             guard let attribute = operation.entity.attribute(named: key), let value = operation.values[key],
                   let failure = attribute.sharingFailure(of: value, limits: limits) else { continue }
             try SharingState.record(RejectedChange(direction: .notPushed, entity: operation.entity.name, globalID: operation.id, version: 0,

@@ -314,6 +314,7 @@ actor SharingEngine {
                 guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
                 var merge = self.merge(arriving: page.changes)
                 merge.arriving.formUnion(onServer)
+                merge.pushInFlight = try SharingState.pushInFlight(in: db)
                 for change in page.changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
                 try SharingState.setCursor(page.cursor, in: db)
@@ -378,10 +379,24 @@ actor SharingEngine {
 
     // MARK: Pushing
 
+    /// Pushes every local change: a push of counters whose end was lost first, under its
+    /// identity; then the counters that changed (up to 1,000 objects, recorded as in flight
+    /// in the transaction that reads them, see ``SharingState/PushInFlight``), and every
+    /// other change, 1,000 objects a server transaction.
     private func pushAll(on connection: PostgresConnection) async throws {
         while true {
-            let (operations, through) = try await store.database.write { db in
-                try outbox.pending(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db)
+            // In flight here: lost (this process was killed before its end) or being sent
+            // by another process on the file; sending it again is safe either way.
+            if let lost = try await store.database.read({ db in try SharingState.pushInFlight(in: db) }) {
+                try await push(replaying: lost, on: connection)
+            }
+            let (operations, through, inFlight) = try await store.database.write { db in
+                let (operations, through) = try outbox.pending(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db)
+                let counted = operations.filter { !$0.counterDeltas.isEmpty }.prefix(1000)
+                guard !counted.isEmpty, try SharingState.pushInFlight(in: db) == nil else { return (operations, through, nil as SharingState.PushInFlight?) }
+                let inFlight = SharingState.PushInFlight(counted)
+                try SharingState.setPushInFlight(inFlight, in: db)
+                return (operations, through, inFlight)
             }
             pending = operations.count
             if operations.isEmpty {
@@ -394,20 +409,54 @@ actor SharingEngine {
                 }
                 return
             }
-            for chunk in stride(from: 0, to: operations.count, by: 1000).map({ Array(operations[$0..<min($0 + 1000, operations.count)]) }) {
-                let (written, conflicts) = try await connection.withTransaction(logger: logger) { connection in
-                    try await self.writer.push(chunk, on: connection)
-                }
-                try await store.database.write { db in try takeWritten(written, sent: chunk, conflicts: conflicts, in: db) }
-                pending = max(0, pending - chunk.count)
-                madeProgress()
+            // Counters go only under the identity of the push recorded for them; the others
+            // wait for the next turn of this loop.
+            let counted = operations.filter { inFlight?.deltas[$0.id] != nil }
+            var others = operations.filter { inFlight?.deltas[$0.id] == nil }
+            let deferred = others.contains { !$0.counterDeltas.isEmpty }
+            for index in others.indices { others[index].counterDeltas = [:] }
+            others.removeAll { $0.kind == .update && $0.changedKeys.isEmpty }
+            if let inFlight { try await push(counted, identity: inFlight.id, on: connection) }
+            for chunk in stride(from: 0, to: others.count, by: 1000).map({ Array(others[$0..<min($0 + 1000, others.count)]) }) {
+                try await push(chunk, identity: nil, on: connection)
             }
+            guard !deferred else { continue }
             try await store.database.write { db in
                 // Set only if no other round pushed further meanwhile.
                 if try SharingState.pushedThrough(in: db) < through { try SharingState.set(.pushedThrough, String(through), in: db) }
             }
             pending = 0
         }
+    }
+
+    /// Sends `operations` in one server transaction and takes what they left into the store;
+    /// a push with an `identity` (it adds to counters) is then no longer in flight.
+    private func push(_ operations: [Outbox.Operation], identity: UUID?, on connection: PostgresConnection) async throws {
+        let (written, conflicts) = try await connection.withTransaction(logger: logger) { connection in
+            try await self.writer.push(operations, identity: identity, on: connection)
+        }
+        try await store.database.write { db in
+            try takeWritten(written, sent: operations, conflicts: conflicts, in: db)
+            if let identity, try SharingState.pushInFlight(in: db)?.id == identity { try SharingState.setPushInFlight(nil, in: db) }
+        }
+        pending = max(0, pending - operations.count)
+        madeProgress()
+    }
+
+    /// Sends again a push of counters whose end the store did not take (the process was
+    /// killed, or the connection dropped, in between): the server finds its identity if it
+    /// had it, and adds nothing twice.
+    private func push(replaying lost: SharingState.PushInFlight, on connection: PostgresConnection) async throws {
+        let operations = try await store.database.read { db in
+            try lost.deltas.keys.sorted().compactMap { id -> Outbox.Operation? in
+                guard let entity = lost.entities[id].flatMap(self.model.entity(named:)),
+                      let base = try SharingState.base(of: id, entity: entity, model: self.model, in: db)?.values else { return nil }
+                return Outbox.Operation(entity: entity, id: id, kind: .update, values: base, changedKeys: [], base: base,
+                                        counterDeltas: lost.deltas(of: id, entity: entity))
+            }
+        }
+        logger.info("sharing: sending again push \(lost.id) of \(operations.count) counters, whose end was not recorded")
+        try await push(operations, identity: lost.id, on: connection)
     }
 
     /// Merges the server rows a push left into the store, taking the values sent as the
@@ -425,6 +474,8 @@ actor SharingEngine {
             if let operation = sentByID[row.id], operation.kind != .delete {
                 assumed = operation.base ?? [:]
                 for key in row.sentKeys(of: operation) { assumed![key] = operation.values[key] }
+                // What the push added is this store's: taken into the base, not added again.
+                for (key, delta) in operation.counterDeltas { assumed![key] = (assumed![key] ?? .null).adding(delta) }
             }
             try merge.take(change, assumingBase: assumed, in: db)
         }

@@ -15,7 +15,9 @@ import ObjectStore
 /// | changed | changed, to the local value | unchanged |
 /// | changed | changed, to another value | a conflict: `MergePolicy` decides, and it is recorded |
 ///
-/// and the server row becomes the base. A change whose version is not above the base's is
+/// (but for a counter, `AttributeMerge.add`, which takes the server's value plus what this
+/// store added since its base, `server + (local - base)`, and never conflicts), and the
+/// server row becomes the base. A change whose version is not above the base's is
 /// skipped: it is older than what the store took (versions follow commit order, the log's
 /// order need not), or it is this store's own push coming back.
 ///
@@ -30,6 +32,12 @@ struct ServerRowMerge {
     /// Objects a relationship may name besides those this store has: the other objects of
     /// the page or snapshot being taken, and those the server was asked about and has.
     var arriving: Set<UUID> = []
+    /// This store's push that adds to counters and whose end it has not taken yet: a
+    /// change of that push (pulled before its end was taken, by this process or another on
+    /// the file) counts those additions in its base, so that they are not added twice; the
+    /// record is then forgotten at ``finish(in:)``.
+    var pushInFlight: SharingState.PushInFlight?
+    private var tookPushInFlight = false
     /// Conflicts found so far.
     private(set) var conflicts: [SharingConflict] = []
     /// Changes refused so far.
@@ -64,7 +72,8 @@ struct ServerRowMerge {
         case .delete:
             if let local, localExists {
                 if let baseValues = base?.values, let current = try rows.values(of: entity, keys: [local], in: db)[local] {
-                    let edited = current.keys.filter { current[$0] != (baseValues[$0] ?? .null) }.sorted()
+                    // Taps on a counter are no edit a delete loses: it has no value left to add to.
+                    let edited = current.keys.filter { current[$0] != (baseValues[$0] ?? .null) && entity.attribute(named: $0)?.isCounter != true }.sorted()
                     if !edited.isEmpty {
                         record(SharingConflict(entity: entity.name, globalID: change.object, objectID: ObjectID(entityName: entity.name, rowKey: local),
                                                keys: edited, details: "deleted on another desktop while \(edited.joined(separator: ", ")) had edits here",
@@ -76,7 +85,15 @@ struct ServerRowMerge {
             try SharingState.setBase(.init(version: change.version, values: nil), of: change.object, entity: entity.name, in: db)
         case .insert, .update:
             if let local, localExists {
-                try merge(change, into: local, entity: entity, base: assumed ?? base?.values, in: db)
+                var mergeBase = assumed ?? base?.values
+                if let push = pushInFlight, change.push == push.id {
+                    tookPushInFlight = true
+                    for (key, delta) in push.deltas(of: change.object, entity: entity) {
+                        let was = mergeBase?[key] ?? .null
+                        mergeBase?[key] = was.adding(delta)
+                    }
+                }
+                try merge(change, into: local, entity: entity, base: mergeBase, in: db)
             } else if local != nil, base == nil || base?.values != nil {
                 // Deleted here, not pushed yet (perhaps before the push of its insert came
                 // back): the delete goes out with the next push, against this base.
@@ -97,11 +114,18 @@ struct ServerRowMerge {
         var conflicting: [(key: String, base: Value, server: Value, local: Value)] = []
         for (name, server) in change.values.sorted(by: { $0.key < $1.key }) {
             let mine = current[name] ?? .null
-            guard mine != server else { continue }
             // No base: this store's own insert whose push was not taken back (the process
             // ended in between); its values are this store's edits.
             guard let base else { continue }
             let was = base[name] ?? .null
+            // A counter: the server's value and what this store added to it since its base,
+            // never a conflict.
+            if entity.attribute(named: name)?.isCounter == true {
+                let sum = server.adding(mine.subtracting(was))
+                if sum != mine { writes[name] = sum }
+                continue
+            }
+            guard mine != server else { continue }
             if mine == was {
                 writes[name] = server
             } else if server == was {
@@ -166,5 +190,6 @@ struct ServerRowMerge {
         inserted = []
         for conflict in conflicts { try SharingState.record(conflict, in: db) }
         for change in rejected { try SharingState.record(change, in: db) }
+        if tookPushInFlight { try SharingState.setPushInFlight(nil, in: db) }
     }
 }

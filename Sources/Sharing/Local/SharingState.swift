@@ -38,6 +38,55 @@ enum SharingState {
         case pushedThrough
         /// Whether sharing is on (the store shares on open without being told again).
         case active
+        /// A push that adds to counters, recorded before it is sent and forgotten once its
+        /// end is taken into the store (``PushInFlight``).
+        case pushInFlight
+    }
+
+    /// A push that adds to counters and whose end the store has not taken yet: its
+    /// identity, and what it adds to which counters of which objects. Recorded before the
+    /// push is sent, so that a push whose end was lost (the process killed) is sent again
+    /// under its identity, and adds nothing twice; and a pull that brings the push's own
+    /// changes back first counts its additions as this store's, not twice.
+    struct PushInFlight: Codable, Equatable {
+        var id: UUID
+        /// Entity names by object.
+        var entities: [UUID: String]
+        /// What is added, by object and counter.
+        var deltas: [UUID: [String: Double]]
+
+        /// A new push of what `operations` add to counters.
+        init(_ operations: some Sequence<Outbox.Operation>) {
+            id = UUID()
+            entities = [:]
+            deltas = [:]
+            for operation in operations where !operation.counterDeltas.isEmpty {
+                entities[operation.id] = operation.entity.name
+                deltas[operation.id] = operation.counterDeltas.compactMapValues { value in
+                    switch value {
+                    case .integer(let v): Double(v)
+                    case .double(let v): v
+                    default: nil
+                    }
+                }
+            }
+        }
+
+        /// The deltas of `object` as values of its counters' types.
+        func deltas(of object: UUID, entity: EntityDescription) -> [String: Value] {
+            (deltas[object] ?? [:]).reduce(into: [:]) { result, entry in
+                guard let attribute = entity.attribute(named: entry.key) else { return }
+                result[entry.key] = attribute.type == .integer ? .integer(Int64(entry.value)) : .double(entry.value)
+            }
+        }
+    }
+
+    static func pushInFlight(in db: Database) throws -> PushInFlight? {
+        try value(.pushInFlight, in: db).flatMap { try JSONDecoder().decode(PushInFlight.self, from: Data($0.utf8)) }
+    }
+
+    static func setPushInFlight(_ push: PushInFlight?, in db: Database) throws {
+        try set(.pushInFlight, try push.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }, in: db)
     }
 
     /// Creates the tables when missing.

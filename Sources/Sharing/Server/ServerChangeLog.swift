@@ -55,7 +55,7 @@ public struct ServerChangeLog: Sendable {
                 WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
                 ORDER BY c.txid, c.seq LIMIT \(max(1, limit))
             )
-            SELECT c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text
+            SELECT c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text, c.push
             FROM \(unescaped: log) c, horizon
             WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
                 AND c.txid <= (SELECT max(txid) FROM page)
@@ -63,12 +63,14 @@ public struct ServerChangeLog: Sendable {
             """
         var changes: [ServerChange] = []
         let rows = try await connection.query(query, logger: logger)
-        for try await (txid, seq, entity, object, op, version, changed, row) in rows.decode((String, Int64, String, UUID, String, Int64, [String]?, String?).self) {
+        for try await (txid, seq, entity, object, op, version, changed, row, push) in rows.decode((String, Int64, String, UUID, String, Int64, [String]?, String?, UUID?).self) {
             guard let transaction = UInt64(txid) else {
                 throw SharingError.unreadableChange(entity: entity, object: object, reason: "transaction \(txid)")
             }
-            changes.append(change(at: ServerCursor(transaction: transaction, sequence: seq), entity: entity, object: object,
-                                  operation: op, version: version, changed: changed ?? [], row: row))
+            var change = change(at: ServerCursor(transaction: transaction, sequence: seq), entity: entity, object: object,
+                                operation: op, version: version, changed: changed ?? [], row: row)
+            change.push = push
+            changes.append(change)
         }
         return Page(changes: changes, cursor: changes.last?.cursor ?? cursor)
     }
@@ -127,6 +129,9 @@ extension ServerChangeLog {
             for try await (txid, seq) in rows.decode((String, Int64).self) {
                 through = UInt64(txid).map { ServerCursor(transaction: $0, sequence: seq) }
             }
+            // Pushes that added to counters are remembered for a month: a desktop killed
+            // between a push and its end sends it again within that, or resyncs.
+            try await connection.query("DELETE FROM \(unescaped: ServerNames.quoted(ServerNames.pushes)) WHERE at < now() - interval '30 days'", logger: logger)
             guard let through else { return 0 }
             // Recorded first: a reader that sees the log without these changes sees the mark.
             try await connection.query("""

@@ -10,6 +10,12 @@ enum ServerNames {
     static let changeLog = "Z_CHANGES"
     /// The server's own facts: its identity and how far its log was pruned.
     static let state = "Z_SHARING"
+    /// The identities of the pushes that added to counters: a push sent again (its end not
+    /// recorded in the store, the process killed) finds its own and adds nothing twice.
+    static let pushes = "Z_PUSHES"
+    /// The setting a push that adds to counters sets for its transaction to its identity,
+    /// which the change log records with each change it writes.
+    static let pushSetting = "fetched_results.push"
     /// The global ID of an object: the primary key of every entity table.
     static let objectID = "Z_ID"
     /// How many times an object's row was written: raised by a trigger on every update, so

@@ -60,19 +60,21 @@ public struct ServerSchema: Sendable {
 
     /// The statements that ``create(on:logger:)`` runs, in order; each is idempotent.
     public var statements: [String] {
-        Self.functionStatements + [createChangeLogSQL] + Self.stateStatements + model.entities.flatMap(entityStatements)
+        Self.functionStatements + [createChangeLogSQL, addPushColumnSQL] + Self.stateStatements + model.entities.flatMap(entityStatements)
     }
 
     /// The server's own facts, `"Z_SHARING" (key, value)`: `identity`, a random ID given
     /// when the schema is first created, by which a store knows the database it shares
     /// with (another database, or this one dropped and made again, has another), and
     /// `prunedThrough`, the newest change deleted from the log (see
-    /// ``ServerChangeLog/prune(keepingLast:on:logger:)``).
+    /// ``ServerChangeLog/prune(keepingLast:on:logger:)``); and `"Z_PUSHES"`, the identities of
+    /// the pushes that added to counters (kept 30 days), so that one sent twice adds once.
     private static var stateStatements: [String] {
         let table = ServerNames.quoted(ServerNames.state)
         return [
             "CREATE TABLE IF NOT EXISTS \(table) (key text PRIMARY KEY, value text NOT NULL)",
             "INSERT INTO \(table) (key, value) VALUES ('identity', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING",
+            "CREATE TABLE IF NOT EXISTS \(ServerNames.quoted(ServerNames.pushes)) (id uuid PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())",
         ]
     }
 
@@ -92,6 +94,13 @@ public struct ServerSchema: Sendable {
                 PRIMARY KEY (txid, seq)
             )
             """
+    }
+
+    /// The push that wrote a change, when it added to counters (the writing transaction's
+    /// `fetched_results.push` setting): a desktop that pulls its own push before it recorded
+    /// the push's end knows those additions are already its own (see ``ServerWriter``).
+    private var addPushColumnSQL: String {
+        "ALTER TABLE \(ServerNames.quoted(ServerNames.changeLog)) ADD COLUMN IF NOT EXISTS push uuid"
     }
 
     private func entityStatements(_ entity: EntityDescription) -> [String] {
@@ -169,8 +178,9 @@ public struct ServerSchema: Sendable {
                     JOIN jsonb_each(to_jsonb(OLD)) AS o ON o.key = n.key
                     WHERE n.value IS DISTINCT FROM o.value;
                 END IF;
-                INSERT INTO \(log) (entity, object, op, version, changed, "row")
-                VALUES (TG_TABLE_NAME, NEW.\(id), lower(TG_OP), NEW.\(version), coalesce(changed, '{}'), new_row);
+                INSERT INTO \(log) (entity, object, op, version, changed, "row", push)
+                VALUES (TG_TABLE_NAME, NEW.\(id), lower(TG_OP), NEW.\(version), coalesce(changed, '{}'), new_row,
+                        nullif(current_setting('\(ServerNames.pushSetting)', true), '')::uuid);
                 RETURN NULL;
             END
             $$

@@ -22,7 +22,25 @@ struct ServerWriter: Sendable {
     /// Sends `operations` in the current transaction of `connection`, and returns the rows
     /// they left and the conflicts settled by `MergePolicy.editWins` (those the server
     /// wins are found when the rows are merged back).
-    func push(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws -> (written: [Written], conflicts: [SharingConflict]) {
+    ///
+    /// Counters are added to (`wins = wins + 1`), not compared: concurrent taps add up.
+    /// A push that adds to counters has an `identity`, recorded on the server in the same
+    /// transaction (`"Z_PUSHES"`): sent again (its end was not recorded in the store), it
+    /// finds it there and adds nothing twice; its other writes are compare-and-set or
+    /// "insert if missing", which come to the same thing when repeated.
+    func push(_ operations: [Outbox.Operation], identity: UUID? = nil, on connection: PostgresConnection) async throws -> (written: [Written], conflicts: [SharingConflict]) {
+        var addsToCounters = false
+        if let identity, operations.contains(where: { !$0.counterDeltas.isEmpty }) {
+            var bindings = PostgresBindings()
+            bindings.append(identity)
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: "INSERT INTO \(ServerNames.quoted(ServerNames.pushes)) (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id", binds: bindings),
+                logger: logger)
+            for try await _ in rows.decode(UUID.self) { addsToCounters = true }
+            if !addsToCounters { logger.info("sharing: push \(identity) was applied before; its counters are not added to again") }
+            // The log records the identity with each change of this transaction.
+            try await connection.query("SELECT set_config(\(ServerNames.pushSetting), \(identity.uuidString.lowercased()), true)", logger: logger)
+        }
         var conflicts: [SharingConflict] = []
         var written: [Written] = []
         var reread: [String: [UUID]] = [:]
@@ -55,6 +73,11 @@ struct ServerWriter: Sendable {
                     guard theirs != mine else { continue }
                     try bind(mine, of: name, entity: operation.entity, into: &bindings)
                     assignments.append("\(ServerNames.quoted(name)) = $\(assignments.count + 2)")
+                }
+                for (name, delta) in operation.counterDeltas.sorted(by: { $0.key < $1.key }) where addsToCounters {
+                    try bind(delta, of: name, entity: operation.entity, into: &bindings)
+                    let column = ServerNames.quoted(name)
+                    assignments.append("\(column) = coalesce(\(column), 0) + $\(assignments.count + 2)")
                 }
                 if !assignments.isEmpty {
                     try await connection.query(PostgresQuery(
