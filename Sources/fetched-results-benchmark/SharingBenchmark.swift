@@ -28,6 +28,9 @@ func sharingBenchmark(_ options: Options, folder: URL, report: inout Report) thr
     report.add(.init(figure: "push of a \(figures.importRows)-row import", measured: "\(duration(figures.pushSeconds)), \(Int(pushRate)) rows/s",
                      baseline: "the import \(duration(figures.importSeconds))", target: "≥ 1,000 rows/s", passed: pushRate >= 1_000))
     report.add(.init(figure: "  … and on desktop B", measured: duration(figures.pullSeconds)))
+    report.add(.init(figure: "\(figures.taps) taps on one team, half on each desktop at once, until both hold the sum",
+                     measured: duration(figures.tapsSeconds), baseline: "the taps' saves \(duration(figures.tapSavesSeconds))",
+                     target: "every tap counts", passed: figures.tapsCounted == figures.taps))
 }
 
 struct SharingFigures: Sendable {
@@ -37,6 +40,10 @@ struct SharingFigures: Sendable {
     var importSeconds = 0.0
     var pushSeconds = 0.0
     var pullSeconds = 0.0
+    var taps = 1_000
+    var tapsCounted = 0
+    var tapsSeconds = 0.0
+    var tapSavesSeconds = 0.0
 }
 
 private func measureSharing(serverURL: String, folder: URL) async throws -> SharingFigures {
@@ -93,6 +100,48 @@ private func measureSharing(serverURL: String, folder: URL) async throws -> Shar
         figures.localLatencies.append(seconds(onA.lastBatch - saved))
         try await Task.sleep(for: .milliseconds(Int.random(in: 20...60)))
     }
+
+    // 1,000 taps on one team, 500 on each desktop at the same time, each a save: until both
+    // stores hold all of them (wins are a counter: none is lost to a conflict).
+    let tappedName = writer.performAndWait { () -> String in
+        if case .string(let name) = teams[0].attributeValue(forKey: "teamName") { return name }
+        return ""
+    }
+    let winsOf = { (store: PersistentStore) in
+        try await store.database.read { db in try Int.fetchOne(db, sql: #"SELECT wins FROM "Team" WHERE "teamName" = ?"#, arguments: [tappedName]) ?? 0 }
+    }
+    let winsBefore = try await winsOf(a)
+    let tapsStarted = ContinuousClock.now
+    let perDesktop = figures.taps / 2
+    let saves = try await withThrowingTaskGroup(of: Duration.self) { group in
+        for store in [a, b] {
+            group.addTask {
+                let context = ObjectContext(store: store, queue: DispatchQueue(label: "taps"))
+                return try context.performAndWait {
+                    let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName == %@", tappedName))
+                    let team = try context.fetch(request)[0]
+                    let start = ContinuousClock.now
+                    for _ in 0..<perDesktop {
+                        guard case .integer(let wins) = team.attributeValue(forKey: "wins") else { break }
+                        try team.setValue(wins + 1, forKey: "wins")
+                        try context.save()
+                    }
+                    return ContinuousClock.now - start
+                }
+            }
+        }
+        return try await group.reduce(Duration.zero) { max($0, $1) }
+    }
+    figures.tapSavesSeconds = seconds(saves)
+    let sum = winsBefore + figures.taps
+    let tapsDeadline = ContinuousClock.now + .seconds(60)
+    while ContinuousClock.now < tapsDeadline {
+        let counts = [try await winsOf(a), try await winsOf(b)]
+        figures.tapsCounted = min(counts[0], counts[1]) - winsBefore
+        if counts.allSatisfy({ $0 == sum }) { break }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    figures.tapsSeconds = seconds(ContinuousClock.now - tapsStarted)
 
     // A 10,000-row import on A, pushed.
     let started = ContinuousClock.now

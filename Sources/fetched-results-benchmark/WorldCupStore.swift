@@ -16,7 +16,7 @@ enum WorldCupStore {
                     AttributeDescription(name: "teamName", type: .string),
                     AttributeDescription(name: "qualifyingZone", type: .string),
                     AttributeDescription(name: "imageName", type: .string, isOptional: true),
-                    AttributeDescription(name: "wins", type: .integer, defaultValue: .integer(0)),
+                    AttributeDescription(name: "wins", type: .integer, defaultValue: .integer(0), merge: .add),
                 ],
                 indexes: [IndexDescription(properties: ["qualifyingZone", "-wins", "teamName"])]
             ),
