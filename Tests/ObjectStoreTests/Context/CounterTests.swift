@@ -136,6 +136,25 @@ final class CounterTests: XCTestCase {
         XCTAssertEqual(try storedTaps(p[0].store), saved, "seed \(seed)")
     }
 
+    /// A store made before wins were a counter opens with the counter model: only how
+    /// changes merge differs, so nothing in the file changes but its recorded model.
+    func testAStoreMadeBeforeTheAttributeWasACounterOpensWithItsObjects() throws {
+        let url = try temporaryFolder(self).appendingPathComponent("old.sqlite")
+        let plain = try Model(json: Data(#"{"entities":[{"name":"Team","attributes":[{"name":"wins","type":"integer","default":0}]}]}"#.utf8))
+        do {
+            let context = ObjectContext(store: try PersistentStore(url: url, model: plain))
+            try context.insert(entityName: "Team").setValue(4, forKey: "wins")
+            try context.save()
+        }
+        let counter = try Model(json: Data(#"{"entities":[{"name":"Team","attributes":[{"name":"wins","type":"integer","default":0,"merge":"add"}]}]}"#.utf8))
+        let context = ObjectContext(store: try PersistentStore(url: url, model: counter))
+        let team = try XCTUnwrap(context.fetch(FetchRequest<ManagedObject>(entityName: "Team")).first)
+        XCTAssertEqual(team.attributeValue(forKey: "wins"), .integer(4))
+        try team.setValue(5, forKey: "wins")
+        try context.save()
+        XCTAssertEqual(team.attributeValue(forKey: "wins"), .integer(5))
+    }
+
     func testAModelSaysWhereACounterIsNotANumber() throws {
         let json = #"{"entities":[{"name":"Team","attributes":[{"name":"name","type":"string","merge":"add"}]}]}"#
         XCTAssertThrowsError(try Model(json: Data(json.utf8))) { error in
