@@ -92,6 +92,11 @@ extension AttributeDescription {
     /// What keeps `value` from crossing between a store and the server: over
     /// ``SharingLimits/valueBytes``, or against the model's rules (the ones a save checks);
     /// nil when it fits. The rest of a sentence that starts with the attribute's name.
+    ///
+    /// A counter's `minValue`/`maxValue` are not checked here: its value on the server is the
+    /// sum of every desktop's additions, each checked where it was saved, and concurrent ones
+    /// may take it past them; refusing the sum would leave every desktop's base behind and
+    /// its additions sent again.
     func sharingFailure(of value: Value, limits: SharingLimits) -> String? {
         let size: Int? = switch value {
         case .string(let text): text.utf8.count
@@ -101,6 +106,9 @@ extension AttributeDescription {
         if let size, size > limits.valueBytes {
             return "is \(size) bytes, over the limit of \(limits.valueBytes) (SharingLimits.valueBytes)"
         }
-        return validationFailures(of: value).first
+        guard isCounter else { return validationFailures(of: value).first }
+        var sum = self
+        (sum.minValue, sum.maxValue) = (nil, nil)
+        return sum.validationFailures(of: value).first
     }
 }

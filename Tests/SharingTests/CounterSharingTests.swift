@@ -109,8 +109,8 @@ final class CounterSharingTests: XCTestCase {
     /// store took its end (the next session finds it in the log, or sends it again and the
     /// server adds nothing twice). Either way the taps count once.
     func testAPushWhoseEndWasLostAddsItsTapsOnce() async throws {
-        for (case_, serverHasIt, pullFirst) in [("killed before sending", false, false), ("killed after the server's commit", true, true),
-                                                ("sent again after the server's commit", true, false)] {
+        for (case_, serverHasIt, sentTwice) in [("killed before sending", false, false), ("killed after the server's commit", true, false),
+                                                ("sent again by another process after the server's commit", true, true)] {
             try await ServerTestDatabase.with { database in
                 let folder = try temporaryFolder(self)
                 let (a, b) = try await twoDesktops(database, in: folder)
@@ -144,7 +144,7 @@ final class CounterSharingTests: XCTestCase {
                         _ = try await connection.withTransaction(logger: ServerTestDatabase.logger) { connection in
                             try await writer.push(recorded, identity: inFlight.id, on: connection)
                         }
-                        if !pullFirst {
+                        if sentTwice {
                             // Another process of A's store sends it again meanwhile: nothing twice.
                             _ = try await connection.withTransaction(logger: ServerTestDatabase.logger) { connection in
                                 try await writer.push(recorded, identity: inFlight.id, on: connection)

@@ -106,15 +106,15 @@ final class SharedCommandTests: XCTestCase {
             let first = try runCommand(["apply", "--store", store, "--share", database.url], input: "{\"op\":\"save\"}\n")
             XCTAssertEqual(first.status, 0, first.errors)
             try await database.withConnection { connection in
-                try await ServerTestDatabase.execute(#"UPDATE "Team" SET wins = -5 WHERE "teamName" = 'Ghana'"#, on: connection)
+                try await ServerTestDatabase.execute(#"UPDATE "Team" SET "teamName" = '' WHERE "teamName" = 'Ghana'"#, on: connection)
             }
             let next = try runCommand(["apply", "--store", store], input: "{\"op\":\"save\"}\n")
             XCTAssertEqual(next.status, 0, next.errors)
             let lines = next.errors.split(separator: "\n").filter { $0.hasPrefix("sharing: rejected: ") }
             XCTAssertEqual(lines.count, 1, next.errors)
-            XCTAssertTrue(lines.first?.hasSuffix("from the server, not taken: wins must be at least 0 (is -5)") == true, next.errors)
+            XCTAssertTrue(lines.first?.hasSuffix("from the server, not taken: teamName must not be empty") == true, next.errors)
             XCTAssertTrue(next.errors.contains("1 rejected"), "the status counts it: \(next.errors)")
-            XCTAssertEqual(try sqlite3(URL(fileURLWithPath: store), "SELECT wins FROM Team WHERE teamName = 'Ghana'"), "0", "the store keeps its value")
+            XCTAssertEqual(try sqlite3(URL(fileURLWithPath: store), "SELECT count(*) FROM Team WHERE teamName = 'Ghana'"), "1", "the store keeps its value")
         }
     }
 

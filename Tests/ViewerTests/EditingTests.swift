@@ -138,6 +138,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
                                  ("99999999999999999999", "Wins must be at most 9223372036854775807 (is 99999999999999999999)."),
                                  ("-99999999999999999999", "Wins must be at least -9223372036854775808 (is -99999999999999999999)."),
                                  ("12.5", "Wins must be a whole number (is 12.5)."),
+                                 ("5.0", "Wins must be a whole number (is 5.0)."),
                                  ("lots", "Wins must be a whole number (is lots).")] {
             type(typed, into: wins)
             dialog.save()

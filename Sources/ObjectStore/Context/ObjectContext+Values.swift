@@ -34,7 +34,10 @@ extension ObjectContext {
         }
         let current = try storedValue(of: object, key: key)
         if current == value { return }
-        if !object.isInserted && object.committed?[key] == value {
+        // A counter's change is undone when it is back at the value it started from (a merge
+        // may have reloaded the saved value meanwhile: a tap landing on it still adds one).
+        let unchanged = object.entity.attribute(named: key)?.isCounter == true ? object.changeBases[key] ?? object.committed?[key] : object.committed?[key]
+        if !object.isInserted && unchanged == value {
             object.changes[key] = nil
             object.changeBases[key] = nil
         } else {

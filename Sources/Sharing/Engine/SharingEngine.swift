@@ -228,7 +228,7 @@ actor SharingEngine {
         try await store.database.write { db in
             try db.execute(sql: "DELETE FROM \(SharingState.baseTable)")
             try db.execute(sql: "DELETE FROM \(SharingState.referenceTable)")
-            for key in [SharingState.Key.serverIdentity, .cursor, .pushedThrough] { try SharingState.set(key, nil, in: db) }
+            for key in [SharingState.Key.serverIdentity, .cursor, .pushedThrough, .pushInFlight] { try SharingState.set(key, nil, in: db) }
         }
     }
 
@@ -306,15 +306,27 @@ actor SharingEngine {
             // Relationships to objects neither the page nor the store has: the server is
             // asked whether it has them (a push of many objects commits in several
             // transactions); those it lacks make their changes rejected.
-            let unknown = try await store.database.read { db in try self.unknownTargets(of: page.changes, in: db) }
+            let (unknown, inFlight) = try await store.database.read { db in
+                (try self.unknownTargets(of: page.changes, in: db), try SharingState.pushInFlight(in: db))
+            }
             let onServer = try await existingObjects(unknown, on: connection)
+            // A push of this store's counters whose end is not taken yet: from which version
+            // the page's changes hold it (asked after the page was read, so a change the
+            // page holds that came after the push finds the push committed).
+            let pushVersions = if let inFlight, page.changes.contains(where: { inFlight.deltas[$0.object] != nil }) {
+                try await log.versions(ofPush: inFlight.id, on: connection, logger: logger)
+            } else {
+                [UUID: Int64]()
+            }
             try await store.database.write { db in
                 // Another round of this process, or another process on the file, may have
                 // taken it already.
                 guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
                 var merge = self.merge(arriving: page.changes)
                 merge.arriving.formUnion(onServer)
-                merge.pushInFlight = try SharingState.pushInFlight(in: db)
+                // The record as it is now: another process may have taken it meanwhile.
+                merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == inFlight?.id ? $0 : nil }
+                merge.pushVersions = pushVersions
                 for change in page.changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
                 try SharingState.setCursor(page.cursor, in: db)
@@ -361,9 +373,15 @@ actor SharingEngine {
     private func resync(on connection: PostgresConnection) async throws {
         status(.resyncing)
         logger.notice("sharing: the server's log was pruned past this store's cursor; resyncing from its tables")
+        let inFlight = try await store.database.read { db in try SharingState.pushInFlight(in: db) }
         let snapshot = try await log.snapshot(on: connection, logger: logger)
+        // A push of counters whose end is not taken yet, which the server applied before
+        // the snapshot (its identity recorded): every row of the snapshot holds it.
+        let applied = if let inFlight, try await log.pushWasApplied(inFlight.id, on: connection, logger: logger) { inFlight } else { nil as SharingState.PushInFlight? }
         try await store.database.write { db in
             var merge = self.merge(arriving: snapshot.changes)
+            merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == applied?.id ? $0 : nil }
+            merge.pushVersions = (applied?.deltas.keys).map { Dictionary(uniqueKeysWithValues: $0.map { ($0, Int64.min) }) } ?? [:]
             let onServer = Set(snapshot.changes.map(\.object))
             for change in snapshot.changes { try merge.take(change, in: db) }
             for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.contains(id) {
@@ -384,6 +402,7 @@ actor SharingEngine {
     /// in the transaction that reads them, see ``SharingState/PushInFlight``), and every
     /// other change, 1,000 objects a server transaction.
     private func pushAll(on connection: PostgresConnection) async throws {
+        var passes = 0
         while true {
             // In flight here: lost (this process was killed before its end) or being sent
             // by another process on the file; sending it again is safe either way.
@@ -420,7 +439,10 @@ actor SharingEngine {
             for chunk in stride(from: 0, to: others.count, by: 1000).map({ Array(others[$0..<min($0 + 1000, others.count)]) }) {
                 try await push(chunk, identity: nil, on: connection)
             }
-            guard !deferred else { continue }
+            // Deferred counters go in the next pass; a few passes a round (the rest wait for
+            // the next round), so that a delta the server never absorbs cannot spin here.
+            passes += 1
+            guard !deferred else { if passes < 8 { continue } else { return } }
             try await store.database.write { db in
                 // Set only if no other round pushed further meanwhile.
                 if try SharingState.pushedThrough(in: db) < through { try SharingState.set(.pushedThrough, String(through), in: db) }
@@ -474,8 +496,13 @@ actor SharingEngine {
             if let operation = sentByID[row.id], operation.kind != .delete {
                 assumed = operation.base ?? [:]
                 for key in row.sentKeys(of: operation) { assumed![key] = operation.values[key] }
-                // What the push added is this store's: taken into the base, not added again.
-                for (key, delta) in operation.counterDeltas { assumed![key] = (assumed![key] ?? .null).adding(delta) }
+                // What the push added is this store's: taken into the base as it is now (a pull
+                // by another process on the file may have moved it since the push was read),
+                // not added again.
+                if !operation.counterDeltas.isEmpty {
+                    let now = try SharingState.base(of: row.id, entity: operation.entity, model: model, in: db)?.values ?? operation.base ?? [:]
+                    for (key, delta) in operation.counterDeltas { assumed![key] = (now[key] ?? .null).adding(delta) }
+                }
             }
             try merge.take(change, assumingBase: assumed, in: db)
         }

@@ -32,12 +32,14 @@ struct ServerRowMerge {
     /// Objects a relationship may name besides those this store has: the other objects of
     /// the page or snapshot being taken, and those the server was asked about and has.
     var arriving: Set<UUID> = []
-    /// This store's push that adds to counters and whose end it has not taken yet: a
-    /// change of that push (pulled before its end was taken, by this process or another on
-    /// the file) counts those additions in its base, so that they are not added twice; the
-    /// record is then forgotten at ``finish(in:)``.
+    /// This store's push that adds to counters and whose end it has not taken yet, and the
+    /// version from which the server's rows hold it (``ServerChangeLog/versions(ofPush:on:logger:)``):
+    /// a change at that version or later, pulled before the push's end was taken (by this
+    /// process or another on the file), counts the push's additions in its base, so that
+    /// they are not added twice. The objects taken so leave the record at ``finish(in:)``.
     var pushInFlight: SharingState.PushInFlight?
-    private var tookPushInFlight = false
+    var pushVersions: [UUID: Int64] = [:]
+    private var tookFromPush: Set<UUID> = []
     /// Conflicts found so far.
     private(set) var conflicts: [SharingConflict] = []
     /// Changes refused so far.
@@ -86,8 +88,9 @@ struct ServerRowMerge {
         case .insert, .update:
             if let local, localExists {
                 var mergeBase = assumed ?? base?.values
-                if let push = pushInFlight, change.push == push.id {
-                    tookPushInFlight = true
+                if let push = pushInFlight, let pushed = pushVersions[change.object], change.version >= pushed,
+                   !tookFromPush.contains(change.object) {
+                    tookFromPush.insert(change.object)
                     for (key, delta) in push.deltas(of: change.object, entity: entity) {
                         let was = mergeBase?[key] ?? .null
                         mergeBase?[key] = was.adding(delta)
@@ -190,6 +193,9 @@ struct ServerRowMerge {
         inserted = []
         for conflict in conflicts { try SharingState.record(conflict, in: db) }
         for change in rejected { try SharingState.record(change, in: db) }
-        if tookPushInFlight { try SharingState.setPushInFlight(nil, in: db) }
+        if var push = pushInFlight, !tookFromPush.isEmpty {
+            for object in tookFromPush { push.deltas[object] = nil; push.entities[object] = nil }
+            try SharingState.setPushInFlight(push.deltas.isEmpty ? nil : push, in: db)
+        }
     }
 }

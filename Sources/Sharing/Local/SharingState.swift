@@ -48,12 +48,12 @@ enum SharingState {
     /// push is sent, so that a push whose end was lost (the process killed) is sent again
     /// under its identity, and adds nothing twice; and a pull that brings the push's own
     /// changes back first counts its additions as this store's, not twice.
-    struct PushInFlight: Codable, Equatable {
+    struct PushInFlight: Codable {
         var id: UUID
         /// Entity names by object.
         var entities: [UUID: String]
-        /// What is added, by object and counter.
-        var deltas: [UUID: [String: Double]]
+        /// What is added, by object and counter (exactly: an integer as an integer).
+        var deltas: [UUID: [String: JSONScalar]]
 
         /// A new push of what `operations` add to counters.
         init(_ operations: some Sequence<Outbox.Operation>) {
@@ -62,13 +62,7 @@ enum SharingState {
             deltas = [:]
             for operation in operations where !operation.counterDeltas.isEmpty {
                 entities[operation.id] = operation.entity.name
-                deltas[operation.id] = operation.counterDeltas.compactMapValues { value in
-                    switch value {
-                    case .integer(let v): Double(v)
-                    case .double(let v): v
-                    default: nil
-                    }
-                }
+                deltas[operation.id] = operation.counterDeltas.mapValues(JSONScalar.init)
             }
         }
 
@@ -76,7 +70,7 @@ enum SharingState {
         func deltas(of object: UUID, entity: EntityDescription) -> [String: Value] {
             (deltas[object] ?? [:]).reduce(into: [:]) { result, entry in
                 guard let attribute = entity.attribute(named: entry.key) else { return }
-                result[entry.key] = attribute.type == .integer ? .integer(Int64(entry.value)) : .double(entry.value)
+                result[entry.key] = entry.value.value(as: attribute.type)
             }
         }
     }

@@ -44,8 +44,6 @@ public struct ServerChange: Sendable, Hashable {
     /// operation, a value of another type, a row over the size limits), or nil: such a
     /// change is read all the same, so that the cursor moves past it, and the merge refuses it.
     var problem: RowImage.Unreadable?
-    /// The push that wrote the change, when it added to counters (see ``ServerWriter``).
-    var push: UUID?
 
     public init(cursor: ServerCursor, entity: String, object: UUID, kind: Kind, version: Int64, changedProperties: [String], values: [String: Value]) {
         self.cursor = cursor

@@ -55,7 +55,7 @@ public struct ServerChangeLog: Sendable {
                 WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
                 ORDER BY c.txid, c.seq LIMIT \(max(1, limit))
             )
-            SELECT c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text, c.push
+            SELECT c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text
             FROM \(unescaped: log) c, horizon
             WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
                 AND c.txid <= (SELECT max(txid) FROM page)
@@ -63,16 +63,34 @@ public struct ServerChangeLog: Sendable {
             """
         var changes: [ServerChange] = []
         let rows = try await connection.query(query, logger: logger)
-        for try await (txid, seq, entity, object, op, version, changed, row, push) in rows.decode((String, Int64, String, UUID, String, Int64, [String]?, String?, UUID?).self) {
+        for try await (txid, seq, entity, object, op, version, changed, row) in rows.decode((String, Int64, String, UUID, String, Int64, [String]?, String?).self) {
             guard let transaction = UInt64(txid) else {
                 throw SharingError.unreadableChange(entity: entity, object: object, reason: "transaction \(txid)")
             }
-            var change = change(at: ServerCursor(transaction: transaction, sequence: seq), entity: entity, object: object,
-                                operation: op, version: version, changed: changed ?? [], row: row)
-            change.push = push
-            changes.append(change)
+            changes.append(change(at: ServerCursor(transaction: transaction, sequence: seq), entity: entity, object: object,
+                                  operation: op, version: version, changed: changed ?? [], row: row))
         }
         return Page(changes: changes, cursor: changes.last?.cursor ?? cursor)
+    }
+
+    /// The version each object had once the push `identity` wrote it (none while the push
+    /// is not committed): a change of the object at that version or later holds what the
+    /// push added.
+    func versions(ofPush identity: UUID, on connection: PostgresConnection, logger: Logger) async throws -> [UUID: Int64] {
+        let rows = try await connection.query(
+            "SELECT object, min(version) FROM \(unescaped: ServerNames.quoted(ServerNames.changeLog)) WHERE push = \(identity) GROUP BY object", logger: logger)
+        var versions: [UUID: Int64] = [:]
+        for try await (object, version) in rows.decode((UUID, Int64).self) { versions[object] = version }
+        return versions
+    }
+
+    /// Whether the server applied the push `identity` (it records the identity of every
+    /// push that adds to counters, for 30 days).
+    func pushWasApplied(_ identity: UUID, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            "SELECT EXISTS (SELECT 1 FROM \(unescaped: ServerNames.quoted(ServerNames.pushes)) WHERE id = \(identity))", logger: logger)
+        for try await exists in rows.decode(Bool.self) { return exists }
+        return false
     }
 
     /// A row of the log (or of a table, for a snapshot) as a change. One that this model

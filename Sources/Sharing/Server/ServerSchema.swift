@@ -60,7 +60,7 @@ public struct ServerSchema: Sendable {
 
     /// The statements that ``create(on:logger:)`` runs, in order; each is idempotent.
     public var statements: [String] {
-        Self.functionStatements + [createChangeLogSQL, addPushColumnSQL] + Self.stateStatements + model.entities.flatMap(entityStatements)
+        Self.functionStatements + [createChangeLogSQL] + addPushColumnSQL + Self.stateStatements + model.entities.flatMap(entityStatements)
     }
 
     /// The server's own facts, `"Z_SHARING" (key, value)`: `identity`, a random ID given
@@ -97,10 +97,13 @@ public struct ServerSchema: Sendable {
     }
 
     /// The push that wrote a change, when it added to counters (the writing transaction's
-    /// `fetched_results.push` setting): a desktop that pulls its own push before it recorded
-    /// the push's end knows those additions are already its own (see ``ServerWriter``).
-    private var addPushColumnSQL: String {
-        "ALTER TABLE \(ServerNames.quoted(ServerNames.changeLog)) ADD COLUMN IF NOT EXISTS push uuid"
+    /// `fetched_results.push` setting), with an index of the changes that have one: a
+    /// desktop that pulls changes holding its own push before it recorded the push's end
+    /// finds from which version they do (see ``ServerWriter``).
+    private var addPushColumnSQL: [String] {
+        let log = ServerNames.quoted(ServerNames.changeLog)
+        return ["ALTER TABLE \(log) ADD COLUMN IF NOT EXISTS push uuid",
+                "CREATE INDEX IF NOT EXISTS \(ServerNames.quoted("Z_CHANGES_push")) ON \(log) (push) WHERE push IS NOT NULL"]
     }
 
     private func entityStatements(_ entity: EntityDescription) -> [String] {

@@ -37,9 +37,12 @@ struct ServerWriter: Sendable {
                 unsafeSQL: "INSERT INTO \(ServerNames.quoted(ServerNames.pushes)) (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id", binds: bindings),
                 logger: logger)
             for try await _ in rows.decode(UUID.self) { addsToCounters = true }
-            if !addsToCounters { logger.info("sharing: push \(identity) was applied before; its counters are not added to again") }
-            // The log records the identity with each change of this transaction.
-            try await connection.query("SELECT set_config(\(ServerNames.pushSetting), \(identity.uuidString.lowercased()), true)", logger: logger)
+            if addsToCounters {
+                // The log records the identity with each change of this transaction.
+                try await connection.query("SELECT set_config(\(ServerNames.pushSetting), \(identity.uuidString.lowercased()), true)", logger: logger)
+            } else {
+                logger.info("sharing: push \(identity) was applied before; its counters are not added to again")
+            }
         }
         var conflicts: [SharingConflict] = []
         var written: [Written] = []

@@ -194,7 +194,11 @@ final class FieldEditor {
         let value: Any, number: Double
         if attribute.type == .integer {
             guard let integer = Int64(text) else {
-                guard let huge = Double(text), huge.isFinite, huge.rounded() == huge else { throw refuse("a whole number") }
+                // Past Int64 ("99999999999999999999"): said as a range; anything else ("5.0",
+                // "1e3", "lots") is not a whole number as typed.
+                guard let huge = Double(text), huge.isFinite, abs(huge) >= 0x1p63, text.allSatisfy({ $0.isNumber || $0 == "-" || $0 == "+" }) else {
+                    throw refuse("a whole number")
+                }
                 throw refuse(huge > 0 ? "at most \(Int64.max)" : "at least \(Int64.min)")
             }
             (value, number) = (Int(integer), Double(integer))

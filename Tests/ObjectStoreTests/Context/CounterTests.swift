@@ -66,6 +66,26 @@ final class CounterTests: XCTestCase {
         XCTAssertEqual(mine.taps, 13)
     }
 
+    /// A tap that lands on the saved value another process left (reloaded by a refresh or
+    /// a merge) still counts: the change is what was added since the value it started from.
+    func testATapLandingOnAValueSavedElsewhereStillCounts() throws {
+        let p = try processes(2)
+        let mine = try tally(in: p[0].context), theirs = try tally(in: p[1].context)
+        mine.taps = 5
+        try p[0].context.save()
+        p[1].context.refresh(theirs, mergeChanges: true)
+        XCTAssertEqual(theirs.taps, 5)
+        theirs.taps += 1           // unsaved: 5 → 6
+        mine.taps += 2             // saved elsewhere: the store holds 7
+        try p[0].context.save()
+        p[1].context.refresh(theirs, mergeChanges: true)
+        XCTAssertEqual(theirs.name, "Ghana")   // the saved values are loaded again: taps 7
+        theirs.taps += 1           // 6 → 7, the saved value now: still two taps here
+        try p[1].context.save()
+        XCTAssertEqual(try storedTaps(p[0].store), 9, "5 + 2 elsewhere + 2 here")
+        XCTAssertEqual(theirs.taps, 9)
+    }
+
     /// A save that would take a counter below its `minValue` once added to the stored value
     /// is refused naming the attribute; nothing is written and every change is kept, so the
     /// rest of the save goes once the counter is put right.
