@@ -178,7 +178,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
                       window.sharingIndicator.text ?? "hidden")
         let server = try ServerConfiguration(url: url)
         try SharingServer.run(#"UPDATE "Team" SET "teamName" = '' WHERE "teamName" = 'Ghana'"#, on: server)
-        let text = "A change of “Ghana” from another desktop was not taken: Team name must not be empty"
+        let text = "A change of “Ghana” from the server was not taken: Team name must not be empty"
         XCTAssertTrue(iterateMainLoop(until: { window.shownToast == text }, timeout: 20), window.shownToast ?? "no toast")
         XCTAssertTrue(window.rows(inSection: "Africa").contains { $0.hasSuffix("Ghana · Wins: 0") }, window.listLines.joined(separator: "\n"))
 

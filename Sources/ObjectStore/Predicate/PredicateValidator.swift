@@ -58,10 +58,10 @@ struct PredicateValidator {
         /// What the side is, for messages: "'wins' (an integer attribute)", "\"three\" (a string)".
         var text: String {
             switch self {
-            case .attribute(let type, let name): return "'\(name)' (\(article(type)) \(type) attribute)"
+            case .attribute(let type, let name): return "'\(name)' (\(type.withArticle) attribute)"
             case .relationship(let name): return "'\(name)' (a to-one relationship)"
             case .constant(.null): return "nil"
-            case .constant(let value): return "\(PredicateFormatter.format(value)) (\(value.type.map { "\(article($0)) \($0)" } ?? "nil"))"
+            case .constant(let value): return "\(PredicateFormatter.format(value)) (\(value.type.map(\.withArticle) ?? "nil"))"
             case .list(let values): return PredicateFormatter.format(.list(values))
             case .object(let entity, let name): return "\(name) (an object of \(entity))"
             case .objects(let ids, let isList): return PredicateFormatter.format(.objects(ids, isList: isList)) + " (\(isList ? "objects" : "an object"))"
@@ -311,6 +311,7 @@ struct PredicateValidator {
     }
 }
 
-private func article(_ type: AttributeType) -> String {
-    type == .integer ? "an" : "a"
+extension AttributeType {
+    /// The type in a sentence: "an integer", "a string".
+    package var withArticle: String { self == .integer ? "an integer" : "a \(rawValue)" }
 }

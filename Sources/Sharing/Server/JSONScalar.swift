@@ -65,8 +65,3 @@ enum JSONScalar: Decodable, Sendable, CustomStringConvertible {
         text.count <= 40 ? text : "\(text.prefix(40))… (\(text.utf8.count) bytes)"
     }
 }
-
-extension AttributeType {
-    /// "an integer", "a string": the type in a sentence.
-    var withArticle: String { "aeiou".contains(rawValue.prefix(1)) ? "an \(rawValue)" : "a \(rawValue)" }
-}

@@ -124,8 +124,9 @@ extension ViewerWindow {
         showDetails("Changes Not Taken", rejected.map { "\(summary(of: $0)).\n\($0)." })
     }
 
-    /// "A change of “Ghana” from another desktop was not taken: Team name must not be
-    /// empty", in the dataset's words.
+    /// "A change of “Ghana” from the server was not taken: Team name must not be empty", in
+    /// the dataset's words (from the server: written there by another desktop, a script or
+    /// a person with `psql`).
     func summary(of rejected: RejectedChange) -> String {
         let name = shownName(of: rejected.objectID, entity: rejected.entity).map { "“\($0)”" } ?? "a " + ViewConfiguration.words(rejected.entity).lowercased()
         // The reason starts with the key ("teamName must not be empty"): said with its label.
@@ -133,7 +134,7 @@ extension ViewerWindow {
             rejected.reason.hasPrefix(key + " ") ? label(of: key, entity: rejected.entity) + rejected.reason.dropFirst(key.count) : rejected.reason
         } ?? rejected.reason
         switch rejected.direction {
-        case .pulled: return "A change of \(name) from another desktop was not taken: \(why)"
+        case .pulled: return "A change of \(name) from the server was not taken: \(why)"
         case .notPushed: return "A change of \(name) was not shared: \(why)"
         }
     }
