@@ -57,31 +57,21 @@ extension ManagedObject {
 }
 
 extension Value {
-    /// `self + other` for two numbers (NULL counts as 0), as the type of `self`.
-    package func adding(_ other: Value) -> Value {
-        switch (self, other) {
-        case (.integer(let a), .integer(let b)): return .integer(a &+ b)
-        case (.null, _): return other
-        case (_, .null): return self
-        default: return .double((self.number ?? 0) + (other.number ?? 0))
-        }
-    }
+    /// `self + other` for two numbers, NULL counting as 0 (as the save's `coalesce(wins, 0) + ?`
+    /// does), by the project's one definition of arithmetic (``PredicateArithmetic``): past
+    /// 64 bits an integer sum becomes a double, as SQLite makes it.
+    package func adding(_ other: Value) -> Value { combined(.add, other) }
 
-    /// `self - other` for two numbers (NULL counts as 0).
-    package func subtracting(_ other: Value) -> Value {
-        switch (self, other) {
-        case (.integer(let a), .integer(let b)): return .integer(a &- b)
-        case (.integer, .null), (.double, .null): return self
-        case (.null, .integer(let b)): return .integer(0 &- b)
-        default: return .double((self.number ?? 0) - (other.number ?? 0))
-        }
-    }
+    /// `self - other` for two numbers, NULL counting as 0.
+    package func subtracting(_ other: Value) -> Value { combined(.subtract, other) }
 
-    private var number: Double? {
-        switch self {
-        case .integer(let v): return Double(v)
-        case .double(let v): return v
-        default: return nil
+    private func combined(_ operation: FetchPredicate.ArithmeticOperator, _ other: Value) -> Value {
+        let zero = Int64(0).databaseValue
+        let result = PredicateArithmetic.apply(operation, isNull ? zero : databaseValue, other.isNull ? zero : other.databaseValue)
+        switch result.storage {
+        case .int64(let value): return .integer(value)
+        case .double(let value): return .double(value)
+        default: return .null
         }
     }
 }
