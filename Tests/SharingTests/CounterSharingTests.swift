@@ -80,6 +80,53 @@ final class CounterSharingTests: XCTestCase {
         }
     }
 
+    /// Two processes sharing one store file (the viewer and a script): each runs a sharing
+    /// session, and both tap. Their rounds take turns (a lock beside the store), and every
+    /// tap counts once, on the server and on the other desktop.
+    func testTwoSessionsOnOneStoreFileTappingAtOnceCountEveryTapOnce() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let (a, b) = try await twoDesktops(database, in: folder)
+            // A second handle on A's file, as another process has: its own pool, its own
+            // session.
+            let a2 = try SharedStore(a.url, database: database, model: Self.model)
+            let stores = [a.store, a2.store, b.store]
+            DispatchQueue.concurrentPerform(iterations: 3) { i in
+                do { try Self.tap(stores[i], 40) } catch { XCTFail("store \(i): \(error)") }
+            }
+            try await eventually("every store and the server hold all 120 taps", timeout: .seconds(30)) {
+                for session in [a.session, a2.session, b.session] { _ = try? await session.synchronize() }
+                return try await self.serverTaps(database) == 120 && self.taps(a) == 120 && self.taps(b) == 120
+            }
+            XCTAssertEqual(try a.session.conflicts() + b.session.conflicts(), [])
+            await a2.stop()
+            await a.stop()
+            await b.stop()
+        }
+    }
+
+    /// The lock that makes rounds on one store file take turns: a second holder waits until
+    /// the first releases it.
+    func testARoundWaitsForAnotherRoundOnTheSameStoreFile() async throws {
+        let url = try temporaryFolder(self).appendingPathComponent("s.sqlite")
+        let acquired = await RoundLock(store: url).acquire()
+        let first = try XCTUnwrap(acquired)
+        let taken = Flag()
+        let second = Task {
+            let held = await RoundLock(store: url).acquire()
+            taken.set()
+            return held
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        XCTAssertFalse(taken.isSet, "the second waits while the first holds it")
+        first.release()
+        let held = await second.value
+        XCTAssertNotNil(held, "taken once the first let go")
+        held?.release()
+        let inMemory = await RoundLock(store: nil).acquire()
+        XCTAssertNil(inMemory, "a store in memory has no file to lock")
+    }
+
     /// Taps made on both desktops while the server is stopped add up once it is back.
     func testOfflineTapsOnBothDesktopsAddUpOnReconnect() async throws {
         try await ServerTestDatabase.with { database in

@@ -82,6 +82,20 @@ struct ServerTestDatabase {
         }
     }
 
+    /// Ends every other connection to the database (listeners and pushes alike), as an
+    /// administrator or a network fault would; returns how many.
+    func terminateConnections() async -> Int {
+        (try? await withConnection { connection in
+            var count = 0
+            let rows = try await connection.query("""
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """, logger: Self.logger)
+            for try await _ in rows.decode(Bool.self) { count += 1 }
+            return count
+        }) ?? 0
+    }
+
     /// Runs `sql` on `connection`, returning nothing.
     static func execute(_ sql: String, on connection: PostgresConnection) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)

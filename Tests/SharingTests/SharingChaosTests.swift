@@ -44,16 +44,7 @@ final class SharingChaosTests: XCTestCase {
                 var terminated = 0
                 while !done.isSet {
                     try? await Task.sleep(for: .milliseconds(200 + Int(random.next() % 600)))
-                    let count = try? await database.withConnection { connection in
-                        var count = 0
-                        let rows = try await connection.query("""
-                            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                            WHERE datname = current_database() AND pid <> pg_backend_pid()
-                            """, logger: ServerTestDatabase.logger)
-                        for try await _ in rows.decode(Bool.self) { count += 1 }
-                        return count
-                    }
-                    terminated += count ?? 0
+                    terminated += await database.terminateConnections()
                 }
                 return terminated
             }
@@ -141,28 +132,16 @@ final class SharingChaosTests: XCTestCase {
     }
 }
 
-private final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
-}
-
 /// One desktop: an `apply` process on its own store, started again after each kill.
 private final class Desktop: @unchecked Sendable {
     static let sharedTeams = ["Ghana", "Japan", "Brazil", "Spain"]
     static let zones = ["Africa", "Asia", "Europe", "South America"]
 
     let index: Int
-    let store: URL
-    let executable: URL
     let url: String
-    private let lock = NSLock()
-    private var process: ChildProcess?
-    private var lines = LineBuffer()
-    private(set) var kills = 0
-    /// What the processes wrote on standard error.
-    let errorLog = LineBuffer()
+    private let process: ApplyProcess
+    var store: URL { process.store }
+    var kills: Int { process.kills }
     private var started = 0
 
     /// Per own team: the wins of its acknowledged edits in order (nil: deleted), and the
@@ -176,52 +155,19 @@ private final class Desktop: @unchecked Sendable {
 
     init(index: Int, store: URL, executable: URL, url: String) {
         self.index = index
-        self.store = store
-        self.executable = executable
         self.url = url
+        process = ApplyProcess(store: store, executable: executable, errorFile: store.deletingPathExtension().appendingPathExtension("err"))
     }
 
     /// Starts the process (with `--share` the first time; it remembers the server after).
-    /// One that still runs (it stopped answering) is killed first: two on one store would
-    /// not be the test's desktops.
     func start() throws {
-        let previous = lock.withLock { self.process }
-        if previous?.kill(SIGKILL) == true { previous?.waitUntilExit() }
-        previous?.closeInput()
-        let arguments = ["apply", "--store", store.path] + (started == 0 ? ["--share", url] : [])
+        try process.start(sharing: started == 0 ? url : nil)
         started += 1
-        let buffer = LineBuffer()
-        // Read, or a full pipe would stop the process at its next status line.
-        let log = errorLog
-        let file = store.deletingPathExtension().appendingPathExtension("err")
-        let process = try ChildProcess(executable, arguments, output: { buffer.append($0) }, errors: { data in
-            guard !data.isEmpty else { return }
-            log.append(data)
-            if let out = try? FileHandle(forWritingTo: file) { out.seekToEndOfFile(); out.write(data); try? out.close() }
-            else { try? data.write(to: file) }
-        })
-        lock.withLock {
-            self.process = process
-            self.lines = buffer
-        }
     }
 
-    func kill() {
-        lock.withLock {
-            if process?.kill(SIGKILL) == true { kills += 1 }
-        }
-    }
+    func kill() { process.kill() }
 
-    enum Outcome { case acknowledged, killed }
-
-    /// Sends one operation and a save; waits for the save's line.
-    func send(_ operation: String) -> Outcome {
-        let (process, lines) = lock.withLock { (self.process, self.lines) }
-        let before = lines.count
-        let text = operation == #"{"op":"save"}"# ? operation + "\n" : operation + "\n{\"op\":\"save\"}\n"
-        do { try process?.write(Data(text.utf8)) } catch { return .killed }
-        return lines.waitForLine(after: before) ? .acknowledged : .killed
-    }
+    func send(_ operation: String) -> ApplyProcess.Outcome { process.send(operation) }
 
     /// Makes `count` random edits, one at a time, starting the process again after a kill.
     func run(edits count: Int, random: inout SeededGenerator) {
@@ -274,11 +220,7 @@ private final class Desktop: @unchecked Sendable {
     }
 
     /// Closes the input and waits for the process to push and end.
-    func finish() {
-        let process = lock.withLock { self.process }
-        process?.closeInput()
-        process?.waitUntilExit()
-    }
+    func finish() { process.finish() }
 
     /// For each own team: the wins the server may hold (nil: no such team).
     func expectedOwnTeams() -> [String: Set<Int64?>] {
@@ -286,33 +228,5 @@ private final class Desktop: @unchecked Sendable {
         for (team, wins) in acknowledged { expected[team] = [wins] }
         for (team, values) in uncertain { expected[team, default: []].formUnion(values) }
         return expected
-    }
-}
-
-/// A process's output lines, counted as they come; EOF means it ended.
-private final class LineBuffer: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var data = Data()
-    private var ended = false
-
-    var count: Int { condition.withLock { data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) } } }
-
-    func append(_ chunk: Data) {
-        condition.withLock {
-            if chunk.isEmpty { ended = true } else { data.append(chunk) }
-            condition.broadcast()
-        }
-    }
-
-    /// Waits until there are more than `count` lines (true) or the process ended (false).
-    func waitForLine(after count: Int) -> Bool {
-        condition.withLock {
-            while true {
-                let lines = data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
-                if lines > count { return true }
-                if ended { return false }
-                if !condition.wait(until: Date().addingTimeInterval(30)) { return false }
-            }
-        }
     }
 }

@@ -15,6 +15,7 @@ actor SharingEngine {
     let log: ServerChangeLog
     let writer: ServerWriter
     let outbox: Outbox
+    let roundLock: RoundLock
     private var logger: Logger { sharing.logger }
 
     private var connection: PostgresConnection?
@@ -40,6 +41,7 @@ actor SharingEngine {
         log = ServerChangeLog(model: store.model, limits: sharing.limits)
         writer = ServerWriter(model: store.model, policy: sharing.mergePolicy, logger: sharing.logger)
         outbox = Outbox(store: store, limits: sharing.limits)
+        roundLock = RoundLock(store: store.url)
         (wakeUps, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -126,8 +128,11 @@ actor SharingEngine {
     static let stallLimit: Duration = .seconds(20)
 
     /// Runs a round in a task of its own, given up (and its connection dropped) when it
-    /// makes no progress for ``stallLimit``.
+    /// makes no progress for ``stallLimit``; while no other process runs a round on the
+    /// store file (see ``RoundLock``).
     private func roundWithWatchdog() async throws {
+        let held = await roundLock.acquire()
+        defer { held?.release() }
         progress = .now
         let outcome = Outcome()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -458,8 +463,11 @@ actor SharingEngine {
             try await self.writer.push(operations, identity: identity, on: connection)
         }
         try await store.database.write { db in
-            try takeWritten(written, sent: operations, conflicts: conflicts, in: db)
-            if let identity, try SharingState.pushInFlight(in: db)?.id == identity { try SharingState.setPushInFlight(nil, in: db) }
+            // A push of counters whose end was taken already (its record gone) left rows
+            // to take like any pulled change: its deltas are in the bases.
+            let taken = try identity.map { try SharingState.pushInFlight(in: db)?.id != $0 } ?? false
+            try takeWritten(written, sent: taken ? [] : operations, conflicts: conflicts, in: db)
+            if let identity, !taken { try SharingState.setPushInFlight(nil, in: db) }
         }
         pending = max(0, pending - operations.count)
         madeProgress()
