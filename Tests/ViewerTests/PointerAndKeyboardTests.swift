@@ -12,13 +12,15 @@ final class PointerAndKeyboardTests: XCTestCase {
     private final class Viewer {
         let process = Process()
         let dump: URL
+        let store: URL
         let errors = Pipe()
 
         init(test: XCTestCase, arguments: [String] = []) throws {
             let folder = try temporaryFolder(test)
             dump = folder.appendingPathComponent("window.txt")
+            store = folder.appendingPathComponent("cup.sqlite")
             process.executableURL = builtExecutable("fetched-results", besides: PointerAndKeyboardTests.self)
-            process.arguments = ["view", "--store", folder.appendingPathComponent("cup.sqlite").path, "--dump", dump.path] + arguments
+            process.arguments = ["view", "--store", store.path, "--dump", dump.path] + arguments
             var environment = ProcessInfo.processInfo.environment
             environment["XDG_DATA_HOME"] = folder.path
             process.environment = environment
@@ -70,13 +72,19 @@ final class PointerAndKeyboardTests: XCTestCase {
         }
     }
 
-    private func xdotool(_ arguments: String...) {
+    /// Runs xdotool; returns what it printed.
+    @discardableResult
+    private func xdotool(_ arguments: String...) -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["xdotool"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
         XCTAssertNoThrow(try process.run())
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, "xdotool \(arguments.joined(separator: " "))")
+        return printed
     }
 
     private func launch(_ arguments: [String] = []) throws -> Viewer {
@@ -106,6 +114,51 @@ final class PointerAndKeyboardTests: XCTestCase {
         }
         XCTAssertTrue(viewer.wait { wins(viewer) == 20 }, "20 clicks, \(wins(viewer)) wins:\n\(viewer.shown)")
         XCTAssertTrue(viewer.process.isRunning)
+    }
+
+    /// Two desktops side by side, each a viewer on its own store sharing one server, as two
+    /// colleagues would: ten clicks on Ghana's +1 in each window, interleaved (the pointer
+    /// held still on each click), leave 20 more wins on both screens and in both stores,
+    /// and no toast on either (before counters, both often wrote the same new value: about
+    /// half the taps lost without a word).
+    func testTwoDesktopsSideBySideTappingTheSameTeamBothCountEveryTap() throws {
+        let url = try SharingServer.database(for: self)
+        let a = try launch(["--share", url, "--window-size", "620x760"])
+        XCTAssertTrue(a.wait { a.shown.contains("sharing: Shared through") }, "A shares:\n\(a.shown)")
+        let b = try launch(["--share", url, "--window-size", "620x760"])
+        XCTAssertTrue(b.wait { b.shown.contains("sharing: Shared through") }, "B joins:\n\(b.shown)")
+        // B's window beside A's (no window manager under Xvfb: both open at 0,0).
+        let window = try XCTUnwrap(xdotool("search", "--sync", "--onlyvisible", "--pid", "\(b.process.processIdentifier)")
+            .split(separator: "\n").first.map(String.init), "B's window")
+        xdotool("windowmove", "--sync", window, "640", "0")
+        let desktops = [(name: "A", viewer: a, left: 0), (name: "B", viewer: b, left: 640)]
+        for round in 1...10 {
+            for desktop in desktops {
+                // Each window's Ghana at its place now: the first tap moves it to the top of
+                // Africa, where it stays (the others have no wins).
+                let ghana = try XCTUnwrap(desktop.viewer.row("Ghana"), "\(desktop.name), round \(round):\n\(desktop.viewer.shown)")
+                xdotool("mousemove", "\(ghana.counterX + desktop.left)", "\(ghana.counterY)")
+                usleep(50_000)
+                xdotool("click", "1")
+                if round == 1 {
+                    // The other window's Ghana moves when the tap arrives: clicked after that.
+                    XCTAssertTrue(a.wait { ghanaWins(a) == (desktop.name == "A" ? 1 : 2) } && b.wait { ghanaWins(b) == (desktop.name == "A" ? 1 : 2) },
+                                  "after \(desktop.name)'s first tap: A \(ghanaWins(a).map(String.init) ?? "-"), B \(ghanaWins(b).map(String.init) ?? "-")")
+                }
+            }
+        }
+        for desktop in desktops {
+            let viewer = desktop.viewer
+            XCTAssertTrue(viewer.wait { ghanaWins(viewer) == 20 }, "\(desktop.name) shows every tap:\n\(viewer.shown)")
+            XCTAssertEqual(try sqlite3(viewer.store, "SELECT wins FROM Team WHERE teamName = 'Ghana'"), "20", "\(desktop.name)'s store")
+            XCTAssertFalse(viewer.shown.contains("toast: "), "\(desktop.name) shows no toast:\n\(viewer.shown)")
+            XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
+        }
+    }
+
+    /// Ghana's wins as the window shows them.
+    private func ghanaWins(_ viewer: Viewer) -> Int? {
+        viewer.listLines.first { $0.contains("Ghana · Wins: ") }.flatMap { $0.components(separatedBy: "Wins: ").last.flatMap { Int($0) } }
     }
 
     /// 100 clicks 20 ms apart at one spot over rows that move after each: the app stays up

@@ -21,8 +21,14 @@ extension ViewerWindow {
             // (One that only left the list, by a search or another program's change, goes
             // without a word: the list shows where it went.)
             let name = selectedTitle ?? object.objectID.description
-            if object.isDeleted || object.managedObjectContext == nil {
-                let undoable = session?.edits.canUndo == true
+            let undoable = session?.edits.canUndo == true
+            // Replaced by an object of the same title, selected instead, in the same change
+            // from elsewhere: for the person nothing was deleted (a store joining a shared
+            // list gives its own copy of the seed up for the server's).
+            let replaced = !undoable && session.flatMap { session in
+                session.selection.selectedObject.map { ViewConfiguration.render(session.view.row.title, for: $0) }
+            } == name
+            if (object.isDeleted || object.managedObjectContext == nil) && !replaced {
                 showToast(undoable ? "“\(name)” deleted" : "“\(name)” was deleted", undo: undoable)
             }
             keepFocusOnSelection()
