@@ -186,7 +186,7 @@ private final class Follower: FetchedResultsControllerDelegate, @unchecked Senda
                 managedObjectContext: context, sectionNameKeyPath: "qualifyingZone")
             controller.delegate = self
             try controller.performFetch()
-            following = try context.followStore(interval: .milliseconds(40))
+            following = try context.followStore()
         }
     }
 

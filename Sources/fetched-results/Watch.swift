@@ -28,8 +28,9 @@ struct Watch: ParsableCommand {
         let printer = Printer(context: context)
         controller.delegate = printer
         try controller.performFetch()
-        // Sharing, changes pulled from the server are written to the store: look often.
-        let following = try context.followStore(interval: session == nil ? .milliseconds(200) : .milliseconds(40))
+        // Every commit to the store (another process's, the sharing engine's pulled rows)
+        // reaches the controller as it happens, through the store's change feed.
+        let following = try context.followStore()
         printJSON(["sections": BatchJSON.sections(controller.snapshot)])
         let signals = [SIGINT, SIGTERM].map { number in
             signal(number, SIG_IGN)

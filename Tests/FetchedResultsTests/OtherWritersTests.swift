@@ -9,28 +9,16 @@ final class OtherWritersTests: XCTestCase {
     typealias Team = WorldCup.Team
 
     private func follow(_ write: String, check: (FetchedResultsController<Team>) throws -> Void) throws {
-        let folder = try temporaryFolder(self)
-        let (store, context) = try WorldCup.open(in: folder)
-        let controller = WorldCup.controller(context)
-        let recorder = BatchRecorder<Team>()
-        controller.delegate = recorder
-        try controller.performFetch()
+        let (store, controller, recorder, before, following) = try WorldCup.followed(in: try temporaryFolder(self))
+        defer { following.cancel() }
         // The objects are loaded (their rows shown): stale values would place them wrongly.
         let teams = controller.fetchedObjects ?? []
         XCTAssertEqual(teams.count, WorldCup.teams.count)
-        let before = controller.snapshot
-        let following = try context.followStore(interval: .milliseconds(50))
-        defer { following.cancel() }
         try sqlite3(store.url!, write)
         let deadline = Date().addingTimeInterval(5)
         while recorder.batches.isEmpty && Date() < deadline { RunLoop.current.run(until: Date().addingTimeInterval(0.02)) }
         XCTAssertFalse(recorder.batches.isEmpty, "the write reached the controller")
-        var state = before
-        for batch in recorder.batches { state = try batch.applied(to: state) }
-        XCTAssertEqual(state, controller.snapshot, "the batches lead to the controller's sections")
-        let fresh = WorldCup.controller(ObjectContext(store: store))
-        try fresh.performFetch()
-        XCTAssertEqual(controller.snapshot, fresh.snapshot, "the list equals a fresh fetch after: \(write)")
+        try WorldCup.assertBatchesLeadToAFreshFetch(recorder, from: before, controller: controller, store: store, write)
         try check(controller)
         withExtendedLifetime(teams) {}
     }

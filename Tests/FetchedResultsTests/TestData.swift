@@ -66,6 +66,30 @@ enum WorldCup {
         ])
     }
 
+    /// A controller of the World Cup store in `folder`, fetched, following its store, with
+    /// a recorder of its batches; and its sections before any change.
+    static func followed(in folder: URL) throws -> (store: PersistentStore, controller: FetchedResultsController<Team>, recorder: BatchRecorder<Team>,
+                                                    before: [SectionSnapshot], following: ObservationToken) {
+        let (store, context) = try open(in: folder)
+        let controller = controller(context)
+        let recorder = BatchRecorder<Team>()
+        controller.delegate = recorder
+        try controller.performFetch()
+        return (store, controller, recorder, controller.snapshot, try context.followStore(interval: .seconds(3600)))
+    }
+
+    /// Checks that `recorder`'s batches lead from `before` to `controller`'s sections, and
+    /// that those equal a fresh fetch of `store`.
+    static func assertBatchesLeadToAFreshFetch(_ recorder: BatchRecorder<Team>, from before: [SectionSnapshot], controller: FetchedResultsController<Team>,
+                                               store: PersistentStore, _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        var state = before
+        for batch in recorder.batches { state = try batch.applied(to: state) }
+        XCTAssertEqual(state, controller.snapshot, "the batches lead to the controller's sections", file: file, line: line)
+        let fresh = Self.controller(ObjectContext(store: store))
+        try fresh.performFetch()
+        XCTAssertEqual(controller.snapshot, fresh.snapshot, "the list equals a fresh fetch after: \(what)", file: file, line: line)
+    }
+
     static func controller(_ context: ObjectContext, request: FetchRequest<Team> = request(), cacheName: String? = nil) -> FetchedResultsController<Team> {
         FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "qualifyingZone", cacheName: cacheName)
     }

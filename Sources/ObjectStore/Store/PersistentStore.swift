@@ -24,6 +24,8 @@ import Synchronization
 /// - ``changes(since:)``
 /// - ``historyLimit``
 /// - ``pruneHistory(keepingLast:)``
+/// - ``observeChanges(on:_:)``
+/// - ``committedChanges()``
 public final class PersistentStore: Sendable {
     /// The model the store was opened with.
     public let model: Model
@@ -41,6 +43,8 @@ public final class PersistentStore: Sendable {
     let localSaves = Mutex<[ClosedRange<Int64>]>([])
     /// ``historyLimit``'s value.
     let historyLimitValue = Mutex<Int64?>(PersistentStore.defaultHistoryLimit)
+    /// Tells of every commit to the file, whoever made it: see ``observeChanges(on:_:)``.
+    package let feed: StoreChangeFeed
 
     /// Opens (or creates) the store file at `url` for `model`.
     ///
@@ -82,6 +86,7 @@ public final class PersistentStore: Sendable {
                 }
             }
             database = pool
+            feed = StoreChangeFeed(database: pool, url: url)
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
@@ -119,6 +124,7 @@ public final class PersistentStore: Sendable {
                 throw StoreError(.readOnly, path: path, "the store was made by another version or for another model, and a read-only open cannot migrate it; open it once with write access")
             }
             database = queue
+            feed = StoreChangeFeed(database: queue, url: url)
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError where error.resultCode == .SQLITE_NOTADB {
@@ -148,6 +154,7 @@ public final class PersistentStore: Sendable {
         self.model = model
         self.url = nil
         self.database = queue
+        feed = StoreChangeFeed(database: queue, url: nil)
         self.busyTimeout = 0
         isReadOnly = false
         try queue.inTransaction(.immediate) { db in

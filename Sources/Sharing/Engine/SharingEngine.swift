@@ -27,7 +27,6 @@ actor SharingEngine {
     private var report: (@Sendable (SharingStatus) -> Void)?
     private var pending = 0
     private var lastPrune = ContinuousClock.now - .seconds(3600)
-    private var lastLocalToken: Int64 = -1
     /// Rounds that failed in a row, and when the next may try to connect.
     private var failures = 0
     private var retryAt: ContinuousClock.Instant?
@@ -540,16 +539,15 @@ actor SharingEngine {
         }
     }
 
-    /// Wakes a round whenever the store's history grows (any writer on the file), looked
-    /// for every `localInterval` by two `stat` calls.
+    /// Wakes a round whenever the store's history grows (any writer on the file): told by
+    /// the store's change feed, at this process's commits and, through inotify, at other
+    /// processes'; `localInterval` is its safety look where the kernel cannot tell.
     private func watchLocalCommits() async {
-        let follower = StoreFollower(token: 0, files: store.url.map { [$0.path, $0.path + "-wal"] })
-        while (try? await Task.sleep(for: sharing.localInterval)) != nil {
-            guard follower.filesMayHaveChanged() else { continue }
-            guard let token = try? store.currentHistoryToken(), token != lastLocalToken else { continue }
-            lastLocalToken = token
-            wake.yield()
-        }
+        let (commits, committed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let fallback = DispatchTimeInterval.milliseconds(Int(sharing.localInterval.components.seconds * 1000 + sharing.localInterval.components.attoseconds / 1_000_000_000_000_000))
+        let subscription = store.feed.subscribe(since: nil, queue: .global(), fallback: fallback) { committed.yield() }
+        for await _ in commits { wake.yield() }
+        subscription.cancel()
     }
 }
 

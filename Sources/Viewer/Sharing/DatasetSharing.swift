@@ -16,10 +16,6 @@ enum ShareRequest: Equatable {
 /// Pulled changes reach the list the way another process's commits do: the session writes
 /// them to the store, and the window's context, following the store, merges them.
 final class DatasetSharing {
-    /// How often the window of a shared store looks for commits (see
-    /// ``DatasetSession/followInterval``): a pulled change shows within this and its merge.
-    static let followInterval = DispatchTimeInterval.milliseconds(40)
-
     let session: SharingSession
     let store: PersistentStore
     /// The status shown now.
@@ -52,8 +48,6 @@ final class DatasetSharing {
         if case .share(let requested) = request { url = requested } else { url = try store.sharingServer() }
         guard let url else { return nil }
         let configuration = try ServerConfiguration(url: url)
-        // Before the session can write a pulled change.
-        try dataset.followStore(every: followInterval)
         return try DatasetSharing(store: store, configuration: configuration, context: dataset.context)
     }
 

@@ -22,11 +22,6 @@ final class DatasetSession {
     /// The store's sharing through PostgreSQL, while it shares (see +Sharing).
     var sharing: DatasetSharing?
 
-    /// How often the window looks whether another process changed the store: a change shows
-    /// within this and the time to merge it (the issue asks for 250 ms); idle, a look is two
-    /// `stat` calls.
-    static let followInterval = DispatchTimeInterval.milliseconds(100)
-
     /// Opens `dataset` on the store at `storeURL` (the dataset's default when nil). The rows
     /// come from the section cache when it is valid; otherwise the list starts empty
     /// (``isLoading``) and they are fetched off the main thread, so that the window shows at
@@ -39,9 +34,9 @@ final class DatasetSession {
         rows = try FetchedResultsListModel(controller: controller)
         selection = FetchedResultsSelection(rows: rows)
         edits = Edits(context: context)
-        // Changes from a script, another window or the sqlite3 shell show as they are
-        // committed, like local ones.
-        storeFollowing = try context.followStore(interval: Self.followInterval)
+        // Changes from a script, another window, the sqlite3 shell or the sharing engine
+        // show as they are committed, like local ones (the store's change feed tells).
+        storeFollowing = try context.followStore()
     }
 
     var view: ViewConfiguration { dataset.view }
@@ -54,12 +49,6 @@ final class DatasetSession {
     var didLoad: ((Error?) -> Void)? {
         get { loadObserver.didLoad }
         set { loadObserver.didLoad = newValue }
-    }
-
-    /// Follows the store every `interval` from now on. Only right after opening: what was
-    /// committed since the last look would not show.
-    func followStore(every interval: DispatchTimeInterval) throws {
-        storeFollowing = try context.followStore(interval: interval)
     }
 
     /// Whether the section named `name` is in the list with no objects (sections from their

@@ -1,0 +1,150 @@
+import FetchedResults
+import Foundation
+import ObjectStore
+import TestSupport
+import XCTest
+
+/// The store's change feed: every commit to the file, whoever made it, reaches subscribers
+/// and following controllers without a timer (the kernel tells), once each and in order,
+/// through WAL checkpoints and file-system event storms, and a subscriber that does not
+/// return holds up neither the writers nor the other subscribers.
+final class ChangeFeedTests: XCTestCase {
+    typealias Team = WorldCup.Team
+
+    private func run(until condition: () -> Bool, timeout: TimeInterval = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { return false }
+            RunLoop.current.run(until: Date().addingTimeInterval(0.01))
+        }
+        return true
+    }
+
+    /// The `sqlite3` shell's update reaches a following controller with the safety look
+    /// set to an hour: the kernel told, no timer fired.
+    func testAnotherProcesssCommitArrivesWithoutATimer() throws {
+        let (store, controller, _, _, following) = try WorldCup.followed(in: try temporaryFolder(self))
+        XCTAssertTrue(store.feed.isWatchedByTheKernel, "inotify watches the store's folder here")
+        for wins in 1...5 {
+            try sqlite3(store.url!, "UPDATE Team SET wins = \(wins) WHERE teamName = 'Ghana'")
+            XCTAssertTrue(run(until: { controller.fetchedObjects?.first { $0.teamName == "Ghana" }?.wins == wins }, timeout: 5),
+                          "commit \(wins) arrived without a timer")
+        }
+        withExtendedLifetime(following) {}
+    }
+
+    /// Three processes commit 10,000 inserts between them (each its own transaction), with
+    /// WAL checkpoints (TRUNCATE) by another process and a storm of events from unrelated
+    /// files in the same folder: a subscriber gets each insert once, in token order, and a
+    /// following controller's batches are valid and end at a fresh fetch.
+    func testTenThousandCommitsFromThreeProcessesArriveOnceEachInOrder() throws {
+        let folder = try temporaryFolder(self)
+        let (store, controller, recorder, before, following) = try WorldCup.followed(in: folder)
+        let deliveries = Deliveries()
+        let subscription = try store.observeChanges(on: DispatchQueue(label: "subscriber")) { deliveries.append($0) }
+
+        let total = 10_000
+        let scripts = (0..<3).map { process -> URL in
+            let url = folder.appendingPathComponent("writer\(process).sql")
+            let count = total / 3 + (process < total % 3 ? 1 : 0)
+            let lines = (0..<count).map { "INSERT INTO Team (teamName, qualifyingZone, wins) VALUES ('P\(process)-\($0)', 'Zone \(process)', 0);" }
+            try? (".timeout 10000\n" + lines.joined(separator: "\n") + "\n").write(to: url, atomically: true, encoding: .utf8)
+            return url
+        }
+        let writers = try scripts.map { script -> Process in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+            process.arguments = [store.url!.path]
+            process.standardInput = try FileHandle(forReadingFrom: script)
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            return process
+        }
+        // Checkpoints that truncate the WAL, and a storm of unrelated files, meanwhile.
+        let storm = Thread {
+            var round = 0
+            while writers.contains(where: \.isRunning) {
+                round += 1
+                for i in 0..<200 { FileManager.default.createFile(atPath: folder.appendingPathComponent("noise-\(i)").path, contents: Data([UInt8(round % 256)])) }
+                if round % 5 == 0 { _ = try? sqlite3(store.url!, "PRAGMA wal_checkpoint(TRUNCATE)") }
+            }
+        }
+        storm.start()
+        XCTAssertTrue(run(until: { !writers.contains(where: \.isRunning) }, timeout: 120), "the writers finish")
+        for writer in writers { XCTAssertEqual(writer.terminationStatus, 0) }
+        let current = try store.currentHistoryToken()
+        XCTAssertTrue(run(until: { deliveries.lastToken == current }, timeout: 20), "the subscriber reaches the current token \(current): \(deliveries.lastToken)")
+        let inserted = deliveries.all.flatMap(\.changes.inserted)
+        XCTAssertEqual(inserted.count, total, "every insert once")
+        XCTAssertEqual(Set(inserted).count, total, "no insert twice")
+        XCTAssertEqual(deliveries.all.map(\.token), deliveries.all.map(\.token).sorted(), "in commit order")
+        XCTAssertFalse(deliveries.all.contains { $0.changes.invalidatedAllObjects }, "no gap: the history kept up")
+
+        XCTAssertTrue(run(until: { controller.fetchedObjects?.count == WorldCup.teams.count + total }, timeout: 20),
+                      "the controller holds every team: \(controller.fetchedObjects?.count ?? 0)")
+        try WorldCup.assertBatchesLeadToAFreshFetch(recorder, from: before, controller: controller, store: store, "10,000 commits")
+        withExtendedLifetime((following, subscription)) {}
+    }
+
+    /// A subscriber whose handler does not return (until the test lets it) holds up no
+    /// save, and 100 other subscribers go on being told; let go, it gets everything
+    /// committed meanwhile, in one call.
+    func testASubscriberThatDoesNotReturnHoldsUpNoWriterAndNoOtherSubscriber() throws {
+        let (store, context) = try WorldCup.open(in: try temporaryFolder(self))
+        let gate = DispatchSemaphore(value: 0)
+        let stuck = Deliveries()
+        let blocked = try store.observeChanges(on: DispatchQueue(label: "stuck")) { changes in
+            stuck.append(changes)
+            if stuck.all.count == 1 { gate.wait() }
+        }
+        let others = (0..<100).map { _ in Deliveries() }
+        let subscriptions = try others.enumerated().map { index, deliveries in
+            try store.observeChanges(on: DispatchQueue(label: "subscriber \(index)")) { deliveries.append($0) }
+        }
+        let teams = try context.fetch(FetchRequest<Team>(entityName: "Team"))
+        // A first save: the stuck one is told, and stays in that call.
+        teams[0].wins = 1000
+        try context.save()
+        XCTAssertTrue(run(until: { stuck.all.count == 1 }, timeout: 20))
+        let edited = teams.dropFirst().prefix(20)
+        for (round, team) in edited.enumerated() {
+            team.wins = 2000 + round
+            try context.save()
+        }
+        let current = try store.currentHistoryToken()
+        XCTAssertTrue(run(until: { others.allSatisfy { $0.lastToken == current } }, timeout: 20), "every other subscriber is told of every save")
+        XCTAssertEqual(stuck.all.count, 1, "the stuck one is still in its first call, and the saves were made")
+        gate.signal()
+        XCTAssertTrue(run(until: { stuck.lastToken == current }, timeout: 20))
+        XCTAssertEqual(stuck.all.count, 2, "let go, it gets the rest in one call")
+        XCTAssertEqual(Set(stuck.all[1].changes.updated.keys), Set(edited.map(\.objectID)))
+        withExtendedLifetime((blocked, subscriptions)) {}
+    }
+
+    /// `committedChanges()` as an asynchronous sequence: another process's commit arrives.
+    func testCommittedChangesAsAnAsyncSequence() throws {
+        let (store, _) = try WorldCup.open(in: try temporaryFolder(self))
+        let changes = try store.committedChanges()
+        let deliveries = Deliveries()
+        let reader = Task {
+            for await change in changes {
+                deliveries.append(change)
+                break
+            }
+        }
+        try sqlite3(store.url!, "UPDATE Team SET wins = 3 WHERE teamName = 'Japan'")
+        XCTAssertTrue(run(until: { !deliveries.all.isEmpty }, timeout: 5))
+        XCTAssertEqual(deliveries.all.first?.changes.updated.count, 1)
+        reader.cancel()
+    }
+}
+
+/// What a subscriber was given, from any queue.
+private final class Deliveries: @unchecked Sendable {
+    private let lock = NSLock()
+    private var deliveries: [StoreChanges] = []
+
+    func append(_ changes: StoreChanges) { lock.withLock { deliveries.append(changes) } }
+    var all: [StoreChanges] { lock.withLock { deliveries } }
+    var lastToken: Int64 { lock.withLock { deliveries.last?.token ?? -1 } }
+}
