@@ -48,7 +48,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
 
     // On the feed's queue only.
     private var observer: CommitObserver?
-    private var source: (any DispatchSourceRead)?
+    private var folderWatch: ObservationToken?
     private var timer: (any DispatchSourceTimer)?
     /// Whether the kernel tells of other processes' commits.
     private var kernelWatches = false
@@ -82,7 +82,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
     }
 
     deinit {
-        source?.cancel()
+        folderWatch?.cancel()
         timer?.cancel()
     }
 
@@ -138,16 +138,17 @@ package final class StoreChangeFeed: @unchecked Sendable {
         for subscriber in subscribers { subscriber.tell() }
     }
 
-    /// The kernel says a file of the store was written. The write of a commit's last WAL
-    /// frame comes a moment before the commit shows to readers (the writer then updates the
-    /// WAL index, in shared memory, which inotify does not see): looked at now, and again
-    /// after 2, 20, 200 and 1,000 ms (a writer descheduled in between, on a loaded machine)
-    /// unless a later write took over.
+    /// The kernel says a file of the store was written. A commit shows to readers a moment
+    /// after its last WAL write: the writer may first sync the WAL to disk (the `sqlite3`
+    /// shell does, `synchronous=FULL`: several milliseconds) and then updates the WAL index,
+    /// in shared memory, which inotify does not see. So the feed looks now and again after
+    /// 1, 2, 4, ... up to 1,024 ms (a writer descheduled on a loaded machine), each a
+    /// read of one number; a later write takes the sequence over.
     private func fileWritten() {
         writes &+= 1
         let write = writes
         look()
-        for delay in [2, 20, 200, 1000] {
+        for delay in [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] {
             queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self] in
                 guard let self, self.writes == write else { return }
                 self.look()
@@ -165,55 +166,11 @@ package final class StoreChangeFeed: @unchecked Sendable {
         self.observer = observer
         // Other processes' writes, told by the kernel.
         guard let url else { return }
-        source = watchFolder(of: url)
-        kernelWatches = source != nil && !Self.isRemoteFileSystem(url.deletingLastPathComponent().path)
-    }
-
-    /// An inotify watch on the store's folder, read by a dispatch source on the feed's
-    /// queue; nil where inotify is not available.
-    private func watchFolder(of url: URL) -> (any DispatchSourceRead)? {
-        let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard descriptor >= 0 else { return nil }
-        let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_CLOSE_WRITE)
-        guard inotify_add_watch(descriptor, url.deletingLastPathComponent().path, mask) >= 0 else {
-            close(descriptor)
-            return nil
+        folderWatch = FolderWatcher.shared?.watch(url) { [weak self] in
+            guard let self else { return }
+            self.queue.async { self.fileWritten() }
         }
-        let name = url.lastPathComponent
-        let names: Set<String> = [name, name + "-wal", name + "-journal"]
-        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-        source.setEventHandler { [weak self] in
-            if Self.readEvents(descriptor, naming: names) { self?.fileWritten() }
-        }
-        source.setCancelHandler { close(descriptor) }
-        source.resume()
-        return source
-    }
-
-    /// Reads every pending inotify event; whether one was about the store's files.
-    private static func readEvents(_ descriptor: Int32, naming names: Set<String>) -> Bool {
-        var relevant = false
-        let size = 64 * 1024
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<inotify_event>.alignment)
-        defer { buffer.deallocate() }
-        while true {
-            let count = read(descriptor, buffer, size)
-            guard count > 0 else { break }
-            var offset = 0
-            while offset + MemoryLayout<inotify_event>.size <= count {
-                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
-                let nameStart = offset + MemoryLayout<inotify_event>.size
-                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                    // Events were lost: the store's may be among them.
-                    relevant = true
-                } else if event.len > 0 {
-                    let name = String(cString: buffer.advanced(by: nameStart).assumingMemoryBound(to: CChar.self))
-                    if names.contains(name) { relevant = true }
-                }
-                offset = nameStart + Int(event.len)
-            }
-        }
-        return relevant
+        kernelWatches = folderWatch != nil && !Self.isRemoteFileSystem(url.deletingLastPathComponent().path)
     }
 
     /// NFS, SMB/CIFS, 9p and FUSE: inotify sees this machine's writes only. Read from
@@ -247,6 +204,84 @@ package final class StoreChangeFeed: @unchecked Sendable {
         timer.setEventHandler { [weak self] in self?.look() }
         timer.resume()
         self.timer = timer
+    }
+}
+
+/// The process's one inotify instance (the kernel allows 128 per user by default), with a
+/// watch on each folder that holds a followed store: each event goes to the feeds of the
+/// store files it names (the file, its `-wal`, its `-journal`); a lost event (the queue
+/// overflowed) to every feed.
+final class FolderWatcher: @unchecked Sendable {
+    /// Nil where inotify is not available.
+    static let shared = FolderWatcher()
+
+    private let descriptor: Int32
+    private let queue = DispatchQueue(label: "ObjectStore.FolderWatcher")
+    private let source: any DispatchSourceRead
+    // On the queue only.
+    private var folders: [Int32: [String: [UUID: @Sendable () -> Void]]] = [:]
+    private var watchOfFolder: [String: Int32] = [:]
+
+    private init?() {
+        descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard descriptor >= 0 else { return nil }
+        source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+        source.setEventHandler { [unowned self] in self.readEvents() }
+        source.resume()
+    }
+
+    /// Calls `written` (on the watcher's queue) whenever the file at `url`, its `-wal` or
+    /// its `-journal` is written, created, moved in or deleted, until the token is
+    /// cancelled; nil if its folder cannot be watched (the per-user watch limit reached).
+    func watch(_ url: URL, _ written: @escaping @Sendable () -> Void) -> ObservationToken? {
+        let folder = url.deletingLastPathComponent().path
+        let names = [url.lastPathComponent, url.lastPathComponent + "-wal", url.lastPathComponent + "-journal"]
+        let id = UUID()
+        let watch: Int32? = queue.sync {
+            let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_CLOSE_WRITE)
+            let watch = watchOfFolder[folder] ?? inotify_add_watch(descriptor, folder, mask)
+            guard watch >= 0 else { return nil }
+            watchOfFolder[folder] = watch
+            for name in names { folders[watch, default: [:]][name, default: [:]][id] = written }
+            return watch
+        }
+        guard let watch else { return nil }
+        return ObservationToken { [self] in
+            queue.async { [self] in
+                for name in names { folders[watch]?[name]?[id] = nil }
+                if folders[watch]?.values.allSatisfy(\.isEmpty) ?? true {
+                    folders[watch] = nil
+                    watchOfFolder[folder] = nil
+                    inotify_rm_watch(descriptor, watch)
+                }
+            }
+        }
+    }
+
+    /// Reads every pending event and tells the feeds of the files they name, once each.
+    private func readEvents() {
+        var told: [UUID: @Sendable () -> Void] = [:]
+        let size = 64 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<inotify_event>.alignment)
+        defer { buffer.deallocate() }
+        while true {
+            let count = read(descriptor, buffer, size)
+            guard count > 0 else { break }
+            var offset = 0
+            while offset + MemoryLayout<inotify_event>.size <= count {
+                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                let nameStart = offset + MemoryLayout<inotify_event>.size
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    // Events were lost: any store's may be among them.
+                    for files in folders.values { for handlers in files.values { told.merge(handlers) { first, _ in first } } }
+                } else if event.len > 0 {
+                    let name = String(cString: buffer.advanced(by: nameStart).assumingMemoryBound(to: CChar.self))
+                    if let handlers = folders[event.wd]?[name] { told.merge(handlers) { first, _ in first } }
+                }
+                offset = nameStart + Int(event.len)
+            }
+        }
+        for written in told.values { written() }
     }
 }
 
