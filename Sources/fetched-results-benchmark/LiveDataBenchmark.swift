@@ -45,14 +45,14 @@ struct LiveDataBenchmark {
         MainLoopTiming.spin(seconds: 0.3)
 
         // Another connection, as another process: its commits reach the window through the
-        // store's history, as those of the sqlite3 shell do.
+        // store's change feed (inotify) and history, as those of the sqlite3 shell do.
         let other = try Dataset.load(named: "worldcup").openStore(at: folder.appendingPathComponent("worldcup.sqlite"))
         var latencies: [Double] = []
         var shown: Date?
         window.didUpdate = { shown = Date() }
         var generator = SplitMix64(seed: seed)
-        for _ in 0..<20 {
-            MainLoopTiming.spin(seconds: Double(generator.next() % 200) / 1000)  // commits land anywhere between two looks
+        for _ in 0..<100 {
+            MainLoopTiming.spin(seconds: Double(generator.next() % 200) / 1000)  // commits at random moments
             let key = Int64(generator.next() % UInt64(rows)) + 1
             shown = nil
             try other.database.write { db in

@@ -19,6 +19,9 @@ enum Measure {
 
     static func median(_ samples: [Double]) -> Double { quantile(samples, 0.5) }
 
+    /// A monotonic clock in seconds, comparable across threads of this process.
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1_000_000_000 }
+
     /// Resident set size now, in bytes (`/proc/self/statm`).
     static func residentBytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--only controller|live|viewer1m|triggers|sharing]`.
+/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--only controller|live|viewer1m|triggers|sharing|feed]`.
 struct Options {
     /// Teams in the store.
     var rows = 1_000_000
@@ -21,9 +21,15 @@ struct Options {
     /// viewer window on a million teams: opening, search, sort, Page Down, scrolling, an import;
     /// on a copy of `--store`, else of /tmp/bench1m.sqlite, built when missing).
     /// `sharing`: two desktops through PostgreSQL (`$FETCHED_RESULTS_POSTGRES_URL`).
-    var parts: Set<String> = ["controller", "live", "viewer1m", "sharing"]
+    /// `feed`: another process's commit to `watch`'s batch, at 1,000 teams and on the
+    /// million-team store (`--store`, else /tmp/bench1m.sqlite), and an idle `watch`.
+    var parts: Set<String> = ["controller", "live", "viewer1m", "sharing", "feed"]
+    /// Commits timed per writer by the feed part.
+    var commits = 200
+    /// Seconds an idle `watch` is watched by the feed part.
+    var idleSeconds = 60
 
-    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--only controller|live|viewer1m|triggers|sharing]"
+    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--only controller|live|viewer1m|triggers|sharing|feed]"
 
     init(arguments: [String]) throws {
         var rest = arguments[...]
@@ -44,9 +50,11 @@ struct Options {
                 guard let path = rest.popFirst() else { throw OptionsError("--store takes a file path\n\(Self.usage)") }
                 storePath = path
             case "--import-rows": importRows = try number(flag)
+            case "--commits": commits = try number(flag)
+            case "--idle-seconds": idleSeconds = try number(flag)
             case "--only":
-                guard let part = rest.popFirst(), ["controller", "live", "viewer1m", "triggers", "sharing"].contains(part) else {
-                    throw OptionsError("--only takes controller, live, viewer1m, triggers or sharing\n\(Self.usage)")
+                guard let part = rest.popFirst(), ["controller", "live", "viewer1m", "triggers", "sharing", "feed"].contains(part) else {
+                    throw OptionsError("--only takes controller, live, viewer1m, triggers, sharing or feed\n\(Self.usage)")
                 }
                 parts = [part]
             case "-h", "--help": throw OptionsError(Self.usage)

@@ -1,0 +1,213 @@
+import FetchedResults
+import Foundation
+import ObjectStore
+import Synchronization
+
+/// How soon another process's commit reaches `fetched-results watch`'s delegate (a JSON line
+/// on its standard output), through the store's change feed: commits of the `sqlite3` shell
+/// and of `fetched-results apply`, each timed from the moment its writer says the commit is
+/// done to the moment `watch` prints the batch. Beside it, the same process's save to its
+/// own controller's batch; and an idle `watch`'s CPU time and wake-ups (context switches of
+/// all its threads).
+struct FeedBenchmark {
+    let store: URL
+    let commits: Int
+    let idleSeconds: Double
+    let seed: UInt64
+
+    struct Figures {
+        var fromShell: [Double] = []
+        var fromApply: [Double] = []
+        var sameProcess: [Double] = []
+        var idleCPUSeconds: Double = 0
+        var idleWakeUps: Int = 0
+    }
+
+    /// The `fetched-results` executable built beside the benchmark.
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("fetched-results")
+    }
+
+    func run() throws -> Figures {
+        var figures = Figures()
+        var random = SplitMix64(seed: seed)
+        let keys = try Self.shell(store, "SELECT Z_PK FROM Team ORDER BY random() LIMIT \(commits)").split(separator: "\n").compactMap { Int64($0) }
+        let names = try Self.shell(store, "SELECT teamName FROM Team WHERE teamName NOT LIKE '%''%' ORDER BY random() LIMIT \(commits)")
+            .split(separator: "\n").map(String.init)
+        guard keys.count == commits, names.count == commits else { throw OptionsError("the store has fewer than \(commits) teams") }
+
+        let watch = try LineReader(Self.executable, ["watch", "--store", store.path])
+        defer { watch.stop() }
+        guard watch.waitForLines(1, timeout: 600) else { throw OptionsError("watch printed no sections: \(watch.errors)") }
+
+        // The sqlite3 shell: an update, then a SELECT whose answer comes after the commit.
+        let shell = try LineReader(URL(fileURLWithPath: "/usr/bin/sqlite3"), [store.path])
+        defer { shell.stop() }
+        try shell.send(".timeout 10000\n")
+        for key in keys {
+            Thread.sleep(forTimeInterval: Double(20 + random.next() % 40) / 1000)
+            let (lines, printed) = (watch.count, shell.count)
+            try shell.send("UPDATE Team SET wins = wins + 1 WHERE Z_PK = \(key);\nSELECT 'committed';\n")
+            guard shell.waitForLines(printed + 1, timeout: 30), watch.waitForLines(lines + 1, timeout: 30) else { throw OptionsError("a commit of the sqlite3 shell did not reach watch") }
+            figures.fromShell.append(watch.time(ofLine: lines) - shell.time(ofLine: printed))
+        }
+
+        // apply: a tap and a save; its own batch line comes after its commit.
+        let apply = try LineReader(Self.executable, ["apply", "--store", store.path])
+        defer { apply.stop() }
+        for name in names {
+            Thread.sleep(forTimeInterval: Double(20 + random.next() % 40) / 1000)
+            let (lines, printed) = (watch.count, apply.count)
+            try apply.send(#"{"op":"update","entity":"Team","where":"teamName == '\#(name)'","add":{"wins":1}}"# + "\n" + #"{"op":"save"}"# + "\n")
+            guard apply.waitForLines(printed + 1, timeout: 60), watch.waitForLines(lines + 1, timeout: 30) else { throw OptionsError("a save of apply did not reach watch: \(apply.errors)") }
+            figures.fromApply.append(watch.time(ofLine: lines) - apply.time(ofLine: printed))
+        }
+        apply.stop()
+        shell.stop()
+
+        // Idle: nothing writes.
+        Thread.sleep(forTimeInterval: 1)
+        let before = try ProcessUsage(pid: watch.pid)
+        Thread.sleep(forTimeInterval: idleSeconds)
+        let after = try ProcessUsage(pid: watch.pid)
+        figures.idleCPUSeconds = after.cpuSeconds - before.cpuSeconds
+        figures.idleWakeUps = after.wakeUps(since: before)
+        watch.stop()
+
+        // The baseline: this process's save to its own controller's batch.
+        let persistent = try PersistentStore(url: store, model: WorldCupStore.model)
+        let context = ObjectContext(store: persistent, queue: DispatchQueue(label: "baseline"))
+        let delegate = BatchTimes()
+        let controller = FetchedResultsController<ManagedObject>(fetchRequest: WorldCupStore.request, managedObjectContext: context, sectionNameKeyPath: WorldCupStore.sectionNameKeyPath)
+        controller.delegate = delegate
+        try context.performAndWait {
+            try controller.performFetch()
+            for name in names {
+                let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName == %@", name))
+                guard let team = try context.fetch(request).first else { continue }
+                let started = Measure.now()
+                try team.setValue((team.attributeValue(forKey: "wins").integer ?? 0) + 1, forKey: "wins")
+                try context.save()
+                if let shown = delegate.last { figures.sameProcess.append(shown - started) }
+                delegate.last = nil
+            }
+        }
+        return figures
+    }
+
+    private static func shell(_ store: URL, _ sql: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [store.path, sql]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+private final class BatchTimes: FetchedResultsControllerDelegate {
+    var last: Double?
+    func controller(_ controller: FetchedResultsController<ManagedObject>, didChangeContentWith batch: ChangeBatch) {
+        last = Measure.now()
+    }
+}
+
+private extension Value {
+    var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
+}
+
+/// A child process whose output lines are counted and timed as they arrive.
+private final class LineReader: @unchecked Sendable {
+    let process = Process()
+    private let input = Pipe(), output = Pipe(), errorPipe = Pipe()
+    private let condition = NSCondition()
+    private var times: [Double] = []
+    private var partial = Data()
+    private var errorText = Data()
+
+    init(_ executable: URL, _ arguments: [String]) throws {
+        process.executableURL = executable
+        process.arguments = arguments
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errorPipe
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            let now = Measure.now()
+            guard let self, !data.isEmpty else { return }
+            self.condition.withLock {
+                self.partial.append(data)
+                while let newline = self.partial.firstIndex(of: UInt8(ascii: "\n")) {
+                    self.partial.removeSubrange(...newline)
+                    self.times.append(now)
+                }
+                self.condition.broadcast()
+            }
+        }
+        errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            self?.condition.withLock { self?.errorText.append(data) }
+        }
+        try process.run()
+    }
+
+    var pid: Int32 { process.processIdentifier }
+    var count: Int { condition.withLock { times.count } }
+    var errors: String { condition.withLock { String(decoding: errorText, as: UTF8.self) } }
+    func time(ofLine index: Int) -> Double { condition.withLock { times[index] } }
+
+    func send(_ text: String) throws { try input.fileHandleForWriting.write(contentsOf: Data(text.utf8)) }
+
+    func waitForLines(_ count: Int, timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        return condition.withLock {
+            while times.count < count {
+                if !process.isRunning || !condition.wait(until: deadline) { return times.count >= count }
+            }
+            return true
+        }
+    }
+
+    func stop() {
+        if process.isRunning {
+            try? input.fileHandleForWriting.close()
+            process.terminate()
+            process.waitUntilExit()
+        }
+        output.fileHandleForReading.readabilityHandler = nil
+        errorPipe.fileHandleForReading.readabilityHandler = nil
+    }
+}
+
+/// A process's CPU time and context switches (all its threads), from /proc.
+private struct ProcessUsage {
+    var cpuSeconds: Double
+    /// Context switches per thread.
+    var threads: [String: Int]
+
+    /// Wake-ups since `earlier`: the switches of each thread alive now, less what it had
+    /// then (a thread that ended meanwhile takes its count with it).
+    func wakeUps(since earlier: ProcessUsage) -> Int {
+        threads.reduce(0) { $0 + $1.value - (earlier.threads[$1.key] ?? 0) }
+    }
+
+    init(pid: Int32) throws {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // Fields after the command's closing parenthesis: utime is the 12th, stime the 13th.
+        let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        cpuSeconds = ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticks
+        threads = [:]
+        for thread in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8)) ?? ""
+            var switches = 0
+            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
+                switches += Int(line.split(separator: "\t").last.map(String.init) ?? "") ?? 0
+            }
+            threads[thread] = switches
+        }
+    }
+}
