@@ -40,7 +40,7 @@ public struct PostgresSharing: Sendable {
     /// How often to look for local commits where the kernel cannot say that the store's
     /// file changed (no inotify, or a network or FUSE file system). Elsewhere nothing is
     /// looked for: the store's change feed tells the engine of every commit as it happens
-    /// (see ``PersistentStore/observeChanges(on:_:)``).
+    /// (see `PersistentStore.observeChanges(on:_:)`).
     public var localInterval: Duration = .seconds(2)
     /// Where the engine logs (connections, pushes, pulls; never a password): warnings only,
     /// unless `FETCHED_RESULTS_SHARING_LOG` names another level (`info`, `debug`, `trace`).
