@@ -3,6 +3,7 @@ import CGtk
 import Foundation
 import GtkBinding
 import ObjectStore
+import TestSupport
 @testable import Viewer
 import XCTest
 
@@ -158,6 +159,37 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
             if let opened = toplevel(ofType: type) { gtk_window_destroy(opened) }
             iterateMainLoop(for: 0.05)
         }
+    } }
+
+    /// A 500-character team name with no space in it, written by another program: with the
+    /// team selected the window keeps its size, the header's buttons stay inside it, the
+    /// detail pane wraps the name, and the delete toast names the team in a line. (The
+    /// window used to grow to about 7,000 px, pushing search, menu, edit, delete and the
+    /// details off-screen.)
+    func testAVeryLongNameKeepsTheWindowItsSize() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        gtk_window_set_default_size(window.window.cast(), 900, 640)
+        XCTAssertTrue(iterateMainLoop(until: { abs(gtk_widget_get_width(window.window) - 900) < 40 }))
+        let long = String(repeating: "W", count: 500)
+        let store = try XCTUnwrap(window.session?.context.store.url)
+        try sqlite3(store, "UPDATE Team SET teamName = '\(long)' WHERE teamName = 'Ghana'")
+        XCTAssertTrue(iterateMainLoop(until: { window.object(titled: long) != nil }), "the rename shows")
+        window.session?.selection.select(window.object(titled: long))
+        iterateMainLoop(for: 0.5)
+        let width = gtk_widget_get_width(window.window)
+        XCTAssertLessThan(abs(width - 900), 40, "the window keeps its width: \(width) px")
+        for (name, button) in [("Edit", window.editButton), ("Delete", window.deleteButton)] {
+            var bounds = graphene_rect_t()
+            XCTAssertNotEqual(gtk_widget_compute_bounds(button, window.window, &bounds), 0, name)
+            XCTAssertLessThanOrEqual(bounds.origin.x + bounds.size.width, Float(width) + 1, "\(name) is inside the window")
+        }
+        XCTAssertTrue(window.window.descendants.contains { widget in
+            String(cString: gtk_widget_get_css_name(widget)) == "label" && gtk_widget_get_mapped(widget) != 0
+                && String(cString: gtk_label_get_text(widget.opaque)) == long && gtk_widget_get_width(widget) < width
+        }, "the detail pane shows the whole name, wrapped")
+        emit("clicked", on: window.deleteButton, type: gtk_button_get_type())
+        XCTAssertTrue(iterateMainLoop(until: { window.shownToast != nil }), "a toast")
+        XCTAssertEqual(window.shownToast, "“\(String(repeating: "W", count: 39))…” deleted")
     } }
 
     /// At 360 px the window folds to the list with its header; a click on a row shows its

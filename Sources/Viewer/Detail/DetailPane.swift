@@ -17,7 +17,7 @@ final class DetailPane {
 
     init() {
         title = makeLabel(classes: ["detail-title"])
-        gtk_label_set_wrap(title.opaque, 1)
+        wrapAnywhere(title)
         placeholder = makeLabel("Nothing selected", classes: ["dim-label"], xalign: 0.5)
         grid = gtk_grid_new()
         gtk_grid_set_row_spacing(grid.cast(), 6)
@@ -79,7 +79,7 @@ final class DetailPane {
         let valueLabel = makeLabel(value)
         let nameLabel = name.isEmpty ? makeLabel() : makeLabel(name, naming: valueLabel)
         gtk_widget_set_valign(nameLabel, GTK_ALIGN_START)
-        gtk_label_set_wrap(valueLabel.opaque, 1)
+        wrapAnywhere(valueLabel)
         gtk_label_set_selectable(valueLabel.opaque, 1)
         gtk_widget_set_hexpand(valueLabel, 1)
         gtk_grid_attach(grid.cast(), nameLabel, 0, gridRows, 1, 1)

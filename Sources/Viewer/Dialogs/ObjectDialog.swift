@@ -119,7 +119,7 @@ final class ObjectDialog {
             gtk_grid_attach(grid.cast(), sectionChoice.widget, 1, Int32(editors.count), 1, 1)
         }
         message = makeLabel(classes: ["dialog-error"])
-        gtk_label_set_wrap(message.opaque, 1)
+        wrapAnywhere(message)
         message.isVisible = false
         reloadButton = makeButton(mnemonic: "_Reload")
         gtk_widget_set_tooltip_text(reloadButton, "Show the values saved elsewhere; your changes are discarded")

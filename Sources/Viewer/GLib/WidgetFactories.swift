@@ -27,6 +27,19 @@ func makeLabel(_ text: String, naming widget: Widget) -> Widget {
     return label
 }
 
+/// `name` in quotes, for a sentence: a long one (a 500-character team name) cut to its
+/// first 40 characters and "…", so that a toast says what it is about in a line.
+func quoted(_ name: String) -> String {
+    "“\(name.count > 40 ? name.prefix(39) + "…" : name)”"
+}
+
+/// Makes a wrapping label break a word too long for its line (a name with no spaces), so
+/// that it never asks for more width than the window has.
+func wrapAnywhere(_ label: Widget) {
+    gtk_label_set_wrap(label.opaque, 1)
+    gtk_label_set_wrap_mode(label.opaque, PANGO_WRAP_WORD_CHAR)
+}
+
 /// The text of a label.
 func labelText(_ label: Widget) -> String {
     String(cString: gtk_label_get_text(label.opaque))

@@ -33,7 +33,7 @@ final class ShareDialog {
         let title = makeLabel("Server", naming: entry)
         gtk_label_set_xalign(title.opaque, 0)
         message = makeLabel(classes: ["dialog-error"])
-        gtk_label_set_wrap(message.opaque, 1)
+        wrapAnywhere(message)
         adw_message_dialog_set_extra_child(dialog, makeBox(GTK_ORIENTATION_VERTICAL, spacing: 6, [title, entry, message]))
         // The handlers keep the dialog alive until its window is destroyed.
         Signal.connect(entry.object, "changed") { [self] in self.check() }

@@ -26,7 +26,7 @@ final class SharingIndicator {
         stateLabel = makeLabel()
         reasonLabel = makeLabel(classes: ["dim-label"])
         for label in [serverLabel, stateLabel, reasonLabel] {
-            gtk_label_set_wrap(label.opaque, 1)
+            wrapAnywhere(label)
             gtk_label_set_max_width_chars(label.opaque, 40)
         }
         // An address has no spaces to break at.

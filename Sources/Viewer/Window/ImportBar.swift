@@ -37,7 +37,7 @@ final class ImportBar: @unchecked Sendable {
         gtk_widget_set_valign(progressBar, GTK_ALIGN_CENTER)
         cancelButton = makeButton(mnemonic: "_Cancel Import")
         message = makeLabel()
-        gtk_label_set_wrap(message.opaque, 1)
+        wrapAnywhere(message)
         gtk_widget_set_hexpand(message, 1)
         closeButton = makeButton(icon: "window-close-symbolic", tooltip: "Dismiss")
         closeButton.addClass("flat")

@@ -29,7 +29,7 @@ extension ViewerWindow {
                 session.selection.selectedObject.map { ViewConfiguration.render(session.view.row.title, for: $0) }
             } == name
             if (object.isDeleted || object.managedObjectContext == nil) && !replaced {
-                showToast(undoable ? "“\(name)” deleted" : "“\(name)” was deleted", undo: undoable)
+                showToast(undoable ? "\(quoted(name)) deleted" : "\(quoted(name)) was deleted", undo: undoable)
             }
             keepFocusOnSelection()
             // The row selected instead may head its section (a search's first match).

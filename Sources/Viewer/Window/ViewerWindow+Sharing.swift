@@ -128,7 +128,7 @@ extension ViewerWindow {
     /// the dataset's words (from the server: written there by another desktop, a script or
     /// a person with `psql`).
     func summary(of rejected: RejectedChange) -> String {
-        let name = shownName(of: rejected.objectID, entity: rejected.entity).map { "“\($0)”" } ?? "a " + ViewConfiguration.words(rejected.entity).lowercased()
+        let name = shownName(of: rejected.objectID, entity: rejected.entity).map(quoted) ?? "a " + ViewConfiguration.words(rejected.entity).lowercased()
         // The reason starts with the key ("teamName must not be empty"): said with its label.
         let why = rejected.key.map { key in
             rejected.reason.hasPrefix(key + " ") ? label(of: key, entity: rejected.entity) + rejected.reason.dropFirst(key.count) : rejected.reason
@@ -152,7 +152,7 @@ extension ViewerWindow {
         switch conflict.resolution {
         case .tookServer: return "\(name ?? ViewConfiguration.words(conflict.entity)): \(what); kept theirs"
         case .keptLocal: return "\(name ?? ViewConfiguration.words(conflict.entity)): \(what); kept yours"
-        case .deleted: return "\(name.map { "“\($0)”" } ?? "A " + ViewConfiguration.words(conflict.entity).lowercased()) was deleted on another desktop; your edits were dropped"
+        case .deleted: return "\(name.map(quoted) ?? "A " + ViewConfiguration.words(conflict.entity).lowercased()) was deleted on another desktop; your edits were dropped"
         }
     }
 

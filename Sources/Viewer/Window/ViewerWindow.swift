@@ -234,7 +234,7 @@ public final class ViewerWindow {
         g_object_bind_property(UnsafeMutableRawPointer(leaflet), "folded", UnsafeMutableRawPointer(backButton), "visible", G_BINDING_SYNC_CREATE)
 
         banner = makeLabel(classes: ["error-banner"])
-        gtk_label_set_wrap(banner.opaque, 1)
+        wrapAnywhere(banner)
         banner.isVisible = false
         toastOverlay = adw_toast_overlay_new()
         adw_toast_overlay_set_child(toastOverlay.opaque, makeBox(GTK_ORIENTATION_VERTICAL, [banner, importBar.widget, leaflet]))
