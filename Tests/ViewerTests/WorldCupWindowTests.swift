@@ -137,6 +137,30 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
                      "Nigeria's row is out of view")
     } }
 
+    /// A search that does not match the selected team selects the first match, with the
+    /// list at its top (it used to select the last match and scroll to the bottom); one
+    /// that matches it keeps it.
+    func testASearchLandsOnTheFirstMatchUnlessTheSelectedTeamMatches() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        window.session?.selection.select(window.object(titled: "Uruguay"))
+        iterateMainLoop(for: 0.3)
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "ia")
+        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count < 20 }), "the search shows its rows")
+        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Algeria · Wins: 0" }),
+                      "the first match is selected: \(window.listLines)")
+        iterateMainLoop(for: 0.3)
+        let adjustment = gtk_scrollable_get_vadjustment(OpaquePointer(window.listView))
+        XCTAssertEqual(gtk_adjustment_get_value(adjustment), 0, "the list shows its top, the first section's header")
+        XCTAssertEqual(window.session?.selection.selectedObject.map { ViewConfiguration.render(window.session!.view.row.title, for: $0) }, "Algeria")
+
+        // Croatia matches the next search too: it stays selected.
+        window.session?.selection.select(window.object(titled: "Croatia"))
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "a")
+        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count > 20 }), "the wider search shows its rows")
+        iterateMainLoop(for: 0.3)
+        XCTAssertTrue(window.rows(inSection: "Europe").contains("> Croatia · Wins: 0"), "\(window.listLines)")
+    } }
+
     func testSearchFiltersTheRowsAndSortOptionsReorderThem() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         // Every new request reloads the list, as a search or a new order does past 20,000 rows.

@@ -1,6 +1,8 @@
 import CAdw
 import CGtk
+import Foundation
 import GtkBinding
+import ObjectStore
 
 /// What the window does on a signal, a key or a shortcut.
 extension ViewerWindow {
@@ -41,7 +43,11 @@ extension ViewerWindow {
         Signal.connect(searchEntry.object, "search-changed") { [weak self] in
             guard let self, !self.isSettingChoices else { return }
             let text = String(cString: gtk_editable_get_text(OpaquePointer(self.searchEntry)))
-            self.perform { try $0.apply(searchText: text, shown: self.reportFetchFailure) }
+            let selected = self.session?.selection.selectedObject?.objectID
+            self.perform { try $0.apply(searchText: text) { [weak self] error in
+                self?.reportFetchFailure(error)
+                if error == nil { self?.landSearch(keeping: selected) }
+            } }
         }
         // Escape in the search clears it and closes the bar (GtkSearchBar empties its entry
         // when it closes); the focus goes back to the list.
@@ -105,6 +111,20 @@ extension ViewerWindow {
     /// Says why a search or sort could not be shown.
     func reportFetchFailure(_ error: Error?) {
         if let error { showError("\(error)", prefix: "Cannot show the rows") }
+    }
+
+    /// Where a search lands once its rows are shown: the object selected before stays
+    /// selected when it matches; else the first match is selected, with the list at its top.
+    /// (Left to the selection, a search that dropped the selected row selected the row
+    /// nearest its old position: in a short result, the last match, at the bottom.)
+    func landSearch(keeping id: ObjectID?) {
+        guard let session else { return }
+        if let id, session.controller.indexPath(forObjectID: id) != nil { return }
+        guard let section = session.controller.sections?.first, section.numberOfObjects > 0 else { return }
+        let first = IndexPath(item: 0, section: 0)
+        session.selection.select(session.controller.object(at: first))
+        gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(0))
+        refreshDetail()
     }
 
     /// Enter on a row edits the selected object. GtkListView's rows take Enter as `activate`,
