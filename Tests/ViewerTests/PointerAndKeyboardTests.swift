@@ -256,6 +256,25 @@ final class PointerAndKeyboardTests: XCTestCase {
         XCTAssertTrue(viewer.wait { viewer.listLines.count == 37 }, "32 teams and 5 zones again:\n\(viewer.shown)")
     }
 
+    /// Keyboard only after a search: Down from the search entry goes to the selected match,
+    /// and Enter there edits it (Down used to go to the list's unnamed scroll pane, where
+    /// Enter did nothing).
+    func testDownFromTheSearchGoesToTheMatchAndEnterEditsIt() throws {
+        let viewer = try launch()
+        let algeria = try XCTUnwrap(viewer.row("Algeria"))
+        xdotool("mousemove", "\(algeria.x)", "\(algeria.y)", "click", "1")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 0" }, viewer.shown)
+        xdotool("type", "--delay", "60", "ghan")
+        XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 0"] }, "the search selects Ghana:\n\(viewer.shown)")
+        xdotool("key", "Down")
+        usleep(300_000)
+        xdotool("key", "Return")
+        XCTAssertTrue(viewer.wait(timeout: 10) { windowShown("Edit Team") }, "Enter edits Ghana:\n\(viewer.shown)")
+        xdotool("key", "Escape")
+        XCTAssertTrue(viewer.wait(timeout: 10) { !windowShown("Edit Team") })
+        XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
+    }
+
     /// Enter edits the team a tap just moved, and adds no win: GTK gives the focus of a
     /// moved row's old widget to a +1 button at its next layout, where Enter would add a win.
     /// Eight taps, each moving the last team of Africa to its top, then Enter and Escape, at

@@ -49,6 +49,17 @@ extension ViewerWindow {
                 if error == nil { self?.landSearch(keeping: selected) }
             } }
         }
+        // Down in the search entry goes to the rows: the selected one (a search selects
+        // its first match), where Enter edits and the arrows go on. GtkText would move the
+        // focus to the next widget, the list's unnamed scroll pane.
+        let down = gtk_event_controller_key_new()!
+        gtk_event_controller_set_propagation_phase(down, GTK_PHASE_CAPTURE)
+        Signal.connect(UnsafeMutableRawPointer(down), "key-pressed") { [weak self] (keyval: guint, _: guint, state: GdkModifierType) -> Bool in
+            guard let self, [GDK_KEY_Down, GDK_KEY_KP_Down].map(guint.init).contains(keyval),
+                  state.rawValue & (GDK_CONTROL_MASK.rawValue | GDK_ALT_MASK.rawValue | GDK_SHIFT_MASK.rawValue) == 0 else { return false }
+            return self.focusSelectedRow()
+        }
+        gtk_widget_add_controller(searchEntry, down)
         // Escape in the search clears it and closes the bar (GtkSearchBar empties its entry
         // when it closes); the focus goes back to the list.
         Signal.connect(searchEntry.object, "stop-search") { [weak self] in
@@ -125,6 +136,23 @@ extension ViewerWindow {
         session.selection.select(session.controller.object(at: first))
         gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(0))
         refreshDetail()
+    }
+
+    /// Gives the keyboard focus to the selected row (the first row when none is selected);
+    /// false when the list has no row to take it.
+    func focusSelectedRow() -> Bool {
+        guard let session, let section = session.controller.sections?.first, section.numberOfObjects > 0 else { return false }
+        if session.selection.selectedObject == nil { session.selection.select(session.controller.object(at: IndexPath(item: 0, section: 0))) }
+        guard let object = session.selection.selectedObject else { return false }
+        if let row = factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0 {
+            gtk_widget_grab_focus(row)
+        } else {
+            // Out of view: brought in, then focused.
+            focusLostWithItsRow = true
+            gtk_widget_grab_focus(listView)
+            keepFocusOnSelection()
+        }
+        return true
     }
 
     /// Enter on a row edits the selected object. GtkListView's rows take Enter as `activate`,
