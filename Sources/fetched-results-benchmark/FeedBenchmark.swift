@@ -84,9 +84,9 @@ struct FeedBenchmark {
             try controller.performFetch()
             for name in names {
                 let request = FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName == %@", name))
-                guard let team = try context.fetch(request).first else { continue }
+                guard let team = try context.fetch(request).first, case .integer(let wins) = team.attributeValue(forKey: "wins") else { continue }
                 let started = Measure.now()
-                try team.setValue((team.attributeValue(forKey: "wins").integer ?? 0) + 1, forKey: "wins")
+                try team.setValue(wins + 1, forKey: "wins")
                 try context.save()
                 if let shown = delegate.last { figures.sameProcess.append(shown - started) }
                 delegate.last = nil
@@ -113,10 +113,6 @@ private final class BatchTimes: FetchedResultsControllerDelegate {
     func controller(_ controller: FetchedResultsController<ManagedObject>, didChangeContentWith batch: ChangeBatch) {
         last = Measure.now()
     }
-}
-
-private extension Value {
-    var integer: Int64? { if case .integer(let value) = self { value } else { nil } }
 }
 
 /// A child process whose output lines are counted and timed as they arrive.

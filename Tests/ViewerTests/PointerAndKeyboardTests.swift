@@ -244,12 +244,17 @@ final class PointerAndKeyboardTests: XCTestCase {
 
     /// Typing while the list has the focus starts a search with what was typed; Escape
     /// clears it and every team is back.
-    func testTypingInTheListStartsASearchAndEscapeEndsIt() throws {
-        let viewer = try launch()
+    /// Algeria clicked, then "ghan" typed in the list (which starts a search).
+    private func typeGhanAfterClickingAlgeria(_ viewer: Viewer) throws {
         let algeria = try XCTUnwrap(viewer.row("Algeria"))
         xdotool("mousemove", "\(algeria.x)", "\(algeria.y)", "click", "1")
         XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 0" }, viewer.shown)
         xdotool("type", "--delay", "60", "ghan")
+    }
+
+    func testTypingInTheListStartsASearchAndEscapeEndsIt() throws {
+        let viewer = try launch()
+        try typeGhanAfterClickingAlgeria(viewer)
         XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 0"] || viewer.listLines == ["[Africa]", "  Ghana · Wins: 0"] },
                       "the search shows Ghana alone:\n\(viewer.shown)")
         xdotool("key", "Escape")
@@ -261,10 +266,7 @@ final class PointerAndKeyboardTests: XCTestCase {
     /// Enter did nothing).
     func testDownFromTheSearchGoesToTheMatchAndEnterEditsIt() throws {
         let viewer = try launch()
-        let algeria = try XCTUnwrap(viewer.row("Algeria"))
-        xdotool("mousemove", "\(algeria.x)", "\(algeria.y)", "click", "1")
-        XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 0" }, viewer.shown)
-        xdotool("type", "--delay", "60", "ghan")
+        try typeGhanAfterClickingAlgeria(viewer)
         XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 0"] }, "the search selects Ghana:\n\(viewer.shown)")
         xdotool("key", "Down")
         usleep(300_000)

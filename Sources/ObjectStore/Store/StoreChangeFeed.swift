@@ -116,7 +116,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
     }
 
     /// Asks for a look at the history's token (from any thread; cheap and coalesced).
-    package func wake() {
+    private func wake() {
         let schedule = state.withLock { state -> Bool in
             guard !state.lookScheduled else { return false }
             state.lookScheduled = true

@@ -544,7 +544,7 @@ actor SharingEngine {
     /// processes'; `localInterval` is its safety look where the kernel cannot tell.
     private func watchLocalCommits() async {
         let (commits, committed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let fallback = DispatchTimeInterval.milliseconds(Int(sharing.localInterval.components.seconds * 1000 + sharing.localInterval.components.attoseconds / 1_000_000_000_000_000))
+        let fallback = DispatchTimeInterval.nanoseconds(Int(sharing.localInterval / .nanoseconds(1)))
         let subscription = store.feed.subscribe(since: nil, queue: .global(), fallback: fallback) { committed.yield() }
         for await _ in commits { wake.yield() }
         subscription.cancel()

@@ -135,7 +135,6 @@ extension ViewerWindow {
         let first = IndexPath(item: 0, section: 0)
         session.selection.select(session.controller.object(at: first))
         gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(0))
-        refreshDetail()
     }
 
     /// Gives the keyboard focus to the selected row (the first row when none is selected);
@@ -143,15 +142,10 @@ extension ViewerWindow {
     func focusSelectedRow() -> Bool {
         guard let session, let section = session.controller.sections?.first, section.numberOfObjects > 0 else { return false }
         if session.selection.selectedObject == nil { session.selection.select(session.controller.object(at: IndexPath(item: 0, section: 0))) }
-        guard let object = session.selection.selectedObject else { return false }
-        if let row = factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0 {
-            gtk_widget_grab_focus(row)
-        } else {
-            // Out of view: brought in, then focused.
-            focusLostWithItsRow = true
-            gtk_widget_grab_focus(listView)
-            keepFocusOnSelection()
-        }
+        // As when the focused row moved: the row gets the focus, brought into view first
+        // when it is out of it.
+        focusLostWithItsRow = true
+        keepFocusOnSelection()
         return true
     }
 
