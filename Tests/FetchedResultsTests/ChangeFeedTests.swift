@@ -86,6 +86,58 @@ final class ChangeFeedTests: XCTestCase {
         withExtendedLifetime((following, subscription)) {}
     }
 
+    /// Saves of another context on this store object, commits of a second store object on
+    /// the file (another process's route) and the `sqlite3` shell's, made at once from three
+    /// threads in a seeded random rhythm, reach a following context by one route: each
+    /// insert once, in commit order (the rows' keys grow with it), and the following
+    /// controller's batches end at a fresh fetch.
+    func testSavesOfThisStoresContextsAndOtherWritersArriveInCommitOrder() throws {
+        let seed = SeededGenerator.seed()
+        print("ChangeFeedTests seed: \(seed) (SEED=\(seed) replays it)")
+        let folder = try temporaryFolder(self)
+        let (store, controller, recorder, before, following) = try WorldCup.followed(in: folder)
+        let context = controller.managedObjectContext
+        var merged: [Set<ObjectID>] = []
+        let observation = context.addObserver { event in
+            if case .objectsDidChange(let changes) = event, !changes.inserted.isEmpty { merged.append(changes.inserted) }
+        }
+        let sibling = ObjectContext(store: store, queue: DispatchQueue(label: "sibling"))
+        let otherStore = try PersistentStore(url: store.url!, model: store.model)
+        let other = ObjectContext(store: otherStore, queue: DispatchQueue(label: "other store"))
+        let perWriter = 60
+        let writers: [(String, @Sendable (Int) throws -> Void)] = [
+            ("sibling", { i in try sibling.performAndWait { _ = try WorldCup.insert("S-\(i)", "Zone S", into: sibling); try sibling.save() } }),
+            ("other store", { i in try other.performAndWait { _ = try WorldCup.insert("O-\(i)", "Zone O", into: other); try other.save() } }),
+            ("sqlite3", { i in try sqlite3(store.url!, "INSERT INTO Team (teamName, qualifyingZone, wins) VALUES ('Q-\(i)', 'Zone Q', 0)") }),
+        ]
+        let group = DispatchGroup()
+        let failures = Failures()
+        for (index, (name, write)) in writers.enumerated() {
+            var random = SeededGenerator(seed: seed &+ UInt64(index))
+            let pauses = (0..<perWriter).map { _ in UInt32.random(in: 0...3_000, using: &random) }
+            DispatchQueue.global().async(group: group) {
+                for i in 0..<perWriter {
+                    usleep(pauses[i])
+                    do { try write(i) } catch { failures.append("\(name) \(i): \(error)") }
+                }
+            }
+        }
+        XCTAssertTrue(run(until: { group.wait(timeout: .now()) == .success }, timeout: 120), "the writers finish")
+        XCTAssertEqual(failures.all, [])
+        let total = WorldCup.teams.count + 3 * perWriter
+        XCTAssertTrue(run(until: { controller.fetchedObjects?.count == total }, timeout: 20),
+                      "the controller holds every team: \(controller.fetchedObjects?.count ?? 0) of \(total)")
+        RunLoop.current.run(until: Date().addingTimeInterval(0.2))
+        let keys = merged.map { Set($0.compactMap(\.primaryKey)) }
+        XCTAssertEqual(keys.map(\.count).reduce(0, +), 3 * perWriter, "every insert once")
+        XCTAssertEqual(Set(keys.flatMap { $0 }).count, 3 * perWriter, "no insert twice")
+        for (earlier, later) in zip(keys, keys.dropFirst()) where earlier.max()! > later.min()! {
+            XCTFail("merged out of commit order: \(earlier.sorted()) before \(later.sorted()) (seed \(seed))")
+        }
+        try WorldCup.assertBatchesLeadToAFreshFetch(recorder, from: before, controller: controller, store: store, "three writers")
+        withExtendedLifetime((following, observation, sibling, other)) {}
+    }
+
     /// A subscriber whose handler does not return (until the test lets it) holds up no
     /// save, and 100 other subscribers go on being told; let go, it gets everything
     /// committed meanwhile, in one call.
@@ -147,4 +199,12 @@ private final class Deliveries: @unchecked Sendable {
     func append(_ changes: StoreChanges) { lock.withLock { deliveries.append(changes) } }
     var all: [StoreChanges] { lock.withLock { deliveries } }
     var lastToken: Int64 { lock.withLock { deliveries.last?.token ?? -1 } }
+}
+
+private final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var failures: [String] = []
+
+    func append(_ failure: String) { lock.withLock { failures.append(failure) } }
+    var all: [String] { lock.withLock { failures } }
 }

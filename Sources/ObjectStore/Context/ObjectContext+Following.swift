@@ -10,8 +10,8 @@ extension ObjectContext {
     /// ``mergeChanges(fromContextDidSave:)``, on the context's queue, until the returned
     /// token is released or cancelled.
     ///
-    /// Saves of contexts on this same ``PersistentStore`` object are skipped: they arrive
-    /// through ``automaticallyMergesChangesFromStore``.
+    /// Saves of contexts on this same ``PersistentStore`` object arrive as they always do,
+    /// through ``automaticallyMergesChangesFromStore``, in the same order as the rest.
     ///
     /// Commits are pushed, not polled: the store's change feed
     /// (``PersistentStore/observeChanges(on:_:)``) wakes the context at this process's
@@ -22,44 +22,104 @@ extension ObjectContext {
     /// - Parameter interval: How often to look anyway where the kernel cannot say that the
     ///   file changed (no inotify, or a network or FUSE file system): 2 seconds by default.
     public func followStore(interval: DispatchTimeInterval = .seconds(2)) throws -> ObservationToken {
-        let follower = StoreFollower(token: try store.currentHistoryToken())
-        return store.feed.subscribe(since: follower.token, queue: queue, fallback: interval) { [weak self] in self?.readStoreHistory(follower) }
-    }
-
-    private func readStoreHistory(_ follower: StoreFollower) {
-        do {
-            let current = try store.currentHistoryToken()
-            guard current != follower.token else { return }
-            // Saves of this store's contexts arrive by broadcast: nothing to read for them.
-            if store.areLocalSaves(follower.token + 1 ... current) {
-                follower.token = current
-                return
+        let id = UUID()
+        try performAndWait {
+            // Up to now first: what was committed before this call is not followed.
+            try takeStoreChanges(upTo: store.currentHistoryToken())
+            storeFollowing.intervals[id] = interval
+            updateFollowing()
+        }
+        return ObservationToken { [weak self] in
+            self?.perform { [weak self] in
+                guard let self else { return }
+                storeFollowing.intervals[id] = nil
+                updateFollowing()
             }
-            let (changes, newToken) = try store.changes(since: follower.token, skipping: store.isLocalSave)
-            follower.token = newToken
-            if !changes.isEmpty { mergeChanges(fromContextDidSave: changes) }
-        } catch let gap as HistoryGap {
-            if store.areLocalSaves(follower.token + 1 ... gap.prunedThrough) {
-                // Only this store's own saves were pruned: read on from there next time.
-                follower.token = gap.prunedThrough
-                return readStoreHistory(follower)
-            }
-            do {
-                let (changes, token) = try changesAfterHistoryGap()
-                follower.token = token
-                if !changes.isEmpty { mergeChanges(fromContextDidSave: changes) }
-            } catch {
-                // The store cannot be read right now: try again shortly.
-                retryReading(follower)
-            }
-        } catch {
-            // The store cannot be read right now (locked, I/O): try again shortly.
-            retryReading(follower)
         }
     }
 
-    private func retryReading(_ follower: StoreFollower) {
-        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in self?.readStoreHistory(follower) }
+    /// Tells the feed whether this context follows every commit, and at what fallback.
+    private func updateFollowing() {
+        let intervals = storeFollowing.intervals.values
+        storeSubscription?.setFollowing(!intervals.isEmpty, fallback: intervals.min { $0.nanoseconds < $1.nanoseconds })
+    }
+
+    /// Subscribes to the store's change feed: the one route by which changes made elsewhere
+    /// enter the context (``takeStoreChanges()``).
+    func subscribeToStore() {
+        storeFollowing.token = (try? store.currentHistoryToken()) ?? store.lastLocalSaveToken ?? 0
+        storeSubscription = store.feed.subscribe(since: nil, queue: queue, following: false) { [weak self] in self?.takeStoreChanges() }
+    }
+
+    /// Takes what was committed since the last call, in commit order: saves of the store's
+    /// other contexts from the store's record of them (with the keys that changed), when
+    /// ``automaticallyMergesChangesFromStore``; everything else (other processes, other store
+    /// objects, the sharing engine's writes, saves recorded too long ago) from the history,
+    /// when following the store.
+    func takeStoreChanges() {
+        let following = !storeFollowing.intervals.isEmpty
+        let upTo: Int64?
+        do {
+            upTo = following ? try store.currentHistoryToken() : store.lastLocalSaveToken
+        } catch {
+            // The store cannot be read right now (locked, I/O): try again shortly.
+            return retryTakingStoreChanges()
+        }
+        guard let upTo else { return }
+        do {
+            try takeStoreChanges(upTo: upTo, readingHistory: following)
+        } catch {
+            retryTakingStoreChanges()
+        }
+    }
+
+    private func takeStoreChanges(upTo last: Int64, readingHistory: Bool = false) throws {
+        while storeFollowing.token < last {
+            let next = storeFollowing.token + 1
+            if let save = store.localSave(writing: next) {
+                switch save.changes {
+                case .pending:
+                    // Committed but not yet published (or not yet committed): told again then.
+                    return
+                case .published(let changes):
+                    storeFollowing.token = save.tokens.upperBound
+                    if save.source != ObjectIdentifier(self) && automaticallyMergesChangesFromStore && !changes.isEmpty {
+                        mergeChanges(fromContextDidSave: changes)
+                    }
+                case .dropped:
+                    if save.source == ObjectIdentifier(self) || !automaticallyMergesChangesFromStore {
+                        storeFollowing.token = save.tokens.upperBound
+                    } else {
+                        try mergeHistory(through: save.tokens.upperBound)
+                    }
+                }
+            } else {
+                // Written elsewhere, up to the next save of this store's contexts.
+                let end = min(last, (store.firstLocalSaveToken(after: next) ?? .max) - 1)
+                if readingHistory {
+                    try mergeHistory(through: end)
+                } else {
+                    storeFollowing.token = end
+                }
+            }
+        }
+    }
+
+    /// Merges the history from the context's token through `last`.
+    private func mergeHistory(through last: Int64) throws {
+        do {
+            let (changes, newToken) = try store.changes(since: storeFollowing.token, through: last)
+            storeFollowing.token = newToken
+            if !changes.isEmpty { mergeChanges(fromContextDidSave: changes) }
+        } catch is HistoryGap {
+            let (changes, token) = try changesAfterHistoryGap()
+            storeFollowing.token = token
+            if !changes.isEmpty { mergeChanges(fromContextDidSave: changes) }
+        }
+    }
+
+    private func retryTakingStoreChanges() {
+        queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in self?.takeStoreChanges() }
     }
 
     /// What changed after the history this context needed was pruned: every saved
@@ -87,9 +147,11 @@ extension ObjectContext {
     }
 }
 
-/// How far a following context has read the history (read and written on its queue).
-private final class StoreFollower: @unchecked Sendable {
-    var token: Int64
-
-    init(token: Int64) { self.token = token }
+/// How far a context has taken the store's changes, and who asked it to follow every commit
+/// (read and written on its queue).
+struct StoreFollowing {
+    /// The history token the context took changes up to.
+    var token: Int64 = 0
+    /// The fallback intervals of the ``ObjectContext/followStore(interval:)`` calls in force.
+    var intervals: [UUID: DispatchTimeInterval] = [:]
 }

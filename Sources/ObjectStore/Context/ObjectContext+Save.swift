@@ -76,6 +76,8 @@ extension ObjectContext {
         var permanentKeys: [ObjectID: Int64]
         /// The stored rows of the updated objects, and how the merge policy settled conflicts.
         var resolution: ConflictResolution
+        /// The history tokens the save wrote.
+        var historyTokens: ClosedRange<Int64>?
     }
 
     /// What a save tells observers and the store's other contexts.
@@ -86,6 +88,8 @@ extension ObjectContext {
         var deletedObjects: [ManagedObject] = []
         /// What the save found changed elsewhere: values now shown that no edit here set.
         var foundElsewhere = ObjectChanges()
+        /// The history tokens the save wrote.
+        var historyTokens: ClosedRange<Int64>?
     }
 
     /// Writes the changes of `objects` in one transaction: `check` first, then the conflict
@@ -106,8 +110,8 @@ extension ObjectContext {
                     try extraWrite?(db)
                     try store.pruneHistoryIfNeeded(db)
                     // Recorded before the commit, so that no follower can read the save first.
-                    historyTokens = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db))
-                    return WrittenChanges(permanentKeys: keys, resolution: resolution)
+                    historyTokens = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db), by: self)
+                    return WrittenChanges(permanentKeys: keys, resolution: resolution, historyTokens: historyTokens)
                 }
             }
         } catch {
@@ -119,7 +123,7 @@ extension ObjectContext {
     /// After the commit: the saved objects hold what the store holds (inserted ones under
     /// their permanent IDs), and the context has no unsaved changes left.
     private func takeWhatTheStoreHolds(_ objects: Set<ManagedObject>, after transaction: WrittenChanges) -> SavedChanges {
-        var result = SavedChanges()
+        var result = SavedChanges(historyTokens: transaction.historyTokens)
         let resolution = transaction.resolution
         for object in objects {
             if resolution.vanished.contains(object) {
@@ -216,6 +220,6 @@ extension ObjectContext {
         var merged = result.saved
         for (id, keys) in result.foundElsewhere.updated { merged.updated[id, default: []].formUnion(keys) }
         merged.deleted.formUnion(result.foundElsewhere.deleted)
-        store.broadcast(merged, from: self)
+        if let tokens = result.historyTokens { store.publishLocalSave(tokens, changes: merged) }
     }
 }

@@ -70,6 +70,11 @@ public final class ObjectContext: @unchecked Sendable {
     private(set) var queuedProcessingBlocks = 0
     private var observers: [Int: (ContextEvent) -> Void] = [:]
     private var nextObserverKey = 0
+    /// The context's subscription to the store's change feed, the one route by which
+    /// changes made elsewhere enter it (``takeStoreChanges()``).
+    var storeSubscription: StoreChangeFeed.Subscription?
+    /// How far the context took the store's changes, and whether it follows every commit.
+    var storeFollowing = StoreFollowing()
 
     struct UnprocessedChanges {
         var inserted: Set<ManagedObject> = []
@@ -94,7 +99,7 @@ public final class ObjectContext: @unchecked Sendable {
         if queue.getSpecific(key: queueMarkKey) == nil {
             queue.setSpecific(key: queueMarkKey, value: QueueMark(queue))
         }
-        store.register(self)
+        subscribeToStore()
     }
 
     /// Runs `block` on the context's queue, later.
@@ -365,11 +370,6 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     // MARK: Merging
-
-    func storeDidSave(_ changes: ObjectChanges) {
-        guard automaticallyMergesChangesFromStore else { return }
-        queue.async { [weak self] in self?.mergeChanges(fromContextDidSave: changes) }
-    }
 
     /// Brings another context's save into this one: updated objects reload their saved
     /// values (keeping unsaved changes made here, which a save still checks against the

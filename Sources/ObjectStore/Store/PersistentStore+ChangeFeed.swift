@@ -27,13 +27,12 @@ extension PersistentStore {
     /// handler holds up no writer: it is called once more after it returns, with everything
     /// committed meanwhile.
     ///
-    /// This is the feed that ``ObjectContext/followStore(interval:)`` and the sharing engine
-    /// follow; contexts made on this store object also get each other's saves at once,
-    /// with the keys that changed (``ObjectContext/automaticallyMergesChangesFromStore``).
+    /// This is the feed that every context (``ObjectContext/followStore(interval:)``,
+    /// ``ObjectContext/automaticallyMergesChangesFromStore``) and the sharing engine follow.
     public func observeChanges(on queue: DispatchQueue = .main, _ handler: @escaping @Sendable (StoreChanges) -> Void) throws -> ObservationToken {
         let start = try currentHistoryToken()
         let cursor = Mutex(start)
-        return feed.subscribe(since: start, queue: queue) { [weak self] in
+        let subscription = feed.subscribe(since: start, queue: queue) { [weak self] in
             guard let self else { return }
             // One call at a time for a subscriber, even on a concurrent queue.
             let delivery: StoreChanges? = cursor.withLock { token in
@@ -52,6 +51,7 @@ extension PersistentStore {
             }
             if let delivery { handler(delivery) }
         }
+        return ObservationToken { subscription.cancel() }
     }
 
     /// Every change committed to the store's file after this call, as

@@ -80,24 +80,25 @@ extension PersistentStore {
     ///
     /// - Throws: ``HistoryGap`` when changes after `token` were pruned.
     public func changes(since token: Int64) throws -> (changes: ObjectChanges, newToken: Int64) {
-        try changes(since: token, skipping: { _ in false })
+        try changes(since: token, through: nil)
     }
 
-    func changes(since token: Int64, skipping skip: (Int64) -> Bool) throws -> (changes: ObjectChanges, newToken: Int64) {
-        try database.read { db in try changes(since: token, in: db, skipping: skip) }
+    /// The changes recorded after `token` up to `last` (nil: the newest), with the token to
+    /// read on from.
+    func changes(since token: Int64, through last: Int64?) throws -> (changes: ObjectChanges, newToken: Int64) {
+        try database.read { db in try changes(since: token, through: last, in: db) }
     }
 
-    private func changes(since token: Int64, in db: Database, skipping skip: (Int64) -> Bool) throws -> (changes: ObjectChanges, newToken: Int64) {
+    private func changes(since token: Int64, through last: Int64? = nil, in db: Database) throws -> (changes: ObjectChanges, newToken: Int64) {
         let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
         if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
         var changes = ObjectChanges()
         var newToken = token
         let entities = try Schema.entitiesByNumber(in: db, model: model)
-        let rows = try Row.fetchCursor(db, sql: "SELECT token, entity, rowKey, kind FROM \(Schema.historyTable) WHERE token > ? ORDER BY token", arguments: [token])
+        let rows = try Row.fetchCursor(db, sql: "SELECT token, entity, rowKey, kind FROM \(Schema.historyTable) WHERE token > ? AND token <= ? ORDER BY token",
+                                       arguments: [token, last ?? .max])
         while let row = try rows.next() {
-            let rowToken: Int64 = row[0]
-            newToken = rowToken
-            if skip(rowToken) { continue }
+            newToken = row[0]
             // The columns allow NULL (see `Schema.historyTable`): a row without an entity
             // or key, which only a hand-made insert leaves, names no object.
             guard let number: Int64 = row[1], let entity = entities[number], let key: Int64 = row[2] else { continue }
@@ -115,6 +116,7 @@ extension PersistentStore {
                 }
             }
         }
+        if let last { return (changes, last) }
         return (changes, max(newToken, try Self.currentToken(db)))
     }
 
@@ -162,12 +164,37 @@ extension PersistentStore {
     }
 }
 
+/// A save of one of this store's contexts, as the store's other contexts take it: from this
+/// record, with the keys that changed, rather than from the history (which names an updated
+/// object's columns, not the ones that changed).
+struct LocalSave: Sendable {
+    /// The history tokens the save wrote.
+    let tokens: ClosedRange<Int64>
+    /// The context that saved (it took its own changes as it made them).
+    let source: ObjectIdentifier
+    var changes: Changes
+
+    enum Changes: Sendable {
+        /// Committed, not yet published by the saving context (it is telling its own
+        /// observers first): the other contexts wait for it, to take saves in order.
+        case pending
+        case published(ObjectChanges)
+        /// Published long ago: to be read from the history, like another process's commit.
+        case dropped
+    }
+}
+
 extension PersistentStore {
-    /// Notes that a context of this store wrote the history tokens `first...last`.
-    func recordLocalSave(from first: Int64, through last: Int64) -> ClosedRange<Int64>? {
+    /// How many published saves keep their changes for contexts that are behind; older
+    /// ones are read from the history.
+    static let publishedSavesKept = 256
+
+    /// Notes, in the save's write transaction, that `context` wrote the history tokens
+    /// `first...last`: the other contexts wait for its changes there (``publishLocalSave(_:changes:)``).
+    func recordLocalSave(from first: Int64, through last: Int64, by context: ObjectContext) -> ClosedRange<Int64>? {
         guard first <= last else { return nil }
         localSaves.withLock { saves in
-            saves.append(first...last)
+            saves.append(LocalSave(tokens: first...last, source: ObjectIdentifier(context), changes: .pending))
             // Followers read within moments: an old range only matters to a follower that
             // fell far behind, and that one gets a gap once the history is pruned anyway.
             if saves.count > 10_000 { saves.removeFirst(saves.count - 10_000) }
@@ -176,26 +203,47 @@ extension PersistentStore {
     }
 
     /// Forgets a range whose save did not commit: its tokens will be used again.
-    func forgetLocalSave(_ range: ClosedRange<Int64>) {
-        localSaves.withLock { $0.removeAll { $0 == range } }
+    func forgetLocalSave(_ tokens: ClosedRange<Int64>) {
+        localSaves.withLock { $0.removeAll { $0.tokens == tokens } }
+        feed.tellSubscribersOfLocalSave()
     }
 
-    func isLocalSave(_ token: Int64) -> Bool {
-        localSaves.withLock { saves in saves.contains { $0.contains(token) } }
-    }
-
-    /// Whether contexts of this store wrote every token of `tokens`: a follower has nothing
-    /// to read there (a chunked import of this process, say), not even after it was pruned.
-    func areLocalSaves(_ tokens: ClosedRange<Int64>) -> Bool {
+    /// Gives the other contexts the changes of the committed save that wrote `tokens`, as the
+    /// saving context told its own observers, and tells them (on their queues).
+    func publishLocalSave(_ tokens: ClosedRange<Int64>, changes: ObjectChanges) {
         localSaves.withLock { saves in
-            // Recorded inside their write transactions, so in token order.
-            var next = tokens.lowerBound
-            for range in saves where range.upperBound >= next {
-                guard range.lowerBound <= next else { return false }
-                next = range.upperBound + 1
-                if next > tokens.upperBound { return true }
+            guard let index = saves.lastIndex(where: { $0.tokens == tokens }) else { return }
+            saves[index].changes = .published(changes)
+            let old = index - Self.publishedSavesKept
+            if old >= 0, case .published = saves[old].changes { saves[old].changes = .dropped }
+        }
+        feed.tellSubscribersOfLocalSave()
+    }
+
+    /// The save of this store's contexts that wrote `token`, if any.
+    func localSave(writing token: Int64) -> LocalSave? {
+        localSaves.withLock { saves in
+            // Recorded inside their write transactions, so in token order: the newest first.
+            for save in saves.reversed() {
+                if save.tokens.contains(token) { return save }
+                if save.tokens.upperBound < token { return nil }
             }
-            return false
+            return nil
         }
     }
+
+    /// The first token after `token` that a save of this store's contexts wrote.
+    func firstLocalSaveToken(after token: Int64) -> Int64? {
+        localSaves.withLock { saves in
+            var first: Int64?
+            for save in saves.reversed() {
+                guard save.tokens.lowerBound > token else { break }
+                first = save.tokens.lowerBound
+            }
+            return first
+        }
+    }
+
+    /// The last token the saves of this store's contexts wrote.
+    var lastLocalSaveToken: Int64? { localSaves.withLock { $0.last?.tokens.upperBound } }
 }

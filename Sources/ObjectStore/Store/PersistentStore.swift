@@ -37,10 +37,9 @@ public final class PersistentStore: Sendable {
     /// Whether the store was opened read-only (``init(readingFrom:model:busyTimeout:)``).
     public let isReadOnly: Bool
 
-    private let contexts = Mutex<[WeakContext]>([])
-    /// The history tokens written by saves of this store's contexts: followers skip them,
-    /// since those saves reach the other contexts by ``broadcast(_:from:)``.
-    let localSaves = Mutex<[ClosedRange<Int64>]>([])
+    /// The saves of this store's contexts, in token order: the other contexts take their
+    /// changes from here, with the keys that changed (``LocalSave``).
+    let localSaves = Mutex<[LocalSave]>([])
     /// ``historyLimit``'s value.
     let historyLimitValue = Mutex<Int64?>(PersistentStore.defaultHistoryLimit)
     /// Tells of every commit to the file, whoever made it: see ``observeChanges(on:_:)``.
@@ -386,23 +385,4 @@ public final class PersistentStore: Sendable {
                              "another connection (another process or the sqlite3 shell) kept the store locked for more than \(Self.seconds(busyTimeout)); \(keeping)")
         }
     }
-
-    // MARK: Contexts
-
-    func register(_ context: ObjectContext) {
-        contexts.withLock { contexts in
-            contexts.removeAll { $0.context == nil }
-            contexts.append(WeakContext(context: context))
-        }
-    }
-
-    /// Tells every other context on this store that `source` saved `changes`.
-    func broadcast(_ changes: ObjectChanges, from source: ObjectContext) {
-        let others = contexts.withLock { $0.compactMap(\.context).filter { $0 !== source } }
-        for context in others { context.storeDidSave(changes) }
-    }
-}
-
-private struct WeakContext: @unchecked Sendable {
-    weak var context: ObjectContext?
 }

@@ -25,6 +25,12 @@ import Synchronization
 /// per-user watch limit was reached), or a store on a network or FUSE file system (NFS,
 /// SMB/CIFS, FUSE: inotify there sees this machine's writes, not other machines').
 ///
+/// A save of one of the store's contexts is also told once its context has published it
+/// (``tellSubscribersOfLocalSave()``): every context takes its sibling's saves, with the keys
+/// that changed, from the store's record, by this same route. A subscriber that does not
+/// follow every commit (a context that does not follow the store) is told only of those,
+/// and the feed watches nothing until a subscriber follows.
+///
 /// Subscribers are told on their own queue, one pending call each at most: a slow one
 /// falls behind and catches up by reading the history, and never holds up a writer (a
 /// commit only sets a flag and queues a look on the feed's queue).
@@ -40,7 +46,6 @@ package final class StoreChangeFeed: @unchecked Sendable {
 
     private struct State {
         var subscribers: [UUID: Subscriber] = [:]
-        var started = false
         var lookScheduled = false
         /// The newest token subscribers were told of.
         var token: Int64 = 0
@@ -50,20 +55,25 @@ package final class StoreChangeFeed: @unchecked Sendable {
     private var observer: CommitObserver?
     private var folderWatch: ObservationToken?
     private var timer: (any DispatchSourceTimer)?
+    /// Whether commits are watched (since the first subscriber that follows them).
+    private var watching = false
     /// Whether the kernel tells of other processes' commits.
     private var kernelWatches = false
     /// File writes the kernel told of.
     private var writes = 0
 
-    private final class Subscriber: @unchecked Sendable {
+    fileprivate final class Subscriber: @unchecked Sendable {
         let queue: DispatchQueue
-        let fallback: DispatchTimeInterval?
+        /// Whether the subscriber is told of every commit (else only of the saves of this
+        /// store's contexts, ``tellSubscribersOfLocalSave()``), and the safety look's interval
+        /// it asks for where the kernel cannot tell (nil: the feed's).
+        let following: Mutex<(Bool, DispatchTimeInterval?)>
         let handler: @Sendable () -> Void
         let pending = Atomic<Bool>(false)
 
-        init(queue: DispatchQueue, fallback: DispatchTimeInterval?, handler: @escaping @Sendable () -> Void) {
+        init(queue: DispatchQueue, following: Bool, fallback: DispatchTimeInterval?, handler: @escaping @Sendable () -> Void) {
             self.queue = queue
-            self.fallback = fallback
+            self.following = Mutex((following, fallback))
             self.handler = handler
         }
 
@@ -74,6 +84,30 @@ package final class StoreChangeFeed: @unchecked Sendable {
                 self.handler()
             }
         }
+    }
+
+    /// A subscription to the feed (``subscribe(since:queue:following:fallback:_:)``): ends when
+    /// cancelled or released.
+    package final class Subscription: Sendable {
+        private let token: ObservationToken
+        private let subscriber: Subscriber
+        private let feed: StoreChangeFeed
+
+        fileprivate init(token: ObservationToken, subscriber: Subscriber, feed: StoreChangeFeed) {
+            self.token = token
+            self.subscriber = subscriber
+            self.feed = feed
+        }
+
+        /// Tells the subscriber of every commit (`true`), with `fallback` as its safety
+        /// look's interval, or only of the saves of this store's contexts (`false`).
+        package func setFollowing(_ following: Bool, fallback: DispatchTimeInterval? = nil) {
+            subscriber.following.withLock { $0 = (following, fallback) }
+            feed.queue.sync { feed.followersChanged() }
+        }
+
+        /// Stops the subscription.
+        package func cancel() { token.cancel() }
     }
 
     init(database: any DatabaseWriter, url: URL?) {
@@ -91,28 +125,32 @@ package final class StoreChangeFeed: @unchecked Sendable {
     package var isWatchedByTheKernel: Bool { queue.sync { kernelWatches } }
 
     /// Calls `handler` on `queue` after the history grew past `since` (the token the
-    /// subscriber read up to), until the token is released or cancelled. `fallback` is the
-    /// safety look's interval where the kernel cannot tell.
-    package func subscribe(since: Int64?, queue: DispatchQueue, fallback: DispatchTimeInterval? = nil, _ handler: @escaping @Sendable () -> Void) -> ObservationToken {
+    /// subscriber read up to) and after each save of this store's contexts is published
+    /// (``tellSubscribersOfLocalSave()``), until the subscription is cancelled or released.
+    /// With `following` false, only the saves are told, and the feed starts no watch for it.
+    /// `fallback` is the safety look's interval where the kernel cannot tell.
+    package func subscribe(since: Int64?, queue: DispatchQueue, following: Bool = true, fallback: DispatchTimeInterval? = nil,
+                           _ handler: @escaping @Sendable () -> Void) -> Subscription {
         let id = UUID()
-        let subscriber = Subscriber(queue: queue, fallback: fallback, handler: handler)
-        let start = state.withLock { state -> Bool in
-            state.subscribers[id] = subscriber
-            defer { state.started = true }
-            return !state.started
-        }
-        self.queue.sync {
-            if start { startWatching() }
-            updateTimer()
-        }
+        let subscriber = Subscriber(queue: queue, following: following, fallback: fallback, handler: handler)
+        state.withLock { $0.subscribers[id] = subscriber }
+        if following { self.queue.sync { followersChanged() } }
         // A commit between the subscriber's reading of its starting token and now may have
         // been told to the others only: this one looks once if the token moved since.
         if let since, (try? database.read({ db in try PersistentStore.currentToken(db) })) != since { subscriber.tell() }
-        return ObservationToken { [weak self] in
+        let token = ObservationToken { [weak self] in
             guard let self else { return }
             state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
-            self.queue.async { self.updateTimer() }
+            self.queue.async { self.followersChanged() }
         }
+        return Subscription(token: token, subscriber: subscriber, feed: self)
+    }
+
+    /// Tells every subscriber, at once, that a context of this store published a save
+    /// (``PersistentStore/publishLocalSave(_:changes:)``): the contexts take its changes, with
+    /// the keys that changed, from the store's record of it.
+    package func tellSubscribersOfLocalSave() {
+        for subscriber in state.withLock({ Array($0.subscribers.values) }) { subscriber.tell() }
     }
 
     /// Asks for a look at the history's token (from any thread; cheap and coalesced).
@@ -133,7 +171,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
         let subscribers = state.withLock { state -> [Subscriber] in
             guard token != state.token else { return [] }
             state.token = token
-            return Array(state.subscribers.values)
+            return state.subscribers.values.filter { $0.following.withLock(\.0) }
         }
         for subscriber in subscribers { subscriber.tell() }
     }
@@ -154,6 +192,16 @@ package final class StoreChangeFeed: @unchecked Sendable {
                 self.look()
             }
         }
+    }
+
+    /// Starts watching when the first subscriber follows every commit (once), and sets the
+    /// safety look's timer.
+    private func followersChanged() {
+        if !watching, state.withLock({ $0.subscribers.values.contains { $0.following.withLock(\.0) } }) {
+            watching = true
+            startWatching()
+        }
+        updateTimer()
     }
 
     private func startWatching() {
@@ -196,7 +244,9 @@ package final class StoreChangeFeed: @unchecked Sendable {
     private func updateTimer() {
         timer?.cancel()
         timer = nil
-        let fallbacks = state.withLock { $0.subscribers.values.map(\.fallback) }
+        let fallbacks = state.withLock { $0.subscribers.values.compactMap { subscriber in
+            subscriber.following.withLock { $0.0 ? .some($0.1) : nil }
+        } }
         guard url != nil, !kernelWatches, !fallbacks.isEmpty else { return }
         let interval = fallbacks.compactMap { $0 }.min(by: { $0.nanoseconds < $1.nanoseconds }) ?? Self.fallbackInterval
         let timer = DispatchSource.makeTimerSource(queue: queue)
