@@ -138,6 +138,44 @@ final class ChangeFeedTests: XCTestCase {
         withExtendedLifetime((following, observation, sibling, other)) {}
     }
 
+    /// Another program deletes the store file (with its WAL and shared memory) and makes it
+    /// again with other teams, as a restore from a backup does: a following controller ends
+    /// at a fresh fetch of the new file by valid batches, a subscriber hears that anything
+    /// may have changed, later commits to the new file arrive, and this process's saves go to it.
+    func testAStoreFileDeletedAndMadeAgainByAnotherProgramIsFollowed() throws {
+        let folder = try temporaryFolder(self)
+        let (store, controller, recorder, before, following) = try WorldCup.followed(in: folder)
+        let deliveries = Deliveries()
+        let subscription = try store.observeChanges(on: DispatchQueue(label: "subscriber")) { deliveries.append($0) }
+        let url = store.url!
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        do {
+            // Another program's store object: its own connections to the new file.
+            let other = try PersistentStore(url: url, model: store.model)
+            let context = ObjectContext(store: other, queue: DispatchQueue(label: "other program"))
+            try context.performAndWait {
+                try WorldCup.insert("Fiji", "Oceania", wins: 1, into: context)
+                try WorldCup.insert("Peru", "South America", wins: 2, into: context)
+                try context.save()
+            }
+        }
+        func names() -> [String] { (controller.fetchedObjects ?? []).map(\.teamName).sorted() }
+        XCTAssertTrue(run(until: { names() == ["Fiji", "Peru"] }, timeout: 10), "the list shows the new file: \(names())")
+        XCTAssertTrue(run(until: { deliveries.all.contains { $0.changes.invalidatedAllObjects } }, timeout: 10),
+                      "the subscriber hears that anything may have changed")
+
+        try sqlite3(url, "UPDATE Team SET wins = 7 WHERE teamName = 'Fiji'")
+        XCTAssertTrue(run(until: { controller.fetchedObjects?.first { $0.teamName == "Fiji" }?.wins == 7 }, timeout: 5),
+                      "a later commit to the new file arrives")
+        let peru = try XCTUnwrap(controller.fetchedObjects?.first { $0.teamName == "Peru" })
+        peru.wins = 9
+        try controller.managedObjectContext.save()
+        XCTAssertEqual(try sqlite3(url, "SELECT wins FROM Team WHERE teamName = 'Peru'").trimmingCharacters(in: .whitespacesAndNewlines), "9",
+                       "this process's save went to the new file")
+        try WorldCup.assertBatchesLeadToAFreshFetch(recorder, from: before, controller: controller, store: store, "a replaced file")
+        withExtendedLifetime((following, subscription)) {}
+    }
+
     /// A subscriber whose handler does not return (until the test lets it) holds up no
     /// save, and 100 other subscribers go on being told; let go, it gets everything
     /// committed meanwhile, in one call.

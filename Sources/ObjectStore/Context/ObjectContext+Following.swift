@@ -47,6 +47,7 @@ extension ObjectContext {
     /// Subscribes to the store's change feed: the one route by which changes made elsewhere
     /// enter the context (``takeStoreChanges()``).
     func subscribeToStore() {
+        storeFollowing.generation = store.feed.generation
         storeFollowing.token = (try? store.currentHistoryToken()) ?? store.lastLocalSaveToken ?? 0
         storeSubscription = store.feed.subscribe(since: nil, queue: queue, following: false) { [weak self] in self?.takeStoreChanges() }
     }
@@ -57,6 +58,18 @@ extension ObjectContext {
     /// objects, the sharing engine's writes, saves recorded too long ago) from the history,
     /// when following the store.
     func takeStoreChanges() {
+        let generation = store.feed.generation
+        if generation != storeFollowing.generation {
+            // Another program replaced the file and the store opened the new one: what this
+            // context holds came from the old file.
+            do {
+                let (changes, token) = try changesAfterHistoryGap()
+                storeFollowing = StoreFollowing(token: token, generation: generation, intervals: storeFollowing.intervals)
+                if !changes.isEmpty { mergeChanges(fromContextDidSave: changes) }
+            } catch {
+                return retryTakingStoreChanges()
+            }
+        }
         let following = !storeFollowing.intervals.isEmpty
         let upTo: Int64?
         do {
@@ -152,6 +165,8 @@ extension ObjectContext {
 struct StoreFollowing {
     /// The history token the context took changes up to.
     var token: Int64 = 0
+    /// The store file's generation the token belongs to (``StoreChangeFeed/generation``).
+    var generation = 0
     /// The fallback intervals of the ``ObjectContext/followStore(interval:)`` calls in force.
     var intervals: [UUID: DispatchTimeInterval] = [:]
 }

@@ -31,18 +31,24 @@ extension PersistentStore {
     /// ``ObjectContext/automaticallyMergesChangesFromStore``) and the sharing engine follow.
     public func observeChanges(on queue: DispatchQueue = .main, _ handler: @escaping @Sendable (StoreChanges) -> Void) throws -> ObservationToken {
         let start = try currentHistoryToken()
-        let cursor = Mutex(start)
+        let cursor = Mutex((token: start, generation: feed.generation))
         let subscription = feed.subscribe(since: start, queue: queue) { [weak self] in
             guard let self else { return }
             // One call at a time for a subscriber, even on a concurrent queue.
-            let delivery: StoreChanges? = cursor.withLock { token in
+            let delivery: StoreChanges? = cursor.withLock { cursor in
                 do {
-                    let (changes, newToken) = try self.changes(since: token)
-                    token = newToken
+                    let generation = feed.generation
+                    if generation != cursor.generation {
+                        // The file was replaced by another program: anything may have changed.
+                        cursor = (try currentHistoryToken(), generation)
+                        return StoreChanges(changes: ObjectChanges(invalidatedAllObjects: true), token: cursor.token)
+                    }
+                    let (changes, newToken) = try self.changes(since: cursor.token)
+                    cursor.token = newToken
                     return changes.isEmpty ? nil : StoreChanges(changes: changes, token: newToken)
                 } catch is HistoryGap {
                     guard let current = try? self.currentHistoryToken() else { return nil }
-                    token = current
+                    cursor.token = current
                     return StoreChanges(changes: ObjectChanges(invalidatedAllObjects: true), token: current)
                 } catch {
                     // The store cannot be read right now: the next commit tries again.

@@ -172,6 +172,9 @@ struct LocalSave: Sendable {
     let tokens: ClosedRange<Int64>
     /// The context that saved (it took its own changes as it made them).
     let source: ObjectIdentifier
+    /// The file's generation (``StoreChangeFeed/generation``): tokens of a replaced file
+    /// name nothing in the new one.
+    let generation: Int
     var changes: Changes
 
     enum Changes: Sendable {
@@ -193,8 +196,10 @@ extension PersistentStore {
     /// `first...last`: the other contexts wait for its changes there (``publishLocalSave(_:changes:)``).
     func recordLocalSave(from first: Int64, through last: Int64, by context: ObjectContext) -> ClosedRange<Int64>? {
         guard first <= last else { return nil }
+        let generation = feed.generation
         localSaves.withLock { saves in
-            saves.append(LocalSave(tokens: first...last, source: ObjectIdentifier(context), changes: .pending))
+            if let last = saves.last, last.generation != generation { saves = [] }
+            saves.append(LocalSave(tokens: first...last, source: ObjectIdentifier(context), generation: generation, changes: .pending))
             // Followers read within moments: an old range only matters to a follower that
             // fell far behind, and that one gets a gap once the history is pruned anyway.
             if saves.count > 10_000 { saves.removeFirst(saves.count - 10_000) }
@@ -222,9 +227,10 @@ extension PersistentStore {
 
     /// The save of this store's contexts that wrote `token`, if any.
     func localSave(writing token: Int64) -> LocalSave? {
-        localSaves.withLock { saves in
+        let generation = feed.generation
+        return localSaves.withLock { saves in
             // Recorded inside their write transactions, so in token order: the newest first.
-            for save in saves.reversed() {
+            for save in saves.reversed() where save.generation == generation {
                 if save.tokens.contains(token) { return save }
                 if save.tokens.upperBound < token { return nil }
             }
@@ -234,9 +240,10 @@ extension PersistentStore {
 
     /// The first token after `token` that a save of this store's contexts wrote.
     func firstLocalSaveToken(after token: Int64) -> Int64? {
-        localSaves.withLock { saves in
+        let generation = feed.generation
+        return localSaves.withLock { saves in
             var first: Int64?
-            for save in saves.reversed() {
+            for save in saves.reversed() where save.generation == generation {
                 guard save.tokens.lowerBound > token else { break }
                 first = save.tokens.lowerBound
             }
@@ -245,5 +252,8 @@ extension PersistentStore {
     }
 
     /// The last token the saves of this store's contexts wrote.
-    var lastLocalSaveToken: Int64? { localSaves.withLock { $0.last?.tokens.upperBound } }
+    var lastLocalSaveToken: Int64? {
+        let generation = feed.generation
+        return localSaves.withLock { saves in saves.last.flatMap { $0.generation == generation ? $0.tokens.upperBound : nil } }
+    }
 }

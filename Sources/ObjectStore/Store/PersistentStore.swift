@@ -32,8 +32,9 @@ public final class PersistentStore: Sendable {
     /// The store file, or nil for an in-memory store.
     public let url: URL?
     /// The GRDB connection(s): a `DatabasePool` for a file, a `DatabaseQueue` in memory or
-    /// opened read-only.
-    package let database: any DatabaseWriter
+    /// opened read-only. A file another program replaced (deleted and made again) is opened
+    /// again while something follows the store (``StoreChangeFeed``): read it each time.
+    package var database: any DatabaseWriter { feed.database }
     /// Whether the store was opened read-only (``init(readingFrom:model:busyTimeout:)``).
     public let isReadOnly: Bool
 
@@ -63,11 +64,19 @@ public final class PersistentStore: Sendable {
     ///     arguments (like Core Data's `-com.apple.CoreData.SQLDebug`), on the connection's queue.
     public init(url: URL, model: Model, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout,
                 sqlLog: (@Sendable (String) -> Void)? = nil) throws {
-        let path = url.path
         self.url = url
         self.model = model
         self.busyTimeout = busyTimeout
         isReadOnly = false
+        let open = { @Sendable () throws -> any DatabaseWriter in
+            try Self.openFile(at: url.path, model: model, busyTimeout: busyTimeout, sqlLog: sqlLog)
+        }
+        feed = StoreChangeFeed(database: try open(), url: url, reopen: open)
+    }
+
+    /// Opens the file at `path` for `model`, creating or migrating its schema.
+    private static func openFile(at path: String, model: Model, busyTimeout: TimeInterval,
+                                 sqlLog: (@Sendable (String) -> Void)?) throws -> DatabasePool {
         let checked = try Self.checkExistingFile(at: path, model: model, busyTimeout: busyTimeout)
         do {
             let pool = try Self.openPool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout, sqlLog: sqlLog),
@@ -84,8 +93,7 @@ public final class PersistentStore: Sendable {
                     }
                 }
             }
-            database = pool
-            feed = StoreChangeFeed(database: pool, url: url)
+            return pool
         } catch let error as StoreError {
             throw error
         } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
@@ -122,7 +130,6 @@ public final class PersistentStore: Sendable {
             if plan.needsMigration(to: model) {
                 throw StoreError(.readOnly, path: path, "the store was made by another version or for another model, and a read-only open cannot migrate it; open it once with write access")
             }
-            database = queue
             feed = StoreChangeFeed(database: queue, url: url)
         } catch let error as StoreError {
             throw error
@@ -152,7 +159,6 @@ public final class PersistentStore: Sendable {
     private init(model: Model, queue: DatabaseQueue) throws {
         self.model = model
         self.url = nil
-        self.database = queue
         feed = StoreChangeFeed(database: queue, url: nil)
         self.busyTimeout = 0
         isReadOnly = false

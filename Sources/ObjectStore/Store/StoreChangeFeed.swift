@@ -35,7 +35,14 @@ import Synchronization
 /// falls behind and catches up by reading the history, and never holds up a writer (a
 /// commit only sets a flag and queues a look on the feed's queue).
 package final class StoreChangeFeed: @unchecked Sendable {
-    private let database: any DatabaseWriter
+    /// The store's connections: replaced when the file is (``reopen``).
+    private let connections: Mutex<any DatabaseWriter>
+    /// Opens the file at the store's path again, once another program replaced it (nil for
+    /// in-memory and read-only stores, which do not follow a replaced file).
+    private let reopen: (@Sendable () throws -> any DatabaseWriter)?
+    /// How many times the file was replaced and opened again: a subscriber that saw another
+    /// generation takes everything as changed.
+    private let generationCount = Atomic<Int>(0)
     private let url: URL?
     private let queue = DispatchQueue(label: "ObjectStore.StoreChangeFeed")
     private let state = Mutex(State())
@@ -59,6 +66,8 @@ package final class StoreChangeFeed: @unchecked Sendable {
     private var watching = false
     /// Whether the kernel tells of other processes' commits.
     private var kernelWatches = false
+    /// The device and inode of the open file.
+    private var fileIdentity: FileIdentity?
     /// File writes the kernel told of.
     private var writes = 0
 
@@ -110,10 +119,19 @@ package final class StoreChangeFeed: @unchecked Sendable {
         package func cancel() { token.cancel() }
     }
 
-    init(database: any DatabaseWriter, url: URL?) {
-        self.database = database
+    init(database: any DatabaseWriter, url: URL?, reopen: (@Sendable () throws -> any DatabaseWriter)? = nil) {
+        connections = Mutex(database)
         self.url = url
+        self.reopen = reopen
+        fileIdentity = url.flatMap { Self.identity(ofFileAt: $0.path) }
     }
+
+    /// The store's connections, to the file now at the store's path while the feed watches.
+    package var database: any DatabaseWriter { connections.withLock { $0 } }
+
+    /// How many times the store's file was replaced by another program (deleted and made
+    /// again, or another file moved over it) and opened again.
+    package var generation: Int { generationCount.load(ordering: .acquiring) }
 
     deinit {
         folderWatch?.cancel()
@@ -140,8 +158,10 @@ package final class StoreChangeFeed: @unchecked Sendable {
         if let since, (try? database.read({ db in try PersistentStore.currentToken(db) })) != since { subscriber.tell() }
         let token = ObservationToken { [weak self] in
             guard let self else { return }
-            state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
-            self.queue.async { self.followersChanged() }
+            let removed = state.withLock { $0.subscribers.removeValue(forKey: id) }
+            // The safety look's timer may change; weakly, so that the store's connections
+            // close as soon as the store is released.
+            if removed?.following.withLock(\.0) == true { self.queue.async { [weak self] in self?.followersChanged() } }
         }
         return Subscription(token: token, subscriber: subscriber, feed: self)
     }
@@ -167,6 +187,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
 
     private func look() {
         state.withLock { $0.lookScheduled = false }
+        if fileWasReplaced() { return reopenFile() }
         guard let token = try? database.read({ db in try PersistentStore.currentToken(db) }) else { return }
         let subscribers = state.withLock { state -> [Subscriber] in
             guard token != state.token else { return [] }
@@ -192,6 +213,42 @@ package final class StoreChangeFeed: @unchecked Sendable {
                 self.look()
             }
         }
+    }
+
+    /// Whether another file is now at the store's path (a deleted file is not yet replaced:
+    /// the open connections go on with it until a new one is made).
+    private func fileWasReplaced() -> Bool {
+        guard reopen != nil, let url, let opened = fileIdentity, let now = Self.identity(ofFileAt: url.path) else { return false }
+        return now != opened
+    }
+
+    /// Opens the new file, makes the store's connections its own (this process's later
+    /// writes go there), and tells every subscriber: what they held came from the old file.
+    /// A file that cannot be opened yet (half made, another model) is tried again at the
+    /// next event.
+    private func reopenFile() {
+        guard let reopen, let url, let reopened = try? reopen() else { return }
+        connections.withLock { $0 = reopened }
+        fileIdentity = Self.identity(ofFileAt: url.path)
+        if let observer { reopened.add(transactionObserver: observer, extent: .observerLifetime) }
+        generationCount.add(1, ordering: .releasing)
+        let token = (try? reopened.read { db in try PersistentStore.currentToken(db) }) ?? 0
+        let subscribers = state.withLock { state in
+            state.token = token
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.tell() }
+    }
+
+    private struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    private static func identity(ofFileAt path: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     /// Starts watching when the first subscriber follows every commit (once), and sets the
