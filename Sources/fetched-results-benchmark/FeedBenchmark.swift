@@ -19,8 +19,7 @@ struct FeedBenchmark {
         var fromShell: [Double] = []
         var fromApply: [Double] = []
         var sameProcess: [Double] = []
-        var idleCPUSeconds: Double = 0
-        var idleWakeUps: Int = 0
+        var idle = ProcessUsage.Idle(cpuSeconds: 0, wakeUps: 0)
     }
 
     /// The `fetched-results` executable built beside the benchmark.
@@ -67,11 +66,7 @@ struct FeedBenchmark {
 
         // Idle: nothing writes.
         Thread.sleep(forTimeInterval: 1)
-        let before = try ProcessUsage(pid: watch.pid)
-        Thread.sleep(forTimeInterval: idleSeconds)
-        let after = try ProcessUsage(pid: watch.pid)
-        figures.idleCPUSeconds = after.cpuSeconds - before.cpuSeconds
-        figures.idleWakeUps = after.wakeUps(since: before)
+        figures.idle = try ProcessUsage.idle(pid: watch.pid, seconds: Double(idleSeconds))
         watch.stop()
 
         // The baseline: this process's save to its own controller's batch.
@@ -179,10 +174,26 @@ private final class LineReader: @unchecked Sendable {
 }
 
 /// A process's CPU time and context switches (all its threads), from /proc.
-private struct ProcessUsage {
+struct ProcessUsage {
+    /// Time on a CPU (`/proc/<pid>/task/<tid>/schedstat`, in nanoseconds, where `stat`'s
+    /// clock ticks would round 10 ms away).
     var cpuSeconds: Double
     /// Context switches per thread.
     var threads: [String: Int]
+
+    /// What a process cost over a while of doing nothing.
+    struct Idle {
+        var cpuSeconds: Double
+        var wakeUps: Int
+    }
+
+    /// What the process `pid` costs over the next `seconds`.
+    static func idle(pid: Int32, seconds: Double) throws -> Idle {
+        let before = try ProcessUsage(pid: pid)
+        Thread.sleep(forTimeInterval: seconds)
+        let after = try ProcessUsage(pid: pid)
+        return Idle(cpuSeconds: after.cpuSeconds(since: before), wakeUps: after.wakeUps(since: before))
+    }
 
     /// Wake-ups since `earlier`: the switches of each thread alive now, less what it had
     /// then (a thread that ended meanwhile takes its count with it).
@@ -190,13 +201,16 @@ private struct ProcessUsage {
         threads.reduce(0) { $0 + $1.value - (earlier.threads[$1.key] ?? 0) }
     }
 
+    /// CPU time since `earlier`, of the threads alive now.
+    func cpuSeconds(since earlier: ProcessUsage) -> Double {
+        threadCPU.reduce(0) { $0 + $1.value - (earlier.threadCPU[$1.key] ?? 0) }
+    }
+
+    private var threadCPU: [String: Double]
+
     init(pid: Int32) throws {
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        // Fields after the command's closing parenthesis: utime is the 12th, stime the 13th.
-        let fields = stat[stat.range(of: ")")!.upperBound...].split(separator: " ")
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        cpuSeconds = ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / ticks
         threads = [:]
+        threadCPU = [:]
         for thread in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
             let status = (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8)) ?? ""
             var switches = 0
@@ -204,6 +218,39 @@ private struct ProcessUsage {
                 switches += Int(line.split(separator: "\t").last.map(String.init) ?? "") ?? 0
             }
             threads[thread] = switches
+            let schedstat = (try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/schedstat", encoding: .utf8)) ?? ""
+            threadCPU[thread] = (Double(schedstat.split(separator: " ").first ?? "") ?? 0) / 1e9
         }
+        cpuSeconds = threadCPU.values.reduce(0, +)
+    }
+}
+
+/// The floor under every idle figure: a Swift process that ran one task (Swift
+/// concurrency's executor is libdispatch's global queues, as `DispatchQueue.global()` is)
+/// and then waits for nothing (this executable with ``flag``). On Linux, the first worker
+/// thread of a global queue starts libdispatch's workqueue monitor, a timer on its manager
+/// thread that fires every second for the life of the process (`_dispatch_workq_init_once`
+/// in libdispatch's `src/event/workqueue.c`).
+enum IdleFloor {
+    static let flag = "--idle-floor"
+
+    static func main() -> Never {
+        let done = DispatchSemaphore(value: 0)
+        Task.detached { done.signal() }
+        done.wait()
+        while true { pause() }
+    }
+
+    static func measure(seconds: Int) throws -> ProcessUsage.Idle {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        process.arguments = [flag]
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        Thread.sleep(forTimeInterval: 1)
+        return try ProcessUsage.idle(pid: process.processIdentifier, seconds: Double(seconds))
     }
 }

@@ -71,3 +71,44 @@ enum MainLoopTiming {
         try text.write(to: url, atomically: true, encoding: .utf8)
     }
 }
+
+/// The frames a window draws: when each was drawn (its frame clock's `after-paint`).
+@MainActor final class Frames {
+    private(set) var times: [Date] = []
+    var onFrame: (() -> Void)?
+    private var clock: UnsafeMutableRawPointer?
+    private var handlers: [gulong] = []
+    private let window: Widget
+
+    init(_ window: ViewerWindow) {
+        self.window = window.window
+        if let clock = gtk_widget_get_frame_clock(self.window) {
+            connect(UnsafeMutableRawPointer(clock))
+        } else {
+            // Before the window is shown it has no frame clock: it gets one when it is realized.
+            handlers.append(Signal.connect(self.window.object, "realize") { [weak self] in
+                guard let self, let clock = gtk_widget_get_frame_clock(self.window) else { return }
+                self.connect(UnsafeMutableRawPointer(clock))
+            })
+        }
+    }
+
+    private func connect(_ clock: UnsafeMutableRawPointer) {
+        self.clock = clock
+        let id = Signal.connect(clock, "after-paint") { [weak self] () -> Void in
+            self?.times.append(Date())
+            self?.onFrame?()
+        }
+        handlers.append(id)
+    }
+
+    /// Disconnects from the window and its clock.
+    func stop() {
+        for id in handlers {
+            if let clock, g_signal_handler_is_connected(clock, id) != 0 { g_signal_handler_disconnect(clock, id) }
+            if g_signal_handler_is_connected(window.object, id) != 0 { g_signal_handler_disconnect(window.object, id) }
+        }
+        handlers = []
+        onFrame = nil
+    }
+}

@@ -49,7 +49,7 @@ extension ObjectContext {
     func subscribeToStore() {
         storeFollowing.generation = store.feed.generation
         storeFollowing.token = (try? store.currentHistoryToken()) ?? store.lastLocalSaveToken ?? 0
-        storeSubscription = store.feed.subscribe(since: nil, queue: queue, following: false) { [weak self] in self?.takeStoreChanges() }
+        storeSubscription = store.feed.subscribe(since: nil, queue: queue, following: false, takingLocalSaves: true) { [weak self] in self?.takeStoreChanges() }
     }
 
     /// Takes what was committed since the last call, in commit order: saves of the store's

@@ -77,12 +77,16 @@ package final class StoreChangeFeed: @unchecked Sendable {
         /// store's contexts, ``tellSubscribersOfLocalSave()``), and the safety look's interval
         /// it asks for where the kernel cannot tell (nil: the feed's).
         let following: Mutex<(Bool, DispatchTimeInterval?)>
+        /// Whether the subscriber takes the saves of the store's contexts from their records
+        /// (a context), so is told when each is published.
+        let takesLocalSaves: Bool
         let handler: @Sendable () -> Void
         let pending = Atomic<Bool>(false)
 
-        init(queue: DispatchQueue, following: Bool, fallback: DispatchTimeInterval?, handler: @escaping @Sendable () -> Void) {
+        init(queue: DispatchQueue, following: Bool, fallback: DispatchTimeInterval?, takesLocalSaves: Bool, handler: @escaping @Sendable () -> Void) {
             self.queue = queue
             self.following = Mutex((following, fallback))
+            self.takesLocalSaves = takesLocalSaves
             self.handler = handler
         }
 
@@ -95,7 +99,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
         }
     }
 
-    /// A subscription to the feed (``subscribe(since:queue:following:fallback:_:)``): ends when
+    /// A subscription to the feed (``subscribe(since:queue:following:fallback:takingLocalSaves:_:)``): ends when
     /// cancelled or released.
     package final class Subscription: Sendable {
         private let token: ObservationToken
@@ -143,14 +147,15 @@ package final class StoreChangeFeed: @unchecked Sendable {
     package var isWatchedByTheKernel: Bool { queue.sync { kernelWatches } }
 
     /// Calls `handler` on `queue` after the history grew past `since` (the token the
-    /// subscriber read up to) and after each save of this store's contexts is published
-    /// (``tellSubscribersOfLocalSave()``), until the subscription is cancelled or released.
-    /// With `following` false, only the saves are told, and the feed starts no watch for it.
-    /// `fallback` is the safety look's interval where the kernel cannot tell.
+    /// subscriber read up to), until the subscription is cancelled or released. With
+    /// `takingLocalSaves` (a context), also after each save of this store's contexts is
+    /// published (``tellSubscribersOfLocalSave()``); with `following` false, only then, and
+    /// the feed starts no watch for it. `fallback` is the safety look's interval where the
+    /// kernel cannot tell.
     package func subscribe(since: Int64?, queue: DispatchQueue, following: Bool = true, fallback: DispatchTimeInterval? = nil,
-                           _ handler: @escaping @Sendable () -> Void) -> Subscription {
+                           takingLocalSaves: Bool = false, _ handler: @escaping @Sendable () -> Void) -> Subscription {
         let id = UUID()
-        let subscriber = Subscriber(queue: queue, following: following, fallback: fallback, handler: handler)
+        let subscriber = Subscriber(queue: queue, following: following, fallback: fallback, takesLocalSaves: takingLocalSaves, handler: handler)
         state.withLock { $0.subscribers[id] = subscriber }
         if following { self.queue.sync { followersChanged() } }
         // A commit between the subscriber's reading of its starting token and now may have
@@ -166,11 +171,11 @@ package final class StoreChangeFeed: @unchecked Sendable {
         return Subscription(token: token, subscriber: subscriber, feed: self)
     }
 
-    /// Tells every subscriber, at once, that a context of this store published a save
-    /// (``PersistentStore/publishLocalSave(_:changes:)``): the contexts take its changes, with
-    /// the keys that changed, from the store's record of it.
+    /// Tells the contexts, at once, that a context of this store published a save
+    /// (``PersistentStore/publishLocalSave(_:changes:)``): they take its changes, with the
+    /// keys that changed, from the store's record of it.
     package func tellSubscribersOfLocalSave() {
-        for subscriber in state.withLock({ Array($0.subscribers.values) }) { subscriber.tell() }
+        for subscriber in state.withLock({ $0.subscribers.values.filter(\.takesLocalSaves) }) { subscriber.tell() }
     }
 
     /// Asks for a look at the history's token (from any thread; cheap and coalesced).
