@@ -9,22 +9,22 @@ import ObjectStore
 /// - ``load(named:)``
 /// - ``openStore(at:)``
 /// - ``makeController(context:sortOption:search:)``
-public struct Dataset: Sendable {
-    public let name: String
-    public let folder: URL
-    public let model: Model
-    public let view: ViewConfiguration
+package struct Dataset: Sendable {
+    package let name: String
+    package let folder: URL
+    package let model: Model
+    package let view: ViewConfiguration
 
     /// The names of the datasets that ship.
-    public static let shipped = ["worldcup", "movies", "todo", "failedbanks"]
+    package static let shipped = ["worldcup", "movies", "todo", "failedbanks"]
 
     /// Loads the dataset `name`, found by ``locate(named:)``.
-    public static func load(named name: String) throws -> Dataset {
+    package static func load(named name: String) throws -> Dataset {
         try load(from: locate(named: name))
     }
 
     /// Loads the dataset in `folder`.
-    public static func load(from folder: URL) throws -> Dataset {
+    package static func load(from folder: URL) throws -> Dataset {
         let model = try Model(contentsOf: folder.appendingPathComponent("model.json"))
         let view = try ViewConfiguration.load(from: folder.appendingPathComponent("view.json"))
         try view.validate(against: model, file: "\(folder.lastPathComponent)/view.json")
@@ -34,7 +34,7 @@ public struct Dataset: Sendable {
     /// The folder of dataset `name`: under `$FETCHED_RESULTS_DATA`, the installed
     /// `share/fetched-results/data` beside the executable's `bin`, or the source tree the
     /// program was built from.
-    public static func locate(named name: String) throws -> URL {
+    package static func locate(named name: String) throws -> URL {
         // The executable's real path (/proc/self/exe), also when it was started by name through PATH.
         let executable = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments.first ?? ".")).resolvingSymlinksInPath()
         var candidates: [URL] = []
@@ -57,7 +57,7 @@ public struct Dataset: Sendable {
 
     /// Where the dataset's store lives by default: `$XDG_DATA_HOME/fetched-results/NAME.sqlite`
     /// (`~/.local/share/...`).
-    public var defaultStoreURL: URL {
+    package var defaultStoreURL: URL {
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
@@ -69,7 +69,7 @@ public struct Dataset: Sendable {
     /// new store with the seed records (see ``PersistentStore/insertInitialContents(_:)``:
     /// a store emptied by its user stays empty).
     /// `busyTimeout` is the store's ``PersistentStore/busyTimeout``.
-    public func openStore(at url: URL? = nil, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws -> PersistentStore {
+    package func openStore(at url: URL? = nil, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout) throws -> PersistentStore {
         let url = url ?? defaultStoreURL
         // A store this process may not write (a read-only file, another user's) is opened
         // for reading: it can be shown and dumped, not changed.
@@ -87,7 +87,7 @@ public struct Dataset: Sendable {
     }
 
     /// Inserts the seed records (with their `@id` references) into `context`, unsaved.
-    public func insertSeedRecords(into context: ObjectContext) throws {
+    package func insertSeedRecords(into context: ObjectContext) throws {
         let url = folder.appendingPathComponent("seed.json")
         let file = "\(name)/seed.json"
         guard let root = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] else {
@@ -141,7 +141,7 @@ public struct Dataset: Sendable {
     }
 
     /// The controller of the dataset's list, with a sort option and a search text applied.
-    public func makeController(context: ObjectContext, sortOption: Int = 0, search: String = "") throws -> FetchedResultsController<ManagedObject> {
+    package func makeController(context: ObjectContext, sortOption: Int = 0, search: String = "") throws -> FetchedResultsController<ManagedObject> {
         let request = try view.makeFetchRequest(sortOption: sortOption, search: search)
         if let sections = view.sectionRequest, let sectionRequest = view.makeSectionFetchRequest() {
             let listEntity = try model.existingEntity(named: sections.entity)

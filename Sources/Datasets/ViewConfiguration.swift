@@ -2,41 +2,41 @@ import Foundation
 import ObjectStore
 
 /// How a dataset is shown: the contents of its `view.json` (format: `Docs/Datasets.md`).
-public struct ViewConfiguration: Sendable, Decodable {
-    public struct SortKey: Sendable, Decodable {
-        public var key: String
-        public var ascending: Bool?
+package struct ViewConfiguration: Sendable, Decodable {
+    package struct SortKey: Sendable, Decodable {
+        package var key: String
+        package var ascending: Bool?
         var descriptor: FetchSortDescriptor { FetchSortDescriptor(key: key, ascending: ascending ?? true) }
     }
 
-    public struct Request: Sendable, Decodable {
-        public var entity: String
-        public var predicate: String?
-        public var sortDescriptors: [SortKey]
-        public var sectionKeyPath: String?
-        public var batchSize: Int?
-        public var cacheName: String?
+    package struct Request: Sendable, Decodable {
+        package var entity: String
+        package var predicate: String?
+        package var sortDescriptors: [SortKey]
+        package var sectionKeyPath: String?
+        package var batchSize: Int?
+        package var cacheName: String?
     }
 
-    public struct SectionRequest: Sendable, Decodable {
-        public var entity: String
-        public var sortDescriptors: [SortKey]
-        public var itemsKey: String
-        public var titleKey: String
+    package struct SectionRequest: Sendable, Decodable {
+        package var entity: String
+        package var sortDescriptors: [SortKey]
+        package var itemsKey: String
+        package var titleKey: String
     }
 
-    public struct Row: Sendable, Decodable {
-        public var title: String
-        public var subtitle: String?
-        public var image: String?
+    package struct Row: Sendable, Decodable {
+        package var title: String
+        package var subtitle: String?
+        package var image: String?
     }
 
-    public struct SortOption: Sendable, Decodable {
-        public var title: String
-        public var sortDescriptors: [SortKey]
+    package struct SortOption: Sendable, Decodable {
+        package var title: String
+        package var sortDescriptors: [SortKey]
     }
 
-    public enum Widget: String, Sendable, Decodable {
+    package enum Widget: String, Sendable, Decodable {
         /// A text entry.
         case entry
         /// A number typed as text: shown exactly as stored, never clamped; a typed value
@@ -44,7 +44,7 @@ public struct ViewConfiguration: Sendable, Decodable {
         case number
         case `switch`, date
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let name = try decoder.singleValueContainer().decode(String.self)
             // "spin", this widget's name before it became an entry that never clamps, still reads.
             guard let widget = name == "spin" ? .number : Widget(rawValue: name) else {
@@ -55,31 +55,31 @@ public struct ViewConfiguration: Sendable, Decodable {
         }
     }
 
-    public struct Field: Sendable, Decodable {
-        public var key: String
-        public var label: String?
-        public var widget: Widget?
+    package struct Field: Sendable, Decodable {
+        package var key: String
+        package var label: String?
+        package var widget: Widget?
         /// A `number` field's range for typed values (besides the model's `minValue`/`maxValue`).
-        public var min: Double?
-        public var max: Double?
+        package var min: Double?
+        package var max: Double?
     }
 
-    public var title: String?
-    public var fetchRequest: Request
-    public var sectionRequest: SectionRequest?
-    public var sectionTitles: [String: String]?
-    public var row: Row
+    package var title: String?
+    package var fetchRequest: Request
+    package var sectionRequest: SectionRequest?
+    package var sectionTitles: [String: String]?
+    package var row: Row
     /// What people read for a key path of the listed entity (`"teamName": "Team name"`,
     /// `"list": "List"`), wherever it is shown: dialogs, the detail pane, screen readers.
-    public var labels: [String: String]?
-    public var counter: String?
+    package var labels: [String: String]?
+    package var counter: String?
     /// What the counter button does, as people read it: `"Add a win"`.
-    public var counterLabel: String?
-    public var toggle: String?
-    public var searchKeys: [String]?
-    public var sortOptions: [SortOption]?
-    public var addFields: [Field]?
-    public var editFields: [Field]?
+    package var counterLabel: String?
+    package var toggle: String?
+    package var searchKeys: [String]?
+    package var sortOptions: [SortOption]?
+    package var addFields: [Field]?
+    package var editFields: [Field]?
 
     /// The keys each object of the file may have, for the unknown-key check.
     static let knownKeys: [String: Set<String>] = [
@@ -94,7 +94,7 @@ public struct ViewConfiguration: Sendable, Decodable {
     ]
 
     /// Reads a view file; errors name the file and the key.
-    public static func load(from url: URL) throws -> ViewConfiguration {
+    package static func load(from url: URL) throws -> ViewConfiguration {
         let file = url.lastPathComponent
         let data: Data
         do { data = try Data(contentsOf: url) } catch { throw DatasetError("\(url.path): cannot read the view file: \(error.localizedDescription)") }
@@ -136,7 +136,7 @@ public struct ViewConfiguration: Sendable, Decodable {
     // MARK: Using it
 
     /// The fetch request of the list: the file's, with another sort option and a search text.
-    public func makeFetchRequest(sortOption: Int = 0, search: String = "") throws -> FetchRequest<ManagedObject> {
+    package func makeFetchRequest(sortOption: Int = 0, search: String = "") throws -> FetchRequest<ManagedObject> {
         var request = FetchRequest<ManagedObject>(entityName: fetchRequest.entity)
         var predicates: [FetchPredicate] = []
         if let format = fetchRequest.predicate { predicates.append(try FetchPredicate(format: format)) }
@@ -153,19 +153,19 @@ public struct ViewConfiguration: Sendable, Decodable {
     }
 
     /// The section fetch request, for sections from their own entity.
-    public func makeSectionFetchRequest() -> FetchRequest<ManagedObject>? {
+    package func makeSectionFetchRequest() -> FetchRequest<ManagedObject>? {
         sectionRequest.map { FetchRequest(entityName: $0.entity, sortDescriptors: $0.sortDescriptors.map(\.descriptor)) }
     }
 
     /// The header text of a section.
-    public func sectionTitle(forSectionName name: String) -> String {
+    package func sectionTitle(forSectionName name: String) -> String {
         sectionTitles?[name] ?? name
     }
 
     /// What people read for a key path of the listed entity (`teamName`, `list`,
     /// `list.title`): its text in `labels`, else a dialog field's `label`, else its last key
     /// in words. The one source of every label the viewer shows or gives screen readers.
-    public func label(forKeyPath keyPath: String) -> String {
+    package func label(forKeyPath keyPath: String) -> String {
         labels?[keyPath]
             ?? ((addFields ?? []) + (editFields ?? [])).first { $0.key == keyPath && $0.label != nil }?.label
             ?? Self.words(keyPath.split(separator: ".").last.map(String.init) ?? keyPath)
@@ -173,12 +173,12 @@ public struct ViewConfiguration: Sendable, Decodable {
 
     /// What the counter button does, as people read it: `counterLabel`, else "Add 1 to"
     /// the counter's label; nil without a counter.
-    public var counterAction: String? {
+    package var counterAction: String? {
         counter.map { counterLabel ?? "Add 1 to \(label(forKeyPath: $0).lowercased())" }
     }
 
     /// A key or entity name in words: "qualifyingZone" → "Qualifying zone".
-    public static func words(_ name: String) -> String {
+    package static func words(_ name: String) -> String {
         var words: [String] = []
         for character in name {
             if character.isUppercase || words.isEmpty { words.append("") }
@@ -190,7 +190,7 @@ public struct ViewConfiguration: Sendable, Decodable {
 
     /// A row template filled in from `object`: `{keyPath}` replaced by its value; text
     /// without `{` is one key path.
-    public static func render(_ template: String, for object: any KeyValueReading) -> String {
+    package static func render(_ template: String, for object: any KeyValueReading) -> String {
         guard template.contains("{") else { return text(of: object, keyPath: template) }
         var result = ""
         var rest = Substring(template)
@@ -204,7 +204,7 @@ public struct ViewConfiguration: Sendable, Decodable {
     }
 
     /// A key path's value as text for a row: nil empty, bools Yes/No, dates as `YYYY-MM-DD`.
-    public static func text(of object: any KeyValueReading, keyPath: String) -> String {
+    package static func text(of object: any KeyValueReading, keyPath: String) -> String {
         var current: any KeyValueReading = object
         let parts = keyPath.split(separator: ".").map(String.init)
         for part in parts.dropLast() {
@@ -245,15 +245,15 @@ extension ViewConfiguration {
 }
 
 /// A dataset that cannot be loaded: the file, the place in it, and what to do.
-public struct DatasetError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct DatasetError: Error, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 extension ViewConfiguration {
     /// Checks the view against its model: entities, key paths, sort orders, the counter,
     /// toggle and dialog fields. Errors name the file and key.
-    public func validate(against model: Model, file: String = "view.json") throws {
+    package func validate(against model: Model, file: String = "view.json") throws {
         func fail(_ place: String, _ message: String) -> DatasetError { DatasetError("\(file): \(place): \(message)") }
         let entity: EntityDescription
         do { entity = try model.existingEntity(named: fetchRequest.entity) } catch { throw fail("fetchRequest.entity", "\(error)") }

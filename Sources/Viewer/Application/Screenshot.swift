@@ -4,9 +4,9 @@ import GtkBinding
 import Foundation
 
 /// Pictures of widgets, drawn by GTK's own renderer: no display server screenshot needed.
-public enum Screenshot {
+package enum Screenshot {
     /// Renders `widget` as it is now (laid out and shown) and saves it as a PNG file.
-    public static func save(_ widget: UnsafeMutablePointer<GtkWidget>, to url: URL) throws {
+    package static func save(_ widget: UnsafeMutablePointer<GtkWidget>, to url: URL) throws {
         let width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget)
         guard width > 0, height > 0, let native = gtk_widget_get_native(widget), let renderer = gtk_native_get_renderer(native) else {
             throw ViewerError("the window is not shown yet, so it cannot be drawn")

@@ -14,12 +14,12 @@ import Foundation
 /// - ``applicationID``
 /// - ``run()``
 /// - ``openWindow()``
-@MainActor public final class ViewerApplication {
+@MainActor package final class ViewerApplication {
     /// The application ID: the `.desktop` file, icons and D-Bus name are named after it.
     /// An installed build reads it from `share/fetched-results/application-id` beside its
     /// `bin` (meson writes `org.fetchedresults.Viewer.Devel` for the development profile);
     /// a build run from the source tree is `org.fetchedresults.Viewer`.
-    public static let applicationID: String = {
+    package static let applicationID: String = {
         let executable = Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
         let file = executable.resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("../share/fetched-results/application-id")
@@ -27,14 +27,14 @@ import Foundation
         return text.isEmpty ? "org.fetchedresults.Viewer" : text
     }()
 
-    public let options: ViewerOptions
+    package let options: ViewerOptions
     /// The `AdwApplication` (a `GtkApplication`).
-    public let application: UnsafeMutablePointer<GtkApplication>
+    package let application: UnsafeMutablePointer<GtkApplication>
     /// The open windows.
-    public private(set) var windows: [ViewerWindow] = []
+    package private(set) var windows: [ViewerWindow] = []
     private var failure: (any Error)?
 
-    public init(options: ViewerOptions) {
+    package init(options: ViewerOptions) {
         self.options = options
         // Not unique: a second `view --dataset movies` opens its own window on its own store
         // instead of handing its options to a running instance that would ignore them.
@@ -52,7 +52,7 @@ import Foundation
 
     /// Runs until the last window closes (or, with ``ViewerOptions/screenshotURL``, until the
     /// picture is saved). Returns the exit status; throws what kept the window from opening.
-    public func run() throws -> Int32 {
+    package func run() throws -> Int32 {
         MainQueueSource.attach()
         let status = g_application_run(gApplication, 0, nil)
         if let failure { throw failure }
@@ -61,7 +61,7 @@ import Foundation
 
     /// Registers the application without running its main loop, for tests that iterate the
     /// loop themselves.
-    public func register() throws {
+    package func register() throws {
         MainQueueSource.attach()
         var error: UnsafeMutablePointer<GError>?
         if g_application_register(gApplication, nil, &error) == 0 {
@@ -72,7 +72,7 @@ import Foundation
 
     /// Opens and presents a window on ``options``.
     @discardableResult
-    public func openWindow() throws -> ViewerWindow {
+    package func openWindow() throws -> ViewerWindow {
         let window = try ViewerWindow(application: application, options: options)
         windows.append(window)
         Signal.connect(window.window.object, "destroy") { [weak self, weak window] in

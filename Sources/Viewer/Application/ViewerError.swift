@@ -1,5 +1,5 @@
 /// Why the viewer could not do something, in words that say what to do.
-nonisolated public struct ViewerError: Error, Sendable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+nonisolated package struct ViewerError: Error, Sendable, CustomStringConvertible {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -2,40 +2,40 @@ import Foundation
 import ObjectStore
 
 /// What the viewer opens and where its stores live.
-nonisolated public struct ViewerOptions: Sendable {
+nonisolated package struct ViewerOptions: Sendable {
     /// The dataset shown first.
-    public var datasetName: String
+    package var datasetName: String
     /// The store of the first dataset; nil for its default (``storeFolder`` or the dataset's own).
-    public var storeURL: URL?
+    package var storeURL: URL?
     /// A folder holding every dataset's store as `NAME.sqlite`; nil for the datasets' defaults.
-    public var storeFolder: URL?
+    package var storeFolder: URL?
     /// When set, the window is rendered to this PNG file once it is shown, and the application quits.
-    public var screenshotURL: URL?
+    package var screenshotURL: URL?
     /// When set, ``ViewerWindow/textDump`` is written to this file after every change.
-    public var dumpURL: URL?
+    package var dumpURL: URL?
     /// How long a save waits while another program writes the store (see
     /// ``PersistentStore/busyTimeout``); changes that still find it locked are kept and saved later.
-    public var busyTimeout: TimeInterval
+    package var busyTimeout: TimeInterval
     /// The window's size in pixels; nil for its default (900 × 640).
-    public var windowSize: (width: Int, height: Int)?
+    package var windowSize: (width: Int, height: Int)?
     /// Light or dark.
-    public var colorScheme: ColorScheme
+    package var colorScheme: ColorScheme
     /// A PostgreSQL database to share the first dataset's store through
     /// (`postgresql://USER@HOST[:PORT]/DATABASE`); the store remembers it, so that later
     /// windows share without it. Nil: the store shares when it remembers a server.
-    public var shareURL: String?
+    package var shareURL: String?
     /// Whether the first dataset's store stops sharing (forgets its server) as it opens.
-    public var unshare: Bool
+    package var unshare: Bool
 
     /// Light or dark style.
-    public enum ColorScheme: Sendable {
+    package enum ColorScheme: Sendable {
         /// The desktop's setting (GNOME's dark style preference).
         case system
         case light
         case dark
     }
 
-    public init(datasetName: String = "worldcup", storeURL: URL? = nil, storeFolder: URL? = nil,
+    package init(datasetName: String = "worldcup", storeURL: URL? = nil, storeFolder: URL? = nil,
                 screenshotURL: URL? = nil, dumpURL: URL? = nil, busyTimeout: TimeInterval = PersistentStore.defaultBusyTimeout,
                 windowSize: (width: Int, height: Int)? = nil, colorScheme: ColorScheme = .system,
                 shareURL: String? = nil, unshare: Bool = false) {

@@ -2,13 +2,13 @@ import Foundation
 
 /// An Xvfb X server started for a machine without a display, so that the viewer can still
 /// show its window (and save a picture of it).
-nonisolated public final class VirtualDisplay {
+nonisolated package final class VirtualDisplay {
     /// The display name, such as `:99`, which ``start()`` also sets as `DISPLAY`.
-    public let name: String
+    package let name: String
     private let process: Process
 
     /// Whether the process has a display to show windows on (X11 or Wayland).
-    public static var isAvailable: Bool {
+    package static var isAvailable: Bool {
         let environment = ProcessInfo.processInfo.environment
         return !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
     }
@@ -19,7 +19,7 @@ nonisolated public final class VirtualDisplay {
     }
 
     /// Starts Xvfb on a free display number and sets `DISPLAY` (and `GDK_BACKEND=x11`) for this process.
-    public static func start(width: Int = 1280, height: Int = 800) throws -> VirtualDisplay {
+    package static func start(width: Int = 1280, height: Int = 800) throws -> VirtualDisplay {
         guard let xvfb = executable(named: "Xvfb") else {
             throw ViewerError("there is no display and Xvfb is not installed: run scripts/install-deps (or apt-get install xvfb), or set DISPLAY")
         }
@@ -48,7 +48,7 @@ nonisolated public final class VirtualDisplay {
     }
 
     /// Stops the X server.
-    public func stop() {
+    package func stop() {
         guard process.isRunning else { return }
         process.terminate()
         process.waitUntilExit()

@@ -6,7 +6,7 @@ import GtkBinding
 /// Switching datasets: a new session, its sharing, its row factory and its choices.
 extension ViewerWindow {
     /// Shows the dataset `name` instead of the current one.
-    public func open(datasetNamed name: String) throws {
+    package func open(datasetNamed name: String) throws {
         show(try Self.makeSession(datasetNamed: name, options: options))
     }
 
@@ -55,7 +55,7 @@ extension ViewerWindow {
     }
 
     /// Whether the list's first rows are still being fetched (see ``init(application:options:)``).
-    public var isLoading: Bool { session?.isLoading ?? false }
+    package var isLoading: Bool { session?.isLoading ?? false }
 
     /// The first rows are in (fetched off the main thread when the section cache was not
     /// valid), or could not be fetched.

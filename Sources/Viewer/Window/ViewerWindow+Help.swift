@@ -5,7 +5,7 @@ import GtkBinding
 /// The About window and the Keyboard Shortcuts window (Ctrl+?).
 extension ViewerWindow {
     /// The version the About window shows (the command line's `--version`).
-    public static var version = "0.1.0"
+    package static var version = "0.1.0"
 
     func showAbout() {
         let about = adw_about_window_new()!

@@ -45,7 +45,7 @@ extension ViewerWindow {
     /// so there chunks of 500 keep each turn short: into a million rows, chunks of 1,000
     /// imported about a tenth faster but stalled the window longer (p99 46 ms against 40 ms;
     /// the benchmark's `--only viewer1m`).
-    public func startImport(file: URL, chunkSize: Int? = nil) {
+    package func startImport(file: URL, chunkSize: Int? = nil) {
         guard let session else { return }
         importBar.start(file: file, entityName: session.controller.fetchRequest.entityName, store: session.context.store,
                         chunkSize: chunkSize ?? (listedObjectCount > 200_000 ? 500 : 1000),
@@ -53,8 +53,8 @@ extension ViewerWindow {
     }
 
     /// Whether an import runs now.
-    public var isImporting: Bool { importBar.isRunning }
+    package var isImporting: Bool { importBar.isRunning }
 
     /// The number of objects the list shows.
-    public var listedObjectCount: Int { session?.controller.numberOfObjects ?? 0 }
+    package var listedObjectCount: Int { session?.controller.numberOfObjects ?? 0 }
 }

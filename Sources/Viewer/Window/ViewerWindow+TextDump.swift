@@ -8,7 +8,7 @@ extension ViewerWindow {
     /// What the window shows, as text: the title, the list's rows (headers in brackets, the
     /// selected row marked with `>`), the detail pane, and what the sharing indicator says.
     /// For tests and `--dump`.
-    public var textDump: String {
+    package var textDump: String {
         guard let session else { return "" }
         var lines = ["title: \(String(cString: gtk_window_get_title(window.cast())))"]
         let selected = session.selection.selectedPosition
@@ -33,7 +33,7 @@ extension ViewerWindow {
     /// Where the rows GTK shows are: one `TITLE @ x y width height` line each, followed by
     /// ` counter x y` (the centre of its +1 button) when it shows one, in the coordinates of
     /// the window's surface (its X window), for driving it from outside with xdotool.
-    public var layoutDump: String {
+    package var layoutDump: String {
         guard let native = gtk_widget_get_native(window) else { return "" }
         var surfaceX = 0.0, surfaceY = 0.0
         gtk_native_get_surface_transform(native, &surfaceX, &surfaceY)

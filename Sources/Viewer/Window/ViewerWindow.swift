@@ -37,13 +37,13 @@ import Sharing
 /// - ``textDump``
 /// - ``startImport(file:chunkSize:)``
 /// - ``isImporting``
-public final class ViewerWindow {
+package final class ViewerWindow {
     // Here: the window's state, widgets and layout. The rest is in extensions by concern:
     // +Datasets, +Events (signals, actions and keys), +Keyboard (moving through the list),
     // +Editing (dialogs, delete, undo, toasts, the error banner), +Import, +Selection (focus,
     // detail pane, empty states), +Sharing (PostgreSQL) and +TextDump (reading it back).
     /// The `AdwApplicationWindow` (an `AdwWindow` without an application).
-    public let window: UnsafeMutablePointer<GtkWidget>
+    package let window: UnsafeMutablePointer<GtkWidget>
     let options: ViewerOptions
     /// The dataset shown now (``open(datasetNamed:)`` replaces it).
     var session: DatasetSession?
@@ -69,7 +69,7 @@ public final class ViewerWindow {
     /// not been given back to the selected row yet (nor taken elsewhere by the person).
     var focusLostWithItsRow = false
     /// Called after the window showed a change: an edit, a selection, another dataset.
-    public var didUpdate: (() -> Void)?
+    package var didUpdate: (() -> Void)?
     /// The text of the toast shown last, while it shows (for ``textDump``).
     var shownToast: String?
 
@@ -128,7 +128,7 @@ public final class ViewerWindow {
     ///
     /// The window shows at once: its rows come from the section cache when it is valid, else
     /// they are fetched off the main thread while the list shows "Loading…" (``isLoading``).
-    public init(application: UnsafeMutablePointer<GtkApplication>?, options: ViewerOptions) throws {
+    package init(application: UnsafeMutablePointer<GtkApplication>?, options: ViewerOptions) throws {
         self.options = options
         adw_init()
         Renderer.choose()
