@@ -11,8 +11,10 @@ import Synchronization
 public enum SectionCache {
     private static let directoryStorage = Mutex<URL?>(nil)
 
-    /// The folder of cache files: `$XDG_CACHE_HOME/fetched-results` (`~/.cache/...`) unless set.
-    public static var directory: URL {
+    /// The folder of cache files: `$XDG_CACHE_HOME/fetched-results` (`~/.cache/...`), as
+    /// Core Data keeps its caches in the app's caches folder. Set only by this package's
+    /// tests and benchmarks: it is one folder for the whole process.
+    public package(set) static var directory: URL {
         get {
             directoryStorage.withLock { stored in
                 if let stored { return stored }

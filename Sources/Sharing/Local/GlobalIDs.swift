@@ -26,18 +26,18 @@ import ObjectStore
 /// - ``assignGlobalIDs(to:)``
 /// - ``globalID(of:)``
 /// - ``objectID(for:)``
-public struct GlobalIDs: Sendable {
+package struct GlobalIDs: Sendable {
     /// The table of global IDs in the store file.
     static let table = "Z_GLOBAL_ID"
 
-    public let store: PersistentStore
+    package let store: PersistentStore
 
-    public init(store: PersistentStore) {
+    package init(store: PersistentStore) {
         self.store = store
     }
 
     /// Creates the table when missing and gives every saved object without an ID one.
-    public func install() throws {
+    package func install() throws {
         try store.database.write { db in try Self.install(db, model: store.model) }
     }
 
@@ -62,7 +62,7 @@ public struct GlobalIDs: Sendable {
 
     /// The global IDs of `objects`, given now to those saved objects that have none; an
     /// object that is not (or no longer) saved and never had one is left out.
-    public func assignGlobalIDs(to objects: [ObjectID]) throws -> [ObjectID: UUID] {
+    package func assignGlobalIDs(to objects: [ObjectID]) throws -> [ObjectID: UUID] {
         try store.database.write { db in
             var ids: [ObjectID: UUID] = [:]
             for object in objects where !object.isTemporaryID {
@@ -81,13 +81,13 @@ public struct GlobalIDs: Sendable {
     }
 
     /// The global ID of a saved object, or nil when it has none yet.
-    public func globalID(of object: ObjectID) throws -> UUID? {
+    package func globalID(of object: ObjectID) throws -> UUID? {
         try store.database.read { db in try Self.globalID(of: object, in: db) }
     }
 
     /// The object that has this global ID, if the store has it (or had it: see
     /// ``GlobalIDs``).
-    public func objectID(for globalID: UUID) throws -> ObjectID? {
+    package func objectID(for globalID: UUID) throws -> ObjectID? {
         try store.database.read { db in try Self.object(for: globalID, in: db) }
     }
 

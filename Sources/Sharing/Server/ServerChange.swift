@@ -11,19 +11,19 @@ import ObjectStore
 /// - ``version``
 /// - ``changedProperties``
 /// - ``values``
-public struct ServerChange: Sendable, Hashable {
+package struct ServerChange: Sendable, Hashable {
     /// What the write did to the object.
-    public enum Kind: String, Sendable, Hashable {
+    package enum Kind: String, Sendable, Hashable {
         case insert, update, delete
     }
 
     /// Where the change stands in the log.
-    public var cursor: ServerCursor
+    package var cursor: ServerCursor
     /// The name of the object's entity.
-    public var entity: String
+    package var entity: String
     /// The object's global ID.
-    public var object: UUID
-    public var kind: Kind
+    package var object: UUID
+    package var kind: Kind
     /// The object's version after the change: 1 for an insert, one more on each update and
     /// on the delete.
     ///
@@ -32,20 +32,20 @@ public struct ServerChange: Sendable, Hashable {
     /// commit second. A reader keeps, per object, the highest version it applied and skips
     /// a change with a version no higher; since each change carries the whole row
     /// (``values``), the newest version holds the effect of every older one.
-    public var version: Int64
+    package var version: Int64
     /// The attributes and to-one relationships this write changed (all of them for an
     /// insert; none for a delete).
-    public var changedProperties: [String]
+    package var changedProperties: [String]
     /// The object's attributes and stored to-one relationships after the write (a to-one
     /// relationship as the destination's global ID in a `Value.string`, or
     /// `Value.null`); empty for a delete.
-    public var values: [String: Value]
+    package var values: [String: Value]
     /// Why this model cannot take the change as the server wrote it (an unknown entity or
     /// operation, a value of another type, a row over the size limits), or nil: such a
     /// change is read all the same, so that the cursor moves past it, and the merge refuses it.
     var problem: RowImage.Unreadable?
 
-    public init(cursor: ServerCursor, entity: String, object: UUID, kind: Kind, version: Int64, changedProperties: [String], values: [String: Value]) {
+    package init(cursor: ServerCursor, entity: String, object: UUID, kind: Kind, version: Int64, changedProperties: [String], values: [String: Value]) {
         self.cursor = cursor
         self.entity = entity
         self.object = object

@@ -22,21 +22,21 @@ import PostgresNIO
 /// - ``init(model:limits:)``
 /// - ``pull(after:limit:on:logger:)``
 /// - ``Page``
-public struct ServerChangeLog: Sendable {
+package struct ServerChangeLog: Sendable {
     /// The changes of one pull, and the cursor to pull from next.
-    public struct Page: Sendable, Hashable {
+    package struct Page: Sendable, Hashable {
         /// The changes, in the log's order: by transaction ID, then sequence number.
-        public var changes: [ServerChange]
+        package var changes: [ServerChange]
         /// The last change's place, or the cursor pulled from when there was none.
-        public var cursor: ServerCursor
+        package var cursor: ServerCursor
     }
 
     /// The model that tells the types of the values in the log.
-    public let model: Model
+    package let model: Model
     /// The largest row taken; a larger one is read as a change this model refuses.
-    public let limits: SharingLimits
+    package let limits: SharingLimits
 
-    public init(model: Model, limits: SharingLimits = SharingLimits()) {
+    package init(model: Model, limits: SharingLimits = SharingLimits()) {
         self.model = model
         self.limits = limits
     }
@@ -44,7 +44,7 @@ public struct ServerChangeLog: Sendable {
     /// The changes after `cursor` of every transaction that can no longer add any, in
     /// whole transactions: at least `limit` changes when there are that many, more when the
     /// last transaction goes on past them.
-    public func pull(after cursor: ServerCursor, limit: Int = 1000, on connection: PostgresConnection, logger: Logger) async throws -> Page {
+    package func pull(after cursor: ServerCursor, limit: Int = 1000, on connection: PostgresConnection, logger: Logger) async throws -> Page {
         let log = ServerNames.quoted(ServerNames.changeLog)
         let transaction = String(cursor.transaction)
         // One statement, so one snapshot: the horizon and the rows agree.
@@ -122,7 +122,7 @@ public struct ServerChangeLog: Sendable {
 
 extension ServerChangeLog {
     /// The newest change deleted from the log, or nil when none was.
-    public func prunedThrough(on connection: PostgresConnection, logger: Logger) async throws -> ServerCursor? {
+    package func prunedThrough(on connection: PostgresConnection, logger: Logger) async throws -> ServerCursor? {
         let rows = try await connection.query(
             "SELECT value FROM \(unescaped: ServerNames.quoted(ServerNames.state)) WHERE key = 'prunedThrough'", logger: logger)
         for try await value in rows.decode(String.self) { return ServerCursor(value) }
@@ -134,7 +134,7 @@ extension ServerChangeLog {
     /// ``SharingSession``) instead of pulling, since changes it needed are gone. Returns how
     /// many changes it deleted.
     @discardableResult
-    public func prune(keepingLast count: Int, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    package func prune(keepingLast count: Int, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         let log = ServerNames.quoted(ServerNames.changeLog)
         let state = ServerNames.quoted(ServerNames.state)
         return try await connection.withTransaction(logger: logger) { connection in
@@ -167,7 +167,7 @@ extension ServerChangeLog {
     }
 
     /// The identity of the server's database (see ``ServerSchema``).
-    public func identity(on connection: PostgresConnection, logger: Logger) async throws -> String? {
+    package func identity(on connection: PostgresConnection, logger: Logger) async throws -> String? {
         let rows = try await connection.query(
             "SELECT value FROM \(unescaped: ServerNames.quoted(ServerNames.state)) WHERE key = 'identity'", logger: logger)
         for try await value in rows.decode(String.self) { return value }
@@ -177,7 +177,7 @@ extension ServerChangeLog {
     /// Every object on the server, as changes at their versions, read in one snapshot, and
     /// the cursor to pull from afterwards: every change the snapshot does not hold sorts
     /// after it (changes it holds that sort after it too are skipped by their versions).
-    public func snapshot(on connection: PostgresConnection, logger: Logger) async throws -> Page {
+    package func snapshot(on connection: PostgresConnection, logger: Logger) async throws -> Page {
         try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
         do {
             var xmin: UInt64 = 0

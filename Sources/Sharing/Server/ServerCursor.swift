@@ -9,23 +9,23 @@
 /// - ``start``
 /// - ``transaction``
 /// - ``sequence``
-public struct ServerCursor: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+package struct ServerCursor: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// The ID (PostgreSQL's `xid8`) of the transaction of the last change read.
-    public var transaction: UInt64
+    package var transaction: UInt64
     /// The sequence number of the last change read.
-    public var sequence: Int64
+    package var sequence: Int64
 
-    public init(transaction: UInt64, sequence: Int64) {
+    package init(transaction: UInt64, sequence: Int64) {
         self.transaction = transaction
         self.sequence = sequence
     }
 
     /// Before every change.
-    public static let start = ServerCursor(transaction: 0, sequence: 0)
+    package static let start = ServerCursor(transaction: 0, sequence: 0)
 
-    public static func < (lhs: ServerCursor, rhs: ServerCursor) -> Bool {
+    package static func < (lhs: ServerCursor, rhs: ServerCursor) -> Bool {
         (lhs.transaction, lhs.sequence) < (rhs.transaction, rhs.sequence)
     }
 
-    public var description: String { "\(transaction):\(sequence)" }
+    package var description: String { "\(transaction):\(sequence)" }
 }

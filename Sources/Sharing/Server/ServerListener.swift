@@ -18,9 +18,9 @@ import PostgresNIO
 /// - ``init(configuration:reconnectDelay:safetyInterval:logger:)``
 /// - ``events()``
 /// - ``Event``
-public struct ServerListener: Sendable {
+package struct ServerListener: Sendable {
     /// Why a reader should pull now.
-    public enum Event: Sendable, Hashable {
+    package enum Event: Sendable, Hashable {
         /// The connection listens (again): catch up.
         case connected
         /// A transaction changed the change log.
@@ -31,12 +31,12 @@ public struct ServerListener: Sendable {
         case disconnected(String)
     }
 
-    public let configuration: ServerConfiguration
-    public let reconnectDelay: Duration
-    public let safetyInterval: Duration
+    package let configuration: ServerConfiguration
+    package let reconnectDelay: Duration
+    package let safetyInterval: Duration
     let logger: Logger
 
-    public init(configuration: ServerConfiguration, reconnectDelay: Duration = .seconds(1), safetyInterval: Duration = .seconds(30), logger: Logger) {
+    package init(configuration: ServerConfiguration, reconnectDelay: Duration = .seconds(1), safetyInterval: Duration = .seconds(30), logger: Logger) {
         self.configuration = configuration
         self.reconnectDelay = reconnectDelay
         self.safetyInterval = safetyInterval
@@ -44,7 +44,7 @@ public struct ServerListener: Sendable {
     }
 
     /// The events of a new connection, until the sequence is dropped or its task cancelled.
-    public func events() -> AsyncStream<Event> {
+    package func events() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(64))
         let task = Task {
             await withTaskGroup(of: Void.self) { group in

@@ -27,24 +27,24 @@ import PostgresNIO
 /// - ``create(on:logger:)``
 /// - ``statements``
 /// - ``notificationChannel``
-public struct ServerSchema: Sendable {
+package struct ServerSchema: Sendable {
     /// The model whose entities get tables.
-    public let model: Model
+    package let model: Model
 
     /// The schema of `model`'s entities.
-    public init(model: Model) {
+    package init(model: Model) {
         self.model = model
     }
 
     /// The channel on which every change to an entity table sends a wake-up notification.
-    public static let notificationChannel = ServerNames.channel
+    package static let notificationChannel = ServerNames.channel
 
     /// Creates what is missing of the schema, in one transaction.
     ///
     /// A transaction-level advisory lock keeps two desktops that create the schema at
     /// once from colliding in PostgreSQL's catalog: the second waits, then finds it all
     /// there.
-    public func create(on connection: PostgresConnection, logger: Logger) async throws {
+    package func create(on connection: PostgresConnection, logger: Logger) async throws {
         let statements = self.statements
         try await connection.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
@@ -59,7 +59,7 @@ public struct ServerSchema: Sendable {
     static let advisoryLockKey: Int64 = 0x46_52_73_68_61_72_65
 
     /// The statements that ``create(on:logger:)`` runs, in order; each is idempotent.
-    public var statements: [String] {
+    package var statements: [String] {
         Self.functionStatements + [createChangeLogSQL] + addPushColumnSQL + Self.stateStatements + model.entities.flatMap(entityStatements)
     }
 
