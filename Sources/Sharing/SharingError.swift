@@ -1,23 +1,70 @@
 import Foundation
 
-/// An error of sharing a store through PostgreSQL, with what it concerns as fields.
+/// An error of sharing a store through PostgreSQL: its ``kind``, what it concerns as fields
+/// (the entity and object, or the server address), and a message that says what to do.
 ///
 /// ## Topics
+/// - ``Kind-swift.struct``
+/// - ``kind``
+/// - ``entity``
+/// - ``globalID``
+/// - ``url``
+/// - ``reason``
 /// - ``unreadableChange(entity:object:reason:)``
 /// - ``invalidURL(_:reason:)``
-public enum SharingError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// A row of the server's change log that cannot be read at all (its transaction ID).
-    /// A row that only does not fit the model is no error: it is a ``RejectedChange``.
-    case unreadableChange(entity: String, object: UUID, reason: String)
-    /// A server address that is not a `postgresql://` URL this library understands.
-    case invalidURL(_ url: String, reason: String)
+public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of problem this is.
+    ///
+    /// A struct, not an enum, as GRDB's `ResultCode` and postgres-nio's `PSQLError.Code`:
+    /// new kinds come without breaking a caller's `switch` (which needs a `default`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
+        /// A row of the server's change log that cannot be read at all. A row that only
+        /// does not fit the model is no error: it is a ``RejectedChange``.
+        public static let unreadableChange = Kind("unreadableChange")
+        /// A server address that is not a `postgresql://` URL this library understands.
+        public static let invalidURL = Kind("invalidURL")
+
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+    }
+
+    public var kind: Kind
+    /// The entity of the change concerned, for ``Kind-swift.struct/unreadableChange``.
+    public var entity: String?
+    /// The global ID of the object concerned, for ``Kind-swift.struct/unreadableChange``.
+    public var globalID: UUID?
+    /// The server address concerned, without its password, for ``Kind-swift.struct/invalidURL``.
+    public var url: String?
+    /// Why: what is wrong with the row or the address.
+    public var reason: String
+
+    /// A row of the server's change log that cannot be read at all (`reason` names its transaction).
+    public static func unreadableChange(entity: String, object: UUID, reason: String) -> SharingError {
+        SharingError(kind: .unreadableChange, entity: entity, globalID: object, reason: reason)
+    }
+
+    /// A server address that is not a `postgresql://` URL this library reads.
+    public static func invalidURL(_ url: String, reason: String) -> SharingError {
+        SharingError(kind: .invalidURL, url: url, reason: reason)
+    }
+
+    private init(kind: Kind, entity: String? = nil, globalID: UUID? = nil, url: String? = nil, reason: String) {
+        self.kind = kind
+        self.entity = entity
+        self.globalID = globalID
+        self.url = url
+        self.reason = reason
+    }
 
     public var description: String {
-        switch self {
-        case let .unreadableChange(entity, object, reason):
-            return "the server's change log has a change of \(entity) \(object) that this model cannot read (\(reason)); make every desktop use the same model, or fix the row"
-        case let .invalidURL(url, reason):
-            return "\(url) is not a server address this library reads (\(reason)); write postgresql://USER@HOST[:PORT]/DATABASE"
+        switch kind {
+        case .unreadableChange:
+            return "the server's change log has a change of \(entity ?? "?") \(globalID.map { "\($0)" } ?? "?") that this model cannot read (\(reason)); make every desktop use the same model, or fix the row"
+        case .invalidURL:
+            return "\(url ?? "?") is not a server address this library reads (\(reason)); write postgresql://USER@HOST[:PORT]/DATABASE"
+        default:
+            return "\(kind): \(reason)"
         }
     }
 }

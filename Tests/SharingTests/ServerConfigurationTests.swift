@@ -29,6 +29,10 @@ final class ServerConfigurationTests: XCTestCase {
             XCTAssertThrowsError(try ServerConfiguration(url: url, environment: [:]), url) { error in
                 XCTAssertFalse("\(error)".contains("secret"), "\(error)")
                 XCTAssertTrue("\(error)".contains("postgresql://USER@HOST"), "\(error)")
+                let sharingError = error as? SharingError
+                XCTAssertEqual(sharingError?.kind, .invalidURL)
+                XCTAssertNotNil(sharingError?.url, "the address, as a field")
+                XCTAssertFalse(sharingError?.url?.contains("secret") ?? true, "without its password")
             }
         }
     }

@@ -1,29 +1,47 @@
 /// A misuse of the object graph through key-value access or object IDs: what went wrong
 /// and what to do. Nothing in the context changes when one of these is thrown.
 public struct ContextError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
+    /// What kind of problem this is.
+    ///
+    /// A struct, not an enum, as GRDB's `ResultCode` and postgres-nio's `PSQLError.Code`:
+    /// new kinds come without breaking a caller's `switch` (which needs a `default`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
         /// The entity has no property with that name.
-        case unknownKey
+        public static let unknownKey = Kind("unknownKey")
         /// The value does not fit the property's type.
-        case wrongType
+        public static let wrongType = Kind("wrongType")
         /// The model has no entity with that name, or the ID names no row.
-        case unknownObject
+        public static let unknownObject = Kind("unknownObject")
         /// The object was deleted, or belongs to another context.
-        case unavailableObject
+        public static let unavailableObject = Kind("unavailableObject")
+
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
     }
 
     public var kind: Kind
+    /// The entity concerned, when one is.
+    public var entity: String?
+    /// The property concerned, when one is.
+    public var key: String?
+    /// The object concerned, when one is.
+    public var objectID: ObjectID?
+    /// What is wrong and what to do.
     public var message: String
 
-    init(_ kind: Kind, _ message: String) {
+    init(_ kind: Kind, entity: String? = nil, key: String? = nil, objectID: ObjectID? = nil, _ message: String) {
         self.kind = kind
+        self.entity = entity ?? objectID?.entityName
+        self.key = key
+        self.objectID = objectID
         self.message = message
     }
 
     public var description: String { message }
 
     static func unknownKey(_ key: String, in entity: EntityDescription) -> ContextError {
-        ContextError(.unknownKey, "\(entity.name) has no property '\(key)'; its properties are \(entity.propertyNames.joined(separator: ", "))")
+        ContextError(.unknownKey, entity: entity.name, key: key, "\(entity.name) has no property '\(key)'; its properties are \(entity.propertyNames.joined(separator: ", "))")
     }
 }
 

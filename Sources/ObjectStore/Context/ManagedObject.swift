@@ -126,7 +126,7 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
         let context = try context()
         if let attribute = entity.attribute(named: key) {
             guard let converted = Value(value)?.converted(to: attribute.type) else {
-                throw ContextError(.wrongType, "\(entity.name).\(key) takes a \(attribute.type) value, not \(value.map { "\(type(of: $0)) \($0)" } ?? "nil")")
+                throw ContextError(.wrongType, entity: entity.name, key: key, objectID: objectID, "\(entity.name).\(key) takes a \(attribute.type) value, not \(value.map { "\(type(of: $0)) \($0)" } ?? "nil")")
             }
             try context.setAttribute(converted, of: self, key: key)
         } else if let relationship = entity.relationship(named: key) {
@@ -135,12 +135,12 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
                 guard let objects = value as? [ManagedObject]
                     ?? (value as? Set<ManagedObject>)?.sorted(by: { $0.objectID < $1.objectID })
                     ?? (value == nil ? [] : nil) else {
-                    throw ContextError(.wrongType, "\(entity.name).\(key) is to-many; give an array or a set of \(relationship.destinationEntity) objects")
+                    throw ContextError(.wrongType, entity: entity.name, key: key, objectID: objectID, "\(entity.name).\(key) is to-many; give an array or a set of \(relationship.destinationEntity) objects")
                 }
                 try context.setRelatedObjects(objects, of: self, relationship: relationship)
             } else {
                 guard value == nil || value is ManagedObject else {
-                    throw ContextError(.wrongType, "\(entity.name).\(key) takes a \(relationship.destinationEntity) object or nil, not \(type(of: value!))")
+                    throw ContextError(.wrongType, entity: entity.name, key: key, objectID: objectID, "\(entity.name).\(key) takes a \(relationship.destinationEntity) object or nil, not \(type(of: value!))")
                 }
                 try context.setRelatedObject(value as? ManagedObject, of: self, relationship: relationship)
             }
@@ -192,7 +192,7 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
 
     func context() throws -> ObjectContext {
         guard let context = managedObjectContext else {
-            throw ContextError(.unavailableObject, "\(objectID) is no longer in a context (it was deleted or its context is gone)")
+            throw ContextError(.unavailableObject, objectID: objectID, "\(objectID) is no longer in a context (it was deleted or its context is gone)")
         }
         return context
     }

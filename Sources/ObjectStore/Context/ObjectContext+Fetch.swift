@@ -64,7 +64,7 @@ extension ObjectContext {
         let entity = try model.existingEntity(named: request.entityName)
         let objectClass = entity.objectClass ?? ManagedObject.self
         guard objectClass == Result.self || objectClass is Result.Type else {
-            throw ContextError(.wrongType, "\(entity.name) objects are \(objectClass), not \(Result.self); use FetchRequest<\(objectClass)> or FetchRequest<ManagedObject>")
+            throw ContextError(.wrongType, entity: entity.name, "\(entity.name) objects are \(objectClass), not \(Result.self); use FetchRequest<\(objectClass)> or FetchRequest<ManagedObject>")
         }
         try request.predicate?.validate(for: entity, in: model)
         for descriptor in request.sortDescriptors { try descriptor.validate(for: entity, in: model) }

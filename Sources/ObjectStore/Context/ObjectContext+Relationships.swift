@@ -65,10 +65,10 @@ extension ObjectContext {
 
     private func checkDestination(_ target: ManagedObject, of relationship: RelationshipDescription, from object: ManagedObject) throws {
         guard target.entity.name == relationship.destinationEntity else {
-            throw ContextError(.wrongType, "\(object.entity.name).\(relationship.name) takes \(relationship.destinationEntity) objects, not \(target.entity.name)")
+            throw ContextError(.wrongType, entity: object.entity.name, key: relationship.name, objectID: object.objectID, "\(object.entity.name).\(relationship.name) takes \(relationship.destinationEntity) objects, not \(target.entity.name)")
         }
         guard target.managedObjectContext === self, !target.isDeleted else {
-            throw ContextError(.unavailableObject, "\(target.objectID) is deleted or belongs to another context; fetch it in this context first")
+            throw ContextError(.unavailableObject, objectID: target.objectID, "\(target.objectID) is deleted or belongs to another context; fetch it in this context first")
         }
     }
 }
@@ -77,7 +77,7 @@ extension ManagedObject {
     /// Adds `object` to the to-many relationship `key`.
     public func addObject(_ object: ManagedObject, toRelationship key: String) throws {
         guard let relationship = entity.relationship(named: key), relationship.isToMany else {
-            throw ContextError(.unknownKey, "\(entity.name) has no to-many relationship '\(key)'")
+            throw ContextError(.unknownKey, entity: entity.name, key: key, "\(entity.name) has no to-many relationship '\(key)'")
         }
         try context().setRelatedObject(self, of: object, relationship: context().model.inverse(of: relationship))
     }
@@ -85,7 +85,7 @@ extension ManagedObject {
     /// Removes `object` from the to-many relationship `key` (its inverse becomes nil).
     public func removeObject(_ object: ManagedObject, fromRelationship key: String) throws {
         guard let relationship = entity.relationship(named: key), relationship.isToMany else {
-            throw ContextError(.unknownKey, "\(entity.name) has no to-many relationship '\(key)'")
+            throw ContextError(.unknownKey, entity: entity.name, key: key, "\(entity.name) has no to-many relationship '\(key)'")
         }
         let context = try context()
         let inverse = context.model.inverse(of: relationship)

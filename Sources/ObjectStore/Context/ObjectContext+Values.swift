@@ -27,10 +27,10 @@ extension ObjectContext {
     /// from kept for the save's conflict check.
     func setStored(_ value: StoredValue, of object: ManagedObject, key: String) throws {
         guard object.managedObjectContext === self else {
-            throw ContextError(.unavailableObject, "\(object.objectID) does not belong to this context")
+            throw ContextError(.unavailableObject, objectID: object.objectID, "\(object.objectID) does not belong to this context")
         }
         guard !object.isDeleted else {
-            throw ContextError(.unavailableObject, "\(object.objectID) was deleted; it cannot be changed")
+            throw ContextError(.unavailableObject, objectID: object.objectID, "\(object.objectID) was deleted; it cannot be changed")
         }
         let current = try storedValue(of: object, key: key)
         if current == value { return }

@@ -200,7 +200,7 @@ public final class ObjectContext: @unchecked Sendable {
         if let saved = permanentIDs[id] { return try registeredObject(with: saved) }
         let entity = try model.existingEntity(named: id.entityName)
         guard !id.isTemporaryID else {
-            throw ContextError(.unknownObject, "\(id) is a temporary ID of another context; save that context and use the permanent ID")
+            throw ContextError(.unknownObject, objectID: id, "\(id) is a temporary ID of another context; save that context and use the permanent ID")
         }
         let object = (entity.objectClass ?? ManagedObject.self).init(entity: entity, objectID: id, context: self)
         registry[id] = object
@@ -214,7 +214,7 @@ public final class ObjectContext: @unchecked Sendable {
         if object.isFault { try fulfillFaults([object]) }
         if object.isFault {
             registry[id] = nil
-            throw ContextError(.unknownObject, "no object \(id) in the store; it may have been deleted")
+            throw ContextError(.unknownObject, objectID: id, "no object \(id) in the store; it may have been deleted")
         }
         return object
     }
@@ -224,7 +224,7 @@ public final class ObjectContext: @unchecked Sendable {
     public func delete(_ object: ManagedObject) throws {
         assertOnQueue()
         guard object.managedObjectContext === self else {
-            throw ContextError(.unavailableObject, "\(object.objectID) does not belong to this context")
+            throw ContextError(.unavailableObject, objectID: object.objectID, "\(object.objectID) does not belong to this context")
         }
         if object.isDeleted { return }
         if object.isFault { try fulfillFaults([object]) }

@@ -9,24 +9,31 @@ import Foundation
 /// `teams.csv:5002: wins: 'abc' is not an integer; fix the line and import again to resume there`.
 public struct ImportError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem stopped the import.
-    public enum Kind: Sendable, Hashable {
+    ///
+    /// A struct, not an enum, as GRDB's `ResultCode` and postgres-nio's `PSQLError.Code`:
+    /// new kinds come without breaking a caller's `switch` (which needs a `default`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
         /// The file cannot be opened or read, or its format cannot be told.
-        case unreadableFile
+        public static let unreadableFile = Kind("unreadableFile")
         /// The CSV header names a column that is no attribute or to-one relationship of the
         /// entity, names one twice, or lacks a property every record needs. Nothing was imported.
-        case badHeader
+        public static let badHeader = Kind("badHeader")
         /// A record cannot be read or does not fit the entity; the records before it are
         /// committed.
-        case badRecord
+        public static let badRecord = Kind("badRecord")
         /// The part of the file an interrupted import already imported changed since:
         /// resuming would skip or repeat records. Restart the import to read the file again.
-        case fileChanged
+        public static let fileChanged = Kind("fileChanged")
         /// The file was imported completely already; importing it again would add every record
         /// a second time. Restart the import to do that anyway.
-        case alreadyImported
+        public static let alreadyImported = Kind("alreadyImported")
         /// Committing a chunk failed (another import of the same file committed first, or
         /// SQLite refused the write); nothing of the chunk was written.
-        case saveFailed
+        public static let saveFailed = Kind("saveFailed")
+
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
     }
 
     /// What kind of problem this is.

@@ -15,24 +15,31 @@
 /// - ``offset``
 public struct FetchPredicateError: Error, CustomStringConvertible, Sendable {
     /// The family of problem, for code that reacts to some of them.
-    public enum Kind: Sendable, Hashable {
+    ///
+    /// A struct, not an enum, as GRDB's `ResultCode` and postgres-nio's `PSQLError.Code`:
+    /// new kinds come without breaking a caller's `switch` (which needs a `default`).
+    public struct Kind: Sendable, Hashable, CustomStringConvertible {
         /// The format string is not a predicate: an unexpected token, a missing operator,
         /// an unterminated string, an unknown option.
-        case syntax
+        public static let syntax = Kind("syntax")
         /// The arguments do not fit the format: too few, too many, or of the wrong type.
-        case argument
+        public static let argument = Kind("argument")
         /// A key path names no attribute or relationship of the entity, or goes through
         /// an attribute, or uses a to-many relationship without `ANY`, `ALL`, `NONE` or
         /// `@count`.
-        case keyPath
+        public static let keyPath = Kind("keyPath")
         /// The two sides of a comparison have types that cannot be compared, or the
         /// operator does not apply to them.
-        case typeMismatch
+        public static let typeMismatch = Kind("typeMismatch")
         /// A `MATCHES` pattern is not a valid regular expression.
-        case invalidRegularExpression
+        public static let invalidRegularExpression = Kind("invalidRegularExpression")
         /// A `$variable` has no value: give it one with
         /// ``FetchPredicate/withSubstitutionVariables(_:)``.
-        case variable
+        public static let variable = Kind("variable")
+
+        private let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
     }
 
     public let kind: Kind

@@ -58,7 +58,7 @@ public final class PersistentStore: Sendable {
     ///   - model: The model of the objects; a file made for an earlier model is migrated when
     ///     the new one only adds to it (see `Docs/ModelFormat.md`), else refused.
     ///   - busyTimeout: How long a write waits for another connection's write to end (another
-    ///     process, the `sqlite3` shell) before it fails with ``StoreError/Kind-swift.enum/busy``.
+    ///     process, the `sqlite3` shell) before it fails with ``StoreError/Kind-swift.struct/busy``.
     ///     Reads never wait for writes.
     ///   - sqlLog: Called with every SQL statement the store runs, with its
     ///     arguments (like Core Data's `-com.apple.CoreData.SQLDebug`), on the connection's queue.
@@ -381,7 +381,7 @@ public final class PersistentStore: Sendable {
     }
 
     /// Runs `body`, turning SQLite's "database is locked" after ``busyTimeout`` into a
-    /// ``StoreError`` of kind ``StoreError/Kind-swift.enum/busy`` that says what happened to
+    /// ``StoreError`` of kind ``StoreError/Kind-swift.struct/busy`` that says what happened to
     /// `keeping` (what the failed operation leaves as it was).
     func failingClearlyWhenBusy<T>(keeping: String, _ body: () throws -> T) throws -> T {
         do {

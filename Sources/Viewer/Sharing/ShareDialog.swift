@@ -57,8 +57,8 @@ final class ShareDialog {
     private func check() {
         var problem: String?
         if !url.isEmpty {
-            do { _ = try ServerConfiguration(url: url) } catch SharingError.invalidURL(_, let reason) {
-                problem = "Not a server address: \(reason). Write postgresql://USER@HOST[:PORT]/DATABASE"
+            do { _ = try ServerConfiguration(url: url) } catch let error as SharingError where error.kind == .invalidURL {
+                problem = "Not a server address: \(error.reason). Write postgresql://USER@HOST[:PORT]/DATABASE"
             } catch {
                 problem = "\(error)"
             }

@@ -8,7 +8,7 @@ import ObjectStore
 /// how to undo it, or discards the changes, or keeps them for later.
 ///
 /// When the changes or the save fail, every unsaved change of the context is discarded, but
-/// for a store kept locked by another program (``StoreError/Kind-swift.enum/busy``) where
+/// for a store kept locked by another program (``StoreError/Kind-swift.struct/busy``) where
 /// the edit asks to keep them (``WhenBusy/keep``): then the changes stay, are saved again
 /// every ``retryIntervalMilliseconds`` until it works, and the error is rethrown so the
 /// person is told.

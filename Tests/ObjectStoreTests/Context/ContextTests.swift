@@ -111,12 +111,19 @@ final class ContextTests: XCTestCase {
         try item.setValue(1, forKey: "done")
         XCTAssertEqual(try item.value(forKey: "done") as? Bool, true)
         XCTAssertThrowsError(try item.setValue("yes", forKey: "done")) { error in
-            XCTAssertEqual((error as? ContextError)?.kind, .wrongType)
-            XCTAssertTrue("\(error)".contains("Item.done takes a bool"))
+            let error = error as? ContextError
+            XCTAssertEqual(error?.kind, .wrongType)
+            XCTAssertTrue("\(error.map { "\($0)" } ?? "")".contains("Item.done takes a bool"))
+            // The fields a program reacts to, besides the message.
+            XCTAssertEqual(error?.entity, "Item")
+            XCTAssertEqual(error?.key, "done")
+            XCTAssertEqual(error?.objectID, item.objectID)
         }
         XCTAssertThrowsError(try item.setValue(3, forKey: "priority")) { error in
-            XCTAssertEqual((error as? ContextError)?.kind, .unknownKey)
-            XCTAssertTrue("\(error)".contains("name, done, list, tag"))
+            let error = error as? ContextError
+            XCTAssertEqual(error?.kind, .unknownKey)
+            XCTAssertEqual(error?.key, "priority")
+            XCTAssertTrue("\(error.map { "\($0)" } ?? "")".contains("name, done, list, tag"))
         }
         XCTAssertThrowsError(try item.value(forKey: "priority"))
         XCTAssertThrowsError(try item.setValue(item, forKey: "list")) { error in
