@@ -217,16 +217,11 @@ package struct ViewConfiguration: Sendable, Decodable {
         case .integer(let v): return String(v)
         case .double(let v): return v.rounded() == v && abs(v) < 1e15 ? String(Int64(v)) : String(v)
         case .bool(let v): return v ? "Yes" : "No"
-        case .date(let d): return dayFormatter.string(from: d)
+        case .date(let d): return Date.dayString(d)
         case .binary(let d): return "\(d.count) bytes"
         }
     }
 
-    nonisolated(unsafe) private static let dayFormatter: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate]
-        return formatter
-    }()
 }
 
 extension ViewConfiguration {

@@ -11,15 +11,6 @@ import XCTest
 final class ChangeFeedTests: XCTestCase {
     typealias Team = WorldCup.Team
 
-    private func run(until condition: () -> Bool, timeout: TimeInterval = 20) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            guard Date() < deadline else { return false }
-            RunLoop.current.run(until: Date().addingTimeInterval(0.01))
-        }
-        return true
-    }
-
     /// The `sqlite3` shell's update reaches a following controller with the safety look
     /// set to an hour: the kernel told, no timer fired.
     func testAnotherProcesssCommitArrivesWithoutATimer() throws {
@@ -27,7 +18,7 @@ final class ChangeFeedTests: XCTestCase {
         XCTAssertTrue(store.feed.isWatchedByTheKernel, "inotify watches the store's folder here")
         for wins in 1...5 {
             try sqlite3(store.url!, "UPDATE Team SET wins = \(wins) WHERE teamName = 'Ghana'")
-            XCTAssertTrue(run(until: { controller.fetchedObjects?.first { $0.teamName == "Ghana" }?.wins == wins }, timeout: 5),
+            XCTAssertTrue(waitUntil({ controller.fetchedObjects?.first { $0.teamName == "Ghana" }?.wins == wins }, timeout: 5),
                           "commit \(wins) arrived without a timer")
         }
         withExtendedLifetime(following) {}
@@ -70,17 +61,17 @@ final class ChangeFeedTests: XCTestCase {
             }
         }
         storm.start()
-        XCTAssertTrue(run(until: { !writers.contains(where: \.isRunning) }, timeout: 120), "the writers finish")
+        XCTAssertTrue(waitUntil({ !writers.contains(where: \.isRunning) }, timeout: 120), "the writers finish")
         for writer in writers { XCTAssertEqual(writer.terminationStatus, 0) }
         let current = try store.currentHistoryToken()
-        XCTAssertTrue(run(until: { deliveries.lastToken == current }, timeout: 20), "the subscriber reaches the current token \(current): \(deliveries.lastToken)")
+        XCTAssertTrue(waitUntil({ deliveries.lastToken == current }, timeout: 20), "the subscriber reaches the current token \(current): \(deliveries.lastToken)")
         let inserted = deliveries.all.flatMap(\.changes.inserted)
         XCTAssertEqual(inserted.count, total, "every insert once")
         XCTAssertEqual(Set(inserted).count, total, "no insert twice")
         XCTAssertEqual(deliveries.all.map(\.token), deliveries.all.map(\.token).sorted(), "in commit order")
         XCTAssertFalse(deliveries.all.contains { $0.changes.invalidatedAllObjects }, "no gap: the history kept up")
 
-        XCTAssertTrue(run(until: { controller.fetchedObjects?.count == WorldCup.teams.count + total }, timeout: 20),
+        XCTAssertTrue(waitUntil({ controller.fetchedObjects?.count == WorldCup.teams.count + total }, timeout: 20),
                       "the controller holds every team: \(controller.fetchedObjects?.count ?? 0)")
         try WorldCup.assertBatchesLeadToAFreshFetch(recorder, from: before, controller: controller, store: store, "10,000 commits")
         withExtendedLifetime((following, subscription)) {}
@@ -122,10 +113,10 @@ final class ChangeFeedTests: XCTestCase {
                 }
             }
         }
-        XCTAssertTrue(run(until: { group.wait(timeout: .now()) == .success }, timeout: 120), "the writers finish")
+        XCTAssertTrue(waitUntil({ group.wait(timeout: .now()) == .success }, timeout: 120), "the writers finish")
         XCTAssertEqual(failures.all, [])
         let total = WorldCup.teams.count + 3 * perWriter
-        XCTAssertTrue(run(until: { controller.fetchedObjects?.count == total }, timeout: 20),
+        XCTAssertTrue(waitUntil({ controller.fetchedObjects?.count == total }, timeout: 20),
                       "the controller holds every team: \(controller.fetchedObjects?.count ?? 0) of \(total)")
         RunLoop.current.run(until: Date().addingTimeInterval(0.2))
         let keys = merged.map { Set($0.compactMap(\.primaryKey)) }
@@ -160,12 +151,12 @@ final class ChangeFeedTests: XCTestCase {
             }
         }
         func names() -> [String] { (controller.fetchedObjects ?? []).map(\.teamName).sorted() }
-        XCTAssertTrue(run(until: { names() == ["Fiji", "Peru"] }, timeout: 10), "the list shows the new file: \(names())")
-        XCTAssertTrue(run(until: { deliveries.all.contains { $0.changes.invalidatedAllObjects } }, timeout: 10),
+        XCTAssertTrue(waitUntil({ names() == ["Fiji", "Peru"] }, timeout: 10), "the list shows the new file: \(names())")
+        XCTAssertTrue(waitUntil({ deliveries.all.contains { $0.changes.invalidatedAllObjects } }, timeout: 10),
                       "the subscriber hears that anything may have changed")
 
         try sqlite3(url, "UPDATE Team SET wins = 7 WHERE teamName = 'Fiji'")
-        XCTAssertTrue(run(until: { controller.fetchedObjects?.first { $0.teamName == "Fiji" }?.wins == 7 }, timeout: 5),
+        XCTAssertTrue(waitUntil({ controller.fetchedObjects?.first { $0.teamName == "Fiji" }?.wins == 7 }, timeout: 5),
                       "a later commit to the new file arrives")
         let peru = try XCTUnwrap(controller.fetchedObjects?.first { $0.teamName == "Peru" })
         peru.wins = 9
@@ -195,17 +186,17 @@ final class ChangeFeedTests: XCTestCase {
         // A first save: the stuck one is told, and stays in that call.
         teams[0].wins = 1000
         try context.save()
-        XCTAssertTrue(run(until: { stuck.all.count == 1 }, timeout: 20))
+        XCTAssertTrue(waitUntil({ stuck.all.count == 1 }, timeout: 20))
         let edited = teams.dropFirst().prefix(20)
         for (round, team) in edited.enumerated() {
             team.wins = 2000 + round
             try context.save()
         }
         let current = try store.currentHistoryToken()
-        XCTAssertTrue(run(until: { others.allSatisfy { $0.lastToken == current } }, timeout: 20), "every other subscriber is told of every save")
+        XCTAssertTrue(waitUntil({ others.allSatisfy { $0.lastToken == current } }, timeout: 20), "every other subscriber is told of every save")
         XCTAssertEqual(stuck.all.count, 1, "the stuck one is still in its first call, and the saves were made")
         gate.signal()
-        XCTAssertTrue(run(until: { stuck.lastToken == current }, timeout: 20))
+        XCTAssertTrue(waitUntil({ stuck.lastToken == current }, timeout: 20))
         XCTAssertEqual(stuck.all.count, 2, "let go, it gets the rest in one call")
         XCTAssertEqual(Set(stuck.all[1].changes.updated.keys), Set(edited.map(\.objectID)))
         withExtendedLifetime((blocked, subscriptions)) {}
@@ -223,7 +214,7 @@ final class ChangeFeedTests: XCTestCase {
             }
         }
         try sqlite3(store.url!, "UPDATE Team SET wins = 3 WHERE teamName = 'Japan'")
-        XCTAssertTrue(run(until: { !deliveries.all.isEmpty }, timeout: 5))
+        XCTAssertTrue(waitUntil({ !deliveries.all.isEmpty }, timeout: 5))
         XCTAssertEqual(deliveries.all.first?.changes.updated.count, 1)
         reader.cancel()
     }

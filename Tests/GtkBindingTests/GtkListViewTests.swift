@@ -1,3 +1,4 @@
+import GtkBinding
 import CFetchedResultsModel
 import CGtk
 import FetchedResults
@@ -57,7 +58,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         gtk_window_set_default_size(asWindow, 320, 400)
         gtk_window_set_child(asWindow, scrolled)
         gtk_window_present(asWindow)
-        iterateMainLoop()
+        MainLoop.iterate()
 
         // GTK 4.8 keeps about 200 row widgets around the visible rows, whatever the list's
         // length (about 400 items made here for 1,000 rows as for 20,000).
@@ -70,10 +71,10 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
             try player.setValue(i % 3 == 0 ? "Africa" : League.zones[(i + 1) % 4], forKey: "zone")
             try player.setValue((i * 7) % 60, forKey: "score")
             if i % 5 == 0 { try context.delete(player) }
-            if i % 4 == 0 { try context.save(); iterateMainLoop() }
+            if i % 4 == 0 { try context.save(); MainLoop.iterate() }
         }
         try context.save()
-        iterateMainLoop()
+        MainLoop.iterate()
         XCTAssertEqual(Int(g_list_model_get_n_items(rows!.listModel)), rows!.controller.numberOfObjects + rows!.controller.sections!.count)
         XCTAssertLessThan(rows!.flattened.itemsMade, shown + 1_000, "changes made the list view ask for every row")
         let firstSection = rows!.controller.snapshot[0]
@@ -94,12 +95,12 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
             reloaded.fulfill()
         }
         wait(for: [reloaded], timeout: 10)
-        iterateMainLoop()
+        MainLoop.iterate()
         XCTAssertLessThan(rows!.flattened.itemsMade - beforeReload, 1_000, "items made to show the reloaded list of \(rows!.count)")
         XCTAssertEqual(Int(g_list_model_get_n_items(rows!.listModel)), rows!.controller.numberOfObjects + rows!.controller.sections!.count)
 
         gtk_window_destroy(asWindow)
-        iterateMainLoop()
+        MainLoop.iterate()
         rows = nil
         XCTAssertNil(modelPointer.pointee, "the window, its list view and the list model are all finalized")
     } }
@@ -125,7 +126,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         defer { gtk_window_destroy(window) }
         let selected = rows.controller.object(at: IndexPath(item: 5, section: 0))
         selection.select(selected)
-        iterateMainLoop()
+        MainLoop.iterate()
         var emissions = 0
         let counter = Signal.connect(UnsafeMutableRawPointer(rows.listModel), "items-changed") { (_: guint, _: guint, _: guint) in emissions += 1 }
         defer { g_signal_handler_disconnect(UnsafeMutableRawPointer(rows.listModel), counter) }
@@ -136,7 +137,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
             try League.insertPlayer(context, name: "N\(i)", zone: League.zones[Int.random(in: 0..<4, using: &rng)], score: Int.random(in: 0..<50, using: &rng))
         }
         try context.save()
-        iterateMainLoop()
+        MainLoop.iterate()
         XCTAssertLessThan(emissions, chunk / 5, "seed \(seed): emissions for \(chunk) new rows")
         XCTAssertLessThan(rows.flattened.itemsMade - made, 1_000, "seed \(seed): items made to follow the chunk")
         XCTAssertEqual(items(of: rows.listModel) { rows.identity(ofItem: $0) }, flattened(rows.controller.snapshot, headers: true), "seed \(seed)")
@@ -198,7 +199,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
             let objects = controller.fetchedObjects ?? []
             let selected = objects.isEmpty || Bool.random(using: &rng) ? nil : objects.randomElement(using: &rng)
             selection.select(selected)
-            iterateMainLoop(for: 0.1)
+            MainLoop.iterate(for: 0.1)
 
             var request = controller.fetchRequest
             request.sortDescriptors = Reloads.sorts.randomElement(using: &rng)!
@@ -214,7 +215,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
                 reloaded.fulfill()
             }
             wait(for: [reloaded], timeout: 10)
-            iterateMainLoop(for: 0.1)
+            MainLoop.iterate(for: 0.1)
             let what = "seed \(seed), step \(step) (\(search ?? "all"), \(request.sortDescriptors.map(\.key)))"
 
             XCTAssertEqual(recorder.replica, flattened(controller.snapshot, headers: true), what)
@@ -246,7 +247,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         gtk_window_set_default_size(window, 320, 400)
         gtk_window_set_child(window, scrolled)
         gtk_window_present(window)
-        iterateMainLoop()
+        MainLoop.iterate()
         return window
     }
 

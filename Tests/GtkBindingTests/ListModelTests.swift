@@ -1,3 +1,4 @@
+import GtkBinding
 import CFetchedResultsModel
 import CGtk
 import FetchedResults
@@ -112,7 +113,7 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(recorder.replica, identities(rows))
         XCTAssertEqual(identities(rows).compactMap { $0 }, flattened(rows.controller.snapshot, headers: true))
         // The selection is restored when GLib is next idle.
-        iterateMainLoop()
+        MainLoop.iterate()
         XCTAssertTrue(selection.selectedObject === bo, "the selected object stays selected")
         XCTAssertEqual(rows.controller.positionIndexBuilds, builds, "found in the list, not by making the controller's index again")
         XCTAssertEqual(selection.selectedPosition, rows.position(for: try XCTUnwrap(rows.controller.indexPath(for: bo))))
@@ -191,7 +192,7 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         let shown = expectation(description: "shown")
         rows.controller.setFetchRequest(request) { _ in shown.fulfill() }
         wait(for: [shown], timeout: 10)
-        iterateMainLoop()
+        MainLoop.iterate()
         XCTAssertTrue(selection.selectedObject === bo, "the selected object stays selected")
         XCTAssertGreaterThan(rows.count, 4)
         XCTAssertLessThanOrEqual(rows.flattened.itemsMade - made, 1, "items made to follow the reload: the selected row's only")
@@ -213,8 +214,8 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
             try League.insertPlayer(chunk, name: "N\(i)", zone: ["Asia", "Africa", "Europe"][i % 3], score: 2 + i % 7)
         }
         try chunk.save()
-        XCTAssertTrue(iterateMainLoop(until: { rows.controller.numberOfObjects == 303 }), "the chunk is merged")
-        iterateMainLoop(for: 0.05)
+        XCTAssertTrue(MainLoop.iterate(until: { rows.controller.numberOfObjects == 303 }), "the chunk is merged")
+        MainLoop.iterate(for: 0.05)
         XCTAssertTrue(selection.selectedObject === bo, "the selected object stays selected")
         XCTAssertEqual(rows.controller.positionIndexBuilds, builds, "the selection did not ask the controller where Bo went")
         XCTAssertEqual(selection.selectedPosition, rows.position(for: try XCTUnwrap(rows.controller.indexPath(for: bo))))

@@ -7,23 +7,6 @@ import XCTest
 @_exported import FetchedResultsTestSupport
 @_exported import TestSupport
 
-
-/// Runs GLib (and through it the Dispatch main queue) for `duration`: idle work, merges of
-/// other contexts' saves and, with a display, layout and drawing.
-@MainActor func iterateMainLoop(for duration: TimeInterval = 0.3) {
-    let deadline = Date().addingTimeInterval(duration)
-    while Date() < deadline {
-        while g_main_context_iteration(nil, 0) != 0 {}
-        usleep(2_000)
-    }
-}
-
-/// Runs GLib until `condition` holds or `timeout` passes; returns whether it held.
-@discardableResult
-@MainActor func iterateMainLoop(until condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
-    repeatStep(until: condition, timeout: timeout) { iterateMainLoop(for: 0.01) }
-}
-
 /// What the reload tests choose from: orders of players in zone sections, and searches
 /// (nil: none) that keep many, a few or none of players named P0…P2999 scored 0..<50.
 enum Reloads {

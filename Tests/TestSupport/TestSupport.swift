@@ -21,6 +21,14 @@ public func repeatStep(until condition: () -> Bool, timeout: TimeInterval, _ ste
     return true
 }
 
+/// Runs the current run loop (and through it the Dispatch main queue, where contexts made
+/// on `.main` get their merges) until `condition` holds or `timeout` passes; returns whether
+/// it held.
+@discardableResult
+public func waitUntil(_ condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
+    repeatStep(until: condition, timeout: timeout) { RunLoop.current.run(until: Date().addingTimeInterval(0.01)) }
+}
+
 /// SplitMix64: a seeded generator, so that a failing property test can be replayed.
 public struct SeededGenerator: RandomNumberGenerator {
     public var state: UInt64

@@ -15,7 +15,7 @@ final class BusyStoreTests: ViewerTestCase, @unchecked Sendable {
         let holder = try sqlite3HoldingWriteLock(of: store, running: "UPDATE Team SET wins = 7 WHERE teamName = 'Japan'", for: 1.5)
 
         window.activateRow(titled: "Ghana")
-        iterateMainLoop(for: 0.3)
+        MainLoop.iterate(for: 0.3)
         XCTAssertTrue(window.banner.isVisible)
         let message = labelText(window.banner)
         XCTAssertTrue(message.hasPrefix("Not saved yet: another program is writing to the store"), message)
@@ -23,7 +23,7 @@ final class BusyStoreTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(window.session!.context.hasChanges)
 
         holder.waitUntilExit()
-        XCTAssertTrue(iterateMainLoop(until: { !window.session!.context.hasChanges }, timeout: 5), "saved once the lock is free")
+        XCTAssertTrue(MainLoop.iterate(until: { !window.session!.context.hasChanges }, timeout: 5), "saved once the lock is free")
         XCTAssertFalse(window.banner.isVisible, "the note goes once saved")
         let saved = try ObjectContext(store: PersistentStore(url: store, model: window.session!.dataset.model))
             .fetch(FetchRequest<ManagedObject>(entityName: "Team", predicate: try FetchPredicate(format: "teamName IN {'Ghana', 'Japan'}"),

@@ -18,13 +18,13 @@ final class DatasetWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(notShared.allSatisfy { $0.hasPrefix("  [ ] ") || $0.hasPrefix("> [ ] ") }, "unchecked: \(notShared.prefix(3))")
 
         // Check a movie that GTK shows, with its real check button.
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(for: 0.2)
         let title = String(notShared[0].dropFirst(6).split(separator: " · ")[0])
         let movie = try XCTUnwrap(window.object(titled: title))
         let row = try XCTUnwrap(window.factory?.rowWidget(showing: movie.objectID), "\(title) is shown")
         let check = try XCTUnwrap(row.descendants.first { $0.isA(gtk_check_button_get_type()) })
         gtk_check_button_set_active(check.cast(), 1)
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(for: 0.2)
         XCTAssertEqual(window.rows(inSection: "Shared").count, 7)
         XCTAssertTrue(window.rows(inSection: "Shared").contains { $0.contains("[x] \(title) · ") }, "\(window.rows(inSection: "Shared"))")
         XCTAssertEqual(movie.attributeValue(forKey: "lent"), .bool(true))
@@ -40,21 +40,21 @@ final class DatasetWindowTests: ViewerTestCase, @unchecked Sendable {
         // Its header says so on screen (scrolled into view first: the list is at its end).
         let someday = try XCTUnwrap(window.listLines.firstIndex(of: "[Someday] (nothing here yet)"))
         gtk_widget_activate_action_variant(window.listView, "list.scroll-to-item", g_variant_new_uint32(guint32(someday)))
-        XCTAssertTrue(iterateMainLoop(until: { window.shownTexts(withClass: "section-empty") == ["Nothing here yet"] }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.shownTexts(withClass: "section-empty") == ["Nothing here yet"] }),
                       "\(window.shownTexts(withClass: "section-empty"))")
         // An item moved into it: the note goes; the list emptied again: it comes back.
         let milk = try XCTUnwrap(window.object(titled: "Milk"))
         let somedayList = try XCTUnwrap(try session.context.fetch(FetchRequest<ManagedObject>(entityName: "List", predicate: try FetchPredicate(format: "title == 'Someday'"))).first)
         try milk.setValue(somedayList, forKey: "list")
         try session.context.save()
-        XCTAssertTrue(iterateMainLoop(until: { window.shownTexts(withClass: "section-empty").isEmpty }), "a list with an item has no note")
+        XCTAssertTrue(MainLoop.iterate(until: { window.shownTexts(withClass: "section-empty").isEmpty }), "a list with an item has no note")
         try milk.setValue(try XCTUnwrap(try session.context.fetch(FetchRequest<ManagedObject>(entityName: "List", predicate: try FetchPredicate(format: "title == 'Groceries'"))).first), forKey: "list")
         try session.context.save()
-        XCTAssertTrue(iterateMainLoop(until: { window.listLines.contains("[Someday] (nothing here yet)") }), "\(window.listLines)")
-        XCTAssertTrue(iterateMainLoop(until: { window.shownTexts(withClass: "section-empty") == ["Nothing here yet"] }), "the note is back")
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines.contains("[Someday] (nothing here yet)") }), "\(window.listLines)")
+        XCTAssertTrue(MainLoop.iterate(until: { window.shownTexts(withClass: "section-empty") == ["Nothing here yet"] }), "the note is back")
         let item = try XCTUnwrap(session.object(atPosition: 1))
         try session.setToggle(of: item, to: true)
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertTrue(window.listLines[1].contains("[x] "), "\(window.listLines[1])")
         XCTAssertTrue(window.detailLines.contains("List"), "the item's list, a to-one relationship: \(window.detailLines)")
     } }
@@ -79,7 +79,7 @@ final class DatasetWindowTests: ViewerTestCase, @unchecked Sendable {
         let details = try XCTUnwrap(bank.relatedObjects(forKey: "details").first as? ManagedObject)
         try details.setValue("Bank of Tests", forKey: "acquiringInstitution")
         try session.context.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertTrue(window.detailLines.contains("Bank of Tests"), "a change of the related object shows: \(window.detailLines)")
     } }
 }

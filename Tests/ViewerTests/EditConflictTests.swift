@@ -27,9 +27,9 @@ final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
         window.session!.selection.select(window.object(titled: "Ghana"))
         window.showEditDialog()
         let dialog = try XCTUnwrap(window.dialog)
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         try sqlite3(change)
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: section).contains(row) }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: section).contains(row) }),
                       "the window follows the shell:\n\(window.listLines.joined(separator: "\n"))")
         XCTAssertEqual(dialog.editors.map(\.text), ["Ghana", "Africa", "0"], "the dialog keeps what the person started from")
         return (window, dialog)
@@ -44,16 +44,16 @@ final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
         let (window, dialog) = try editGhanaWhileTheShellMovesIt()
         dialog.editors[1].text = "Europe"
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertTrue(dialog.isOpen)
         XCTAssertEqual(labelText(dialog.message), "This team was changed elsewhere while you were editing it: Qualifying zone is now “Asia” (it was “Africa” when you opened this; yours: “Europe”). Reload to see the saved values, or Overwrite to save yours over them.")
         XCTAssertTrue(dialog.conflictButtons.isVisible)
         XCTAssertEqual(try storedRow("Ghana"), "Ghana|Asia|0", "nothing was overwritten")
 
         gtk_widget_activate(dialog.overwriteButton)
-        XCTAssertTrue(iterateMainLoop(until: { !dialog.isOpen }), labelText(dialog.message))
+        XCTAssertTrue(MainLoop.iterate(until: { !dialog.isOpen }), labelText(dialog.message))
         XCTAssertEqual(try storedRow("Ghana"), "Ghana|Europe|0")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Europe").contains("> Ghana · Wins: 0") }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Europe").contains("> Ghana · Wins: 0") }),
                       window.listLines.joined(separator: "\n"))
     } }
 
@@ -61,18 +61,18 @@ final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
         let (window, dialog) = try editGhanaWhileTheShellMovesIt()
         dialog.editors[1].text = "Europe"
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         // A button's activation clicks it after showing it pressed for a moment.
         gtk_widget_activate(dialog.reloadButton)
-        XCTAssertTrue(iterateMainLoop(until: { !dialog.conflictButtons.isVisible }))
+        XCTAssertTrue(MainLoop.iterate(until: { !dialog.conflictButtons.isVisible }))
         XCTAssertEqual(dialog.editors[1].text, "Asia", "Reload shows the stored zone")
         XCTAssertFalse(dialog.conflictButtons.isVisible)
         XCTAssertFalse(dialog.message.isVisible)
         dialog.editors[0].text = "Ghana Black Stars"
         dialog.save()
-        XCTAssertTrue(iterateMainLoop(until: { !dialog.isOpen }), labelText(dialog.message))
+        XCTAssertTrue(MainLoop.iterate(until: { !dialog.isOpen }), labelText(dialog.message))
         XCTAssertEqual(try storedRow("Ghana Black Stars"), "Ghana Black Stars|Asia|0")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Asia").contains("> Ghana Black Stars · Wins: 0") }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Asia").contains("> Ghana Black Stars · Wins: 0") }),
                       window.listLines.joined(separator: "\n"))
     } }
 
@@ -80,13 +80,13 @@ final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
         let (window, dialog) = try editGhana(whileTheShellRuns: "UPDATE Team SET wins = 7 WHERE teamName = 'Ghana'", showing: "> Ghana · Wins: 7", in: "Africa")
         dialog.editors[0].text = "Ghana Black Stars"
         dialog.save()
-        XCTAssertTrue(iterateMainLoop(until: { !dialog.isOpen }), "no conflict: \(labelText(dialog.message))")
+        XCTAssertTrue(MainLoop.iterate(until: { !dialog.isOpen }), "no conflict: \(labelText(dialog.message))")
         XCTAssertEqual(try storedRow("Ghana Black Stars"), "Ghana Black Stars|Africa|7", "the shell's wins and the person's name both stay")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Ghana Black Stars · Wins: 7" }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first == "> Ghana Black Stars · Wins: 7" }),
                       window.listLines.joined(separator: "\n"))
 
         window.undo()
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 7" }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 7" }),
                       "Undo restores the name only:\n\(window.listLines.joined(separator: "\n"))")
     } }
 
@@ -96,14 +96,14 @@ final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
         let (window, dialog) = try editGhana(whileTheShellRuns: "UPDATE Team SET wins = wins + 7 WHERE teamName = 'Ghana'", showing: "> Ghana · Wins: 7", in: "Africa")
         dialog.editors[2].text = "3"
         dialog.save()
-        XCTAssertTrue(iterateMainLoop(until: { !dialog.isOpen }), "no conflict: \(labelText(dialog.message))")
+        XCTAssertTrue(MainLoop.iterate(until: { !dialog.isOpen }), "no conflict: \(labelText(dialog.message))")
         XCTAssertEqual(try storedRow("Ghana"), "Ghana|Africa|10", "the 3 the person added and the 7 added elsewhere")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 10" }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 10" }),
                       window.listLines.joined(separator: "\n"))
         try sqlite3("UPDATE Team SET wins = wins + 1 WHERE teamName = 'Ghana'")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 11" }))
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 11" }))
         window.undo()
-        XCTAssertTrue(iterateMainLoop(until: { (try? self.storedRow("Ghana")) == "Ghana|Africa|8" }),
+        XCTAssertTrue(MainLoop.iterate(until: { (try? self.storedRow("Ghana")) == "Ghana|Africa|8" }),
                       "Undo takes back the 3 only: \((try? storedRow("Ghana")) ?? "")")
     } }
 
@@ -113,10 +113,10 @@ final class EditConflictTests: ViewerTestCase, @unchecked Sendable {
         window.showEditDialog()
         let dialog = try XCTUnwrap(window.dialog)
         try sqlite3("DELETE FROM Team WHERE teamName = 'Ghana'")
-        XCTAssertTrue(iterateMainLoop(until: { window.position(ofRowTitled: "Ghana") == nil }))
+        XCTAssertTrue(MainLoop.iterate(until: { window.position(ofRowTitled: "Ghana") == nil }))
         dialog.editors[2].text = "3"
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertTrue(dialog.isOpen)
         XCTAssertEqual(labelText(dialog.message), "This team was deleted elsewhere while you were editing it, so your changes cannot be saved. Cancel to close.")
         XCTAssertFalse(dialog.conflictButtons.isVisible, "neither reload nor overwrite can bring it back")

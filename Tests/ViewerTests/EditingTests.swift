@@ -30,20 +30,20 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         let window = try openWindow()
         window.showAddDialog()
         let dialog = try XCTUnwrap(window.dialog)
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(String(cString: gtk_window_get_title(dialog.window.cast())), "Add Team")
         XCTAssertEqual(dialog.editors.map(\.title), ["Team name", "Qualifying zone"])
         type("Atlantis", into: dialog.editors[0])
         type("Oceania", into: dialog.editors[1])
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen, "the dialog closes once saved")
         XCTAssertEqual(window.listLines.filter { $0.hasPrefix("[") },
                        ["[Africa]", "[Asia]", "[Europe]", "[North/Central America]", "[Oceania]", "[South America]"])
         XCTAssertEqual(window.rows(inSection: "Oceania"), ["> Atlantis · Wins: 0"])
 
         window.undo()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(window.listLines.contains("[Oceania]"), "Undo removes the team and its section")
     } }
 
@@ -53,7 +53,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         let dialog = try XCTUnwrap(window.dialog)
         type("Oceania", into: dialog.editors[1])
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertTrue(dialog.isOpen)
         XCTAssertTrue(dialog.message.isVisible)
         XCTAssertEqual(labelText(dialog.message), "Team name must not be empty.")
@@ -63,7 +63,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
 
         type("Atlantis", into: dialog.editors[0])
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen, "fixed, it saves")
     } }
 
@@ -78,12 +78,12 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         type("Black Stars", into: dialog.editors[0])
         dialog.editors[2].text = "4"
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.rows(inSection: "Africa").first, "> Black Stars · Wins: 4")
         XCTAssertEqual(window.detailLines.first, "Black Stars")
 
         window.undo()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertTrue(window.rows(inSection: "Africa").contains("> Ghana · Wins: 0"), "\(window.rows(inSection: "Africa"))")
     } }
 
@@ -94,7 +94,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(dialog.editors[2].text, "5000", "the dialog shows what is stored")
         type("Black Stars", into: dialog.editors[0])
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen, labelText(dialog.message))
         XCTAssertEqual(ghana.attributeValue(forKey: "wins"), .integer(5_000), "the wins nobody touched stay")
         XCTAssertEqual(ghana.attributeValue(forKey: "teamName"), .string("Black Stars"))
@@ -103,10 +103,10 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         window.showEditDialog()
         let unchanged = try XCTUnwrap(window.dialog)
         unchanged.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(unchanged.isOpen)
         window.undo()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(ghana.attributeValue(forKey: "teamName"), .string("Ghana"), "Undo undoes the rename, the last edit")
         XCTAssertEqual(ghana.attributeValue(forKey: "wins"), .integer(5_000))
     } }
@@ -119,7 +119,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(year.text, "", "no year shows as none")
         type("Le Fabuleux Destin d’Amélie Poulain", into: dialog.editors[0])
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen, labelText(dialog.message))
         XCTAssertEqual(amelie.attributeValue(forKey: "year"), .null)
     } }
@@ -142,7 +142,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
                                  ("lots", "Wins must be a whole number (is lots).")] {
             type(typed, into: wins)
             dialog.save()
-            iterateMainLoop(for: 0.05)
+            MainLoop.iterate(for: 0.05)
             XCTAssertTrue(dialog.isOpen, typed)
             XCTAssertEqual(labelText(dialog.message), message)
             XCTAssertEqual(wins.text, typed, "what was typed stays to be corrected")
@@ -152,7 +152,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         }
         type("1000000", into: wins)
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen, "a million wins is a number like any other: \(labelText(dialog.message))")
         XCTAssertEqual(ghana.attributeValue(forKey: "wins"), .integer(1_000_000))
     } }
@@ -166,7 +166,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(year.text, "2500")
         type("Amélie Poulain", into: dialog.editors[0])
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen, labelText(dialog.message))
         XCTAssertEqual(amelie.attributeValue(forKey: "year"), .integer(2_500), "untouched, kept")
 
@@ -175,12 +175,12 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         year = try XCTUnwrap(dialog.editors.first { $0.field.key == "year" })
         type("3000", into: year)
         dialog.save()
-        iterateMainLoop(for: 0.05)
+        MainLoop.iterate(for: 0.05)
         XCTAssertEqual(labelText(dialog.message), "Year must be from 1888 to 2100 (is 3000).")
         XCTAssertEqual(amelie.attributeValue(forKey: "year"), .integer(2_500))
         type("2001", into: year)
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen, labelText(dialog.message))
         XCTAssertEqual(amelie.attributeValue(forKey: "year"), .integer(2_001))
     } }
@@ -194,7 +194,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         gtk_widget_grab_focus(row)
         let controller = try XCTUnwrap(window.enterController)
         XCTAssertTrue(pressKey(GDK_KEY_Return, on: controller), "the list's capture controller takes Enter")
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         let dialog = try XCTUnwrap(window.dialog, "Enter opens a dialog")
         XCTAssertTrue(dialog.isOpen)
         XCTAssertEqual(String(cString: gtk_window_get_title(dialog.window.cast())), "Edit Team")
@@ -205,11 +205,11 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
 
         // Escape cancels the dialog; keypad Enter edits too; Ctrl+Enter and other keys go on to GTK.
         XCTAssertTrue(pressKey(GDK_KEY_Escape, on: dialog.keyController))
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen)
         gtk_widget_grab_focus(try XCTUnwrap(window.factory?.rowWidget(showing: ghana.objectID)))
         XCTAssertTrue(pressKey(GDK_KEY_KP_Enter, on: controller))
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertTrue(window.dialog?.isOpen == true && window.dialog !== dialog, "keypad Enter opens Edit")
         window.dialog.map { gtk_window_destroy($0.window.cast()) }
         XCTAssertFalse(pressKey(GDK_KEY_Return, modifiers: GDK_CONTROL_MASK, on: controller))
@@ -233,7 +233,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
 
         // A person opens the popover and picks Christmas Eve in the calendar.
         gtk_menu_button_popup(editor.widget.opaque)
-        iterateMainLoop(for: 0.3)
+        MainLoop.iterate(for: 0.3)
         XCTAssertEqual(gtk_widget_get_mapped(calendar), 1, "the calendar shows")
         if let folder = ProcessInfo.processInfo.environment["VIEWER_SCREENSHOTS"] {
             _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/import"), arguments: ["-window", "root", folder + "/date-picker.png"]).waitUntilExit()
@@ -243,7 +243,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         g_date_time_unref(christmasEve)
         XCTAssertEqual(labelText(try XCTUnwrap(editor.dateLabel)), "2026-12-24", "the button shows the picked day")
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen)
         XCTAssertEqual(amelie.attributeValue(forKey: "lentDate"), .date(try XCTUnwrap(ISO8601DateFormatter().date(from: "2026-12-24T00:00:00Z"))))
         XCTAssertTrue(window.detailLines.contains("2026-12-24"), "\(window.detailLines)")
@@ -255,19 +255,19 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         calendar = try XCTUnwrap(editor.calendar)
         XCTAssertEqual(labelText(try XCTUnwrap(editor.dateLabel)), "2026-12-24")
         gtk_menu_button_popup(editor.widget.opaque)
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(for: 0.2)
         gtk_widget_activate(try XCTUnwrap(editor.clearButton))  // a button clicks once its press animation ends
-        XCTAssertTrue(iterateMainLoop(until: { labelText(editor.dateLabel!) == "Not set" }))
+        XCTAssertTrue(MainLoop.iterate(until: { labelText(editor.dateLabel!) == "Not set" }))
         XCTAssertEqual(gtk_widget_get_mapped(calendar), 0, "Clear closes the popover")
         XCTAssertEqual(labelText(try XCTUnwrap(editor.dateLabel)), "Not set")
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen)
         XCTAssertEqual(amelie.attributeValue(forKey: "lentDate"), .null)
         XCTAssertFalse(window.detailLines.contains("2026-12-24"))
 
         window.undo()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(amelie.attributeValue(forKey: "lentDate"), .date(try XCTUnwrap(ISO8601DateFormatter().date(from: "2026-12-24T00:00:00Z"))))
     } }
 
@@ -284,7 +284,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(labelText(dialog.message), "Name must not be empty.")
         type("Water the plants", into: dialog.editors[0])
         dialog.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.rows(inSection: title).count, before + 1)
         XCTAssertTrue(window.rows(inSection: title).contains("> [ ] Water the plants"), "\(window.rows(inSection: title))")
     } }
@@ -294,13 +294,13 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         let first = try XCTUnwrap(window.listLines.first)
         let detailBefore = window.detailLines
         window.deleteSelection()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.listLines.count, 533)
         XCTAssertTrue(window.listLines[0].hasPrefix(">"), "the next bank is selected")
         XCTAssertTrue(window.shownToast?.hasSuffix("” deleted") == true, "a toast with Undo: \(window.shownToast ?? "none")")
 
         window.undo()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.listLines.count, 534)
         XCTAssertFalse(window.banner.isVisible, labelText(window.banner))
         XCTAssertEqual(window.listLines[0], first, "back in its place, selected")
@@ -312,7 +312,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         window.activateRow(titled: "Nigeria")
         XCTAssertEqual(window.rows(inSection: "Africa").first, "> Nigeria · Wins: 1")
         window.undo()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.rows(inSection: "Africa").last, "> Nigeria · Wins: 0")
         XCTAssertEqual(gtk_widget_get_sensitive(window.undoButton), 0, "nothing left to undo")
     } }

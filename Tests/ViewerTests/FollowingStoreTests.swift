@@ -1,3 +1,4 @@
+import GtkBinding
 import CGtk
 import Datasets
 import Foundation
@@ -18,13 +19,13 @@ final class FollowingStoreTests: ViewerTestCase, @unchecked Sendable {
         let storeURL = storeFolder.appendingPathComponent("worldcup.sqlite")
         let session = try XCTUnwrap(window.session)
         session.selection.select(window.object(titled: "Ghana"))
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.rows(inSection: "Africa").first, "  Algeria · Wins: 0")
 
         // An update that moves the selected row to the top of its section.
         var started = Date()
         try sqlite3(storeURL, "UPDATE Team SET wins = 42 WHERE teamName = 'Ghana'")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 42" }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first == "> Ghana · Wins: 42" }),
                       "the update shows, and Ghana stays selected:\n\(window.listLines.joined(separator: "\n"))")
         print("sqlite3 update shown after \(Int(Date().timeIntervalSince(started) * 1000)) ms (including the sqlite3 process)")
         XCTAssertEqual(window.detailLines.suffix(2), ["Wins", "42"], "the detail pane follows")
@@ -37,7 +38,7 @@ final class FollowingStoreTests: ViewerTestCase, @unchecked Sendable {
             DELETE FROM Team WHERE qualifyingZone = 'Asia';
             COMMIT;
             """)
-        XCTAssertTrue(iterateMainLoop(until: { window.listLines.contains("[Oceania]") && !window.listLines.contains("[Asia]") }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines.contains("[Oceania]") && !window.listLines.contains("[Asia]") }),
                       "a new section appears and an emptied one goes:\n\(window.listLines.joined(separator: "\n"))")
         print("sqlite3 insert + deletes shown after \(Int(Date().timeIntervalSince(started) * 1000)) ms")
         XCTAssertEqual(window.rows(inSection: "Oceania"), ["  Atlantis · Wins: 3"])
@@ -53,19 +54,19 @@ final class FollowingStoreTests: ViewerTestCase, @unchecked Sendable {
         let storeURL = storeFolder.appendingPathComponent("worldcup.sqlite")
         let session = try XCTUnwrap(window.session)
         session.selection.select(window.object(titled: "Japan"))
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         try sqlite3(storeURL, "DELETE FROM Team WHERE teamName = 'Japan'")
         // (Process.waitUntilExit runs the main queue, so the merge may already have happened.)
-        XCTAssertTrue(iterateMainLoop(until: { window.shownToast == "“Japan” was deleted" }), window.shownToast ?? "no toast")
+        XCTAssertTrue(MainLoop.iterate(until: { window.shownToast == "“Japan” was deleted" }), window.shownToast ?? "no toast")
         XCTAssertNil(window.position(ofRowTitled: "Japan"))
         XCTAssertEqual(window.rows(inSection: "Asia"), ["  Australia · Wins: 0", "  Iran · Wins: 0", "> South Korea · Wins: 0"],
                        "the row that took its place is selected")
 
         // The window's own taps still save, and are not shown twice.
         window.activateRow(titled: "Australia")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Asia").first == "> Australia · Wins: 1" }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Asia").first == "> Australia · Wins: 1" }),
                       window.listLines.joined(separator: "\n"))
-        iterateMainLoop(for: 0.3)  // the follower's next looks see the tap in the history and skip it
+        MainLoop.iterate(for: 0.3)  // the follower's next looks see the tap in the history and skip it
         XCTAssertEqual(window.rows(inSection: "Asia").filter { $0.contains("Australia") }.count, 1)
     } }
 }

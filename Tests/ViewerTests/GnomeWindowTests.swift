@@ -16,13 +16,13 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(gtk_search_bar_get_search_mode(window.searchBar.opaque), 0, "the search bar starts closed")
         gtk_search_bar_set_search_mode(window.searchBar.opaque, 1)
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "zzq")
-        XCTAssertTrue(iterateMainLoop(until: { window.session?.rows.count == 0 }), "nothing matches")
-        XCTAssertTrue(iterateMainLoop(until: { String(cString: gtk_stack_get_visible_child_name(window.listStack.opaque)) == "empty" }))
+        XCTAssertTrue(MainLoop.iterate(until: { window.session?.rows.count == 0 }), "nothing matches")
+        XCTAssertTrue(MainLoop.iterate(until: { String(cString: gtk_stack_get_visible_child_name(window.listStack.opaque)) == "empty" }))
         XCTAssertEqual(String(cString: adw_status_page_get_title(window.emptyPage.opaque)), "No Results")
 
         // Escape in the entry ends the search: the text goes, the bar closes, every team is back.
         emit("stop-search", on: window.searchEntry, type: gtk_search_entry_get_type())
-        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count == 37 }), "32 teams and 5 zones again: \(window.listLines.count)")
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines.count == 37 }), "32 teams and 5 zones again: \(window.listLines.count)")
         XCTAssertEqual(gtk_search_bar_get_search_mode(window.searchBar.opaque), 0)
         XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(window.searchEntry))), "")
         XCTAssertEqual(String(cString: gtk_stack_get_visible_child_name(window.listStack.opaque)), "list")
@@ -34,11 +34,11 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         let session = try XCTUnwrap(window.session)
         session.selection.select(window.object(titled: "Ghana"))
         window.deleteSelection()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.shownToast, "“Ghana” deleted")
         XCTAssertNil(window.position(ofRowTitled: "Ghana"))
         gtk_widget_activate_action_variant(window.window, "win.undo", nil)  // the toast's Undo button
-        XCTAssertTrue(iterateMainLoop(until: { window.position(ofRowTitled: "Ghana") != nil }), "Undo brings Ghana back")
+        XCTAssertTrue(MainLoop.iterate(until: { window.position(ofRowTitled: "Ghana") != nil }), "Undo brings Ghana back")
     } }
 
     func testTheSortOrdersAreRadioItemsOfThePrimaryMenu() throws { try MainActor.assumeIsolated {
@@ -49,7 +49,7 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(g_menu_model_get_n_items(sorts), 2, "Most wins first, By name")
         XCTAssertEqual(gtk_menu_button_get_primary(window.menuButton.opaque), 1, "F10 opens it")
         gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(1))
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Algeria · Wins: 0") == true }))
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first?.hasSuffix("Algeria · Wins: 0") == true }))
         let state = try XCTUnwrap(g_action_get_state(window.sortAction))
         defer { g_variant_unref(state) }
         XCTAssertEqual(g_variant_get_int32(state), 1, "the radio item shows the sort in use")
@@ -63,15 +63,15 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         let spain = try XCTUnwrap(window.object(titled: "Spain"))
         try spain.setValue(9, forKey: "wins")
         try session.context.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         session.selection.select(spain)
         window.keepFocusOnSelection()
-        XCTAssertTrue(iterateMainLoop(until: { self.isShown(spain, in: window) }), "Spain, first of Europe, is shown")
+        XCTAssertTrue(MainLoop.iterate(until: { self.isShown(spain, in: window) }), "Spain, first of Europe, is shown")
         gtk_widget_grab_focus(window.menuButton)
         gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(1))  // By name: Spain near Europe's end
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Europe").suffix(2).first == "> Spain · Wins: 9" }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Europe").suffix(2).first == "> Spain · Wins: 9" }),
                       "\(window.rows(inSection: "Europe"))")
-        XCTAssertTrue(iterateMainLoop(until: { self.isShown(spain, in: window) }), "the list scrolled to Spain")
+        XCTAssertTrue(MainLoop.iterate(until: { self.isShown(spain, in: window) }), "the list scrolled to Spain")
         let focus = gtk_root_get_focus(OpaquePointer(window.window))
         XCTAssertTrue(focus == window.menuButton || gtk_widget_is_ancestor(focus, window.menuButton) != 0, "the focus stays on the menu button")
     } }
@@ -84,10 +84,10 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         session.controller.reloadThreshold = 1  // as a search of more than 20,000 rows does
         let algeria = try XCTUnwrap(window.object(titled: "Algeria"))
         session.selection.select(algeria)
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(for: 0.2)
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "an")
-        XCTAssertTrue(iterateMainLoop(until: { session.selection.selectedObject.map { $0 !== algeria } ?? false }), "another team is selected")
-        iterateMainLoop(for: 0.3)
+        XCTAssertTrue(MainLoop.iterate(until: { session.selection.selectedObject.map { $0 !== algeria } ?? false }), "another team is selected")
+        MainLoop.iterate(for: 0.3)
         let selected = try XCTUnwrap(session.selection.selectedObject)
         let indexPath = try XCTUnwrap(session.controller.indexPath(for: selected))
         XCTAssertEqual(indexPath.item, 0, "the first match of its section is selected: \(window.listLines)")
@@ -107,11 +107,11 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
     func testTickingABoxFarFromTheSelectionLeavesTheListWhereItIs() throws { try MainActor.assumeIsolated {
         let window = try openWindow("todo")
         gtk_window_set_default_size(window.window.cast(), 900, 400)
-        iterateMainLoop(for: 0.3)
+        MainLoop.iterate(for: 0.3)
         XCTAssertTrue(window.listLines.first.map { _ in window.listLines[1].hasPrefix(">") } ?? false, "the first item is selected: \(window.listLines)")
         let adjustment = try XCTUnwrap(gtk_scrollable_get_vadjustment(OpaquePointer(window.listView)))
         gtk_adjustment_set_value(adjustment, gtk_adjustment_get_upper(adjustment))  // to the end
-        iterateMainLoop(for: 0.3)
+        MainLoop.iterate(for: 0.3)
         let scrolled = gtk_adjustment_get_value(adjustment)
         XCTAssertGreaterThan(scrolled, 100, "the list scrolled away from the selection")
         // An unticked item on screen now, far from the selected first row.
@@ -119,7 +119,7 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
             widget.isA(gtk_check_button_get_type()) && gtk_widget_get_mapped(widget) != 0 && gtk_check_button_get_active(widget.cast()) == 0
         })
         gtk_check_button_set_active(row.cast(), 1)
-        iterateMainLoop(for: 0.5)
+        MainLoop.iterate(for: 0.5)
         XCTAssertEqual(gtk_adjustment_get_value(adjustment), scrolled, accuracy: 70, "the list stays where it was (at most a row's shift)")
         XCTAssertTrue(window.listLines[1].hasPrefix(">"), "the selection stays on the first item")
     } }
@@ -130,9 +130,9 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         let window = try ViewerWindow(application: nil, options: ViewerOptions(datasetName: "worldcup", storeFolder: storeFolder))
         defer { gtk_window_destroy(window.window.cast()) }
         gtk_window_present(window.window.cast())
-        iterateMainLoop(until: { gtk_widget_get_mapped(window.listView) != 0 })
+        MainLoop.iterate(until: { gtk_widget_get_mapped(window.listView) != 0 })
         gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(1))
-        XCTAssertTrue(iterateMainLoop(until: { self.sortState(window) == 1 }), "win.sort took the new order")
+        XCTAssertTrue(MainLoop.iterate(until: { self.sortState(window) == 1 }), "win.sort took the new order")
     } }
 
     @MainActor private func sortState(_ window: ViewerWindow) -> Int32? {
@@ -155,9 +155,9 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         let window = try openWindow()
         for (action, type) in [("win.about", adw_about_window_get_type()), ("win.show-help-overlay", gtk_shortcuts_window_get_type())] {
             gtk_widget_activate_action_variant(window.window, action, nil)
-            XCTAssertTrue(iterateMainLoop(until: { self.toplevel(ofType: type) != nil }), "\(action) opens its window")
+            XCTAssertTrue(MainLoop.iterate(until: { self.toplevel(ofType: type) != nil }), "\(action) opens its window")
             if let opened = toplevel(ofType: type) { gtk_window_destroy(opened) }
-            iterateMainLoop(for: 0.05)
+            MainLoop.iterate(for: 0.05)
         }
     } }
 
@@ -169,13 +169,13 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
     func testAVeryLongNameKeepsTheWindowItsSize() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         gtk_window_set_default_size(window.window.cast(), 900, 640)
-        XCTAssertTrue(iterateMainLoop(until: { abs(gtk_widget_get_width(window.window) - 900) < 40 }))
+        XCTAssertTrue(MainLoop.iterate(until: { abs(gtk_widget_get_width(window.window) - 900) < 40 }))
         let long = String(repeating: "W", count: 500)
         let store = try XCTUnwrap(window.session?.context.store.url)
         try sqlite3(store, "UPDATE Team SET teamName = '\(long)' WHERE teamName = 'Ghana'")
-        XCTAssertTrue(iterateMainLoop(until: { window.object(titled: long) != nil }), "the rename shows")
+        XCTAssertTrue(MainLoop.iterate(until: { window.object(titled: long) != nil }), "the rename shows")
         window.session?.selection.select(window.object(titled: long))
-        iterateMainLoop(for: 0.5)
+        MainLoop.iterate(for: 0.5)
         let width = gtk_widget_get_width(window.window)
         XCTAssertLessThan(abs(width - 900), 40, "the window keeps its width: \(width) px")
         for (name, button) in [("Edit", window.editButton), ("Delete", window.deleteButton)] {
@@ -188,7 +188,7 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
                 && String(cString: gtk_label_get_text(widget.opaque)) == long && gtk_widget_get_width(widget) < width
         }, "the detail pane shows the whole name, wrapped")
         emit("clicked", on: window.deleteButton, type: gtk_button_get_type())
-        XCTAssertTrue(iterateMainLoop(until: { window.shownToast != nil }), "a toast")
+        XCTAssertTrue(MainLoop.iterate(until: { window.shownToast != nil }), "a toast")
         XCTAssertEqual(window.shownToast, "“\(String(repeating: "W", count: 39))…” deleted")
     } }
 
@@ -200,9 +200,9 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         for width: Int32 in [1280, 360] {
             gtk_window_set_default_size(window.window.cast(), width, 640)
             gtk_window_unmaximize(window.window.cast())
-            XCTAssertTrue(iterateMainLoop(until: { abs(gtk_widget_get_width(window.window) - width) < 40 }),
+            XCTAssertTrue(MainLoop.iterate(until: { abs(gtk_widget_get_width(window.window) - width) < 40 }),
                           "the window is \(width) px wide: \(gtk_widget_get_width(window.window))")
-            iterateMainLoop(for: 0.3)
+            MainLoop.iterate(for: 0.3)
             XCTAssertEqual(adw_leaflet_get_folded(window.leaflet.opaque) != 0, width == 360, "folded at \(width) px")
             for header in window.window.descendants where String(cString: gtk_widget_get_css_name(header)) == "headerbar" && gtk_widget_get_mapped(header) != 0 {
                 let boxes = header.descendants.filter {
@@ -226,9 +226,9 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         // The details of the selected row (a click on a row shows them), then Back.
         window.session?.selection.select(window.object(titled: "Ghana"))
         adw_leaflet_set_visible_child(window.leaflet.opaque, window.detailPane)
-        iterateMainLoop(for: 0.3)
+        MainLoop.iterate(for: 0.3)
         emit("clicked", on: window.backButton, type: gtk_button_get_type())
-        XCTAssertTrue(iterateMainLoop(until: { adw_leaflet_get_visible_child(window.leaflet.opaque) == window.listPane }), "Back shows the list")
+        XCTAssertTrue(MainLoop.iterate(until: { adw_leaflet_get_visible_child(window.leaflet.opaque) == window.listPane }), "Back shows the list")
     } }
 
     private func toplevel(ofType type: GType) -> UnsafeMutablePointer<GtkWindow>? {

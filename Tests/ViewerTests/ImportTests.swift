@@ -30,8 +30,8 @@ final class ImportTests: ViewerTestCase, @unchecked Sendable {
             if counts.last != window.listedObjectCount { counts.append(window.listedObjectCount) }
             if cancelAfterFirstChunk && counts.count == 1 { window.importBar.cancel() }
         }
-        XCTAssertTrue(iterateMainLoop(until: { !window.isImporting }, timeout: 60), "the import ends")
-        iterateMainLoop(for: 0.1)
+        XCTAssertTrue(MainLoop.iterate(until: { !window.isImporting }, timeout: 60), "the import ends")
+        MainLoop.iterate(for: 0.1)
         window.didUpdate = nil
         return counts
     }
@@ -59,7 +59,7 @@ final class ImportTests: ViewerTestCase, @unchecked Sendable {
 
         // The file again: refused, it would add every row twice.
         window.startImport(file: file)
-        XCTAssertTrue(iterateMainLoop(until: { !window.isImporting }))
+        XCTAssertTrue(MainLoop.iterate(until: { !window.isImporting }))
         XCTAssertTrue(window.importBar.widget.hasClass("import-error"), labelText(window.importBar.message))
         XCTAssertTrue(labelText(window.importBar.message).contains("already imported into Team completely"), labelText(window.importBar.message))
         XCTAssertEqual(window.listedObjectCount, 2_532)
@@ -105,7 +105,7 @@ final class ImportTests: ViewerTestCase, @unchecked Sendable {
         let file = storeFolder.appendingPathComponent("teams.csv")
         try "name;zone\nGhana;Africa\n".write(to: file, atomically: true, encoding: .utf8)
         window.startImport(file: file)
-        XCTAssertTrue(iterateMainLoop(until: { !window.isImporting }))
+        XCTAssertTrue(MainLoop.iterate(until: { !window.isImporting }))
         let message = labelText(window.importBar.message)
         XCTAssertTrue(window.importBar.widget.hasClass("import-error"))
         XCTAssertTrue(message.contains("teams.csv") && message.contains("name;zone"), message)

@@ -43,8 +43,8 @@ final class LoadingWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(gtk_spinner_get_spinning(window.loadingSpinner.opaque), 1)
         XCTAssertEqual(String(cString: gtk_window_get_title(window.window.cast())), "World Cup", "the header is there")
 
-        XCTAssertTrue(iterateMainLoop(until: { !window.isLoading && gtk_widget_get_mapped(window.listView) != 0 }))
-        iterateMainLoop(for: 0.2)
+        XCTAssertTrue(MainLoop.iterate(until: { !window.isLoading && gtk_widget_get_mapped(window.listView) != 0 }))
+        MainLoop.iterate(for: 0.2)
         XCTAssertEqual(window.listedObjectCount, 32)
         XCTAssertEqual(window.rows(inSection: "Africa").first, "> Algeria · Wins: 0", "the first team is selected once the rows are in")
         XCTAssertEqual(window.detailLines.first, "Algeria")
@@ -68,8 +68,8 @@ final class LoadingWindowTests: ViewerTestCase, @unchecked Sendable {
         try context.save()
         XCTAssertTrue(window.isLoading, "the edits came before the rows")
 
-        XCTAssertTrue(iterateMainLoop(until: { !window.isLoading }))
-        iterateMainLoop(for: 0.2)
+        XCTAssertTrue(MainLoop.iterate(until: { !window.isLoading }))
+        MainLoop.iterate(for: 0.2)
         XCTAssertEqual(window.rows(inSection: "Africa").map { $0.dropFirst(2) }, [
             "Atlantis · Wins: 9", "Nigeria · Wins: 4", "Algeria · Wins: 0", "Cameroon · Wins: 0", "Ghana · Wins: 0", "Ivory Coast · Wins: 0",
         ])
@@ -80,14 +80,14 @@ final class LoadingWindowTests: ViewerTestCase, @unchecked Sendable {
 
     func testTheNextWindowReadsTheCacheAndHasItsRowsAtOnce() throws { try MainActor.assumeIsolated {
         let first = try makeWindow()
-        XCTAssertTrue(iterateMainLoop(until: { !first.isLoading }))
+        XCTAssertTrue(MainLoop.iterate(until: { !first.isLoading }))
         let cacheFile = SectionCache.directory.appendingPathComponent("worldcup.frcache")
-        XCTAssertTrue(iterateMainLoop(until: { FileManager.default.fileExists(atPath: cacheFile.path) }), "the cache is written once the rows show")
+        XCTAssertTrue(MainLoop.iterate(until: { FileManager.default.fileExists(atPath: cacheFile.path) }), "the cache is written once the rows show")
 
         let second = try makeWindow()
         XCTAssertFalse(second.isLoading, "the rows come from the cache")
         XCTAssertEqual(second.listedObjectCount, 32)
         XCTAssertEqual(gtk_stack_get_visible_child_name(second.listStack.opaque).map { String(cString: $0) }, "list")
-        XCTAssertTrue(iterateMainLoop(until: { second.rows(inSection: "Africa").first == "> Algeria · Wins: 0" }))
+        XCTAssertTrue(MainLoop.iterate(until: { second.rows(inSection: "Africa").first == "> Algeria · Wins: 0" }))
     } }
 }

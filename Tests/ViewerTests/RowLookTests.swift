@@ -22,7 +22,7 @@ final class RowLookTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(gtk_widget_has_css_class(try content(of: window, titled: "Milk"), "done"), 0)
         let session = try XCTUnwrap(window.session)
         try session.setToggle(of: try XCTUnwrap(window.object(titled: "Milk")), to: true)
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(for: 0.2)
         XCTAssertEqual(gtk_widget_has_css_class(try content(of: window, titled: "Milk"), "done"), 1, "ticked, it looks done")
         XCTAssertTrue(Style.rowStateCSS.contains(".object-row.done .row-title { opacity:"), "the title is dimmed")
     } }

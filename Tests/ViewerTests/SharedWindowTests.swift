@@ -29,7 +29,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         let url = try SharingServer.database(for: self)
         let window = try openWindow(shareURL: url)
         let shared = "Shared through \(try ServerConfiguration(url: url))"
-        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text == shared }, timeout: 20), window.sharingIndicator.text ?? "hidden")
+        XCTAssertTrue(MainLoop.iterate(until: { window.sharingIndicator.text == shared }, timeout: 20), window.sharingIndicator.text ?? "hidden")
         XCTAssertTrue(window.sharingIndicator.widget.isVisible)
         XCTAssertEqual(String(cString: gtk_widget_get_tooltip_text(window.sharingIndicator.widget)), shared)
         XCTAssertEqual(window.textDump.split(separator: "\n").last.map(String.init), "sharing: \(shared)")
@@ -41,14 +41,14 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         _ = try sqlite3(other.url, "UPDATE Team SET wins = 42 WHERE teamName = 'Ghana'")
         try waiting { try await other.session.synchronize() }  // committed on the server
         let pushed = Date()
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 42") == true }, timeout: 10),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 42") == true }, timeout: 10),
                       window.listLines.joined(separator: "\n"))
         print("another desktop's change shown \(Int(Date().timeIntervalSince(pushed) * 1000)) ms after it was committed on the server")
         XCTAssertEqual(window.sharingIndicator.text, shared)
 
         // And the window's taps go the other way.
         window.activateRow(titled: "Algeria")
-        XCTAssertTrue(iterateMainLoop(until: { (try? sqlite3(other.url, "SELECT wins FROM Team WHERE teamName = 'Algeria'")) == "1" }, timeout: 10),
+        XCTAssertTrue(MainLoop.iterate(until: { (try? sqlite3(other.url, "SELECT wins FROM Team WHERE teamName = 'Algeria'")) == "1" }, timeout: 10),
                       "the other desktop takes the window's tap")
         XCTAssertEqual(window.sharingIndicator.text, shared, "nothing waits")
         try stop(other.session)
@@ -59,10 +59,10 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         let joined = try otherDesktop("worldcup.sqlite", sharingThrough: try SharingServer.database(for: self))
         try stop(joined.session)
         let window = try openWindow(shareURL: try SharingServer.closedPortURL())
-        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text == "Offline" }, timeout: 10), window.sharingIndicator.text ?? "hidden")
+        XCTAssertTrue(MainLoop.iterate(until: { window.sharingIndicator.text == "Offline" }, timeout: 10), window.sharingIndicator.text ?? "hidden")
         window.activateRow(titled: "Ghana")
         window.activateRow(titled: "Japan")
-        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text == "Offline, 2 changes waiting" }, timeout: 10),
+        XCTAssertTrue(MainLoop.iterate(until: { window.sharingIndicator.text == "Offline, 2 changes waiting" }, timeout: 10),
                       window.sharingIndicator.text ?? "hidden")
         XCTAssertEqual(String(cString: gtk_widget_get_tooltip_text(window.sharingIndicator.widget)), "Offline, 2 changes waiting")
         XCTAssertTrue(window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 1") == true, "offline, the window works on its store")
@@ -71,7 +71,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertNotNil(try store.sharingServer())
         window.stopSharing()
         XCTAssertFalse(window.sharingIndicator.widget.isVisible)
-        XCTAssertTrue(iterateMainLoop(until: { (try? store.sharingServer()) == .some(nil) }), "the store forgets its server")
+        XCTAssertTrue(MainLoop.iterate(until: { (try? store.sharingServer()) == .some(nil) }), "the store forgets its server")
         XCTAssertTrue(Action.isEnabled(window.shareAction))
         XCTAssertFalse(Action.isEnabled(window.stopSharingAction))
         XCTAssertFalse(window.textDump.contains("sharing:"))
@@ -84,7 +84,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertFalse(Action.isEnabled(window.stopSharingAction))
         window.session?.selection.select(window.object(titled: "Japan"))
         gtk_widget_activate_action_variant(window.window, "win.share", nil)
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         let dialog = try XCTUnwrap(window.shareDialog)
         let type = dialog.window.cast() as UnsafeMutablePointer<AdwMessageDialog>
         let canShare = { adw_message_dialog_get_response_enabled(type, "share") != 0 }
@@ -102,7 +102,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertFalse(dialog.message.isVisible)
         XCTAssertTrue(canShare())
         adw_message_dialog_response(type, "share")
-        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text?.hasPrefix("Offline, 32 changes waiting") == true }, timeout: 10),
+        XCTAssertTrue(MainLoop.iterate(until: { window.sharingIndicator.text?.hasPrefix("Offline, 32 changes waiting") == true }, timeout: 10),
                       "the seed waits for the server: " + (window.sharingIndicator.text ?? "hidden"))
         XCTAssertEqual(window.session?.selection.selectedObject.map { $0.attributeValue(forKey: "teamName") }, .string("Japan"), "the selection stays")
         XCTAssertEqual(try window.session?.context.store.sharingServer(), try ServerConfiguration(url: url).description)
@@ -124,8 +124,8 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
 
         let window = try openWindow()  // the store remembers its server
         let text = "Ghana: Qualifying zone was changed on another desktop; kept theirs"
-        XCTAssertTrue(iterateMainLoop(until: { window.shownToast == text }, timeout: 20), window.shownToast ?? "no toast")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Asia").contains { $0.hasSuffix("Ghana · Wins: 8") } }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.shownToast == text }, timeout: 20), window.shownToast ?? "no toast")
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Asia").contains { $0.hasSuffix("Ghana · Wins: 8") } }),
                       window.listLines.joined(separator: "\n"))
         let sharing = try XCTUnwrap(window.session?.sharing)
         let conflict = try XCTUnwrap(sharing.session.conflicts().first)
@@ -140,7 +140,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         let toast = try XCTUnwrap(window.toastOverlay.descendants.first { String(cString: gtk_widget_get_css_name($0)) == "toast" })
         let close = try XCTUnwrap(toast.descendants.last { $0.isA(gtk_button_get_type()) })
         gtk_widget_activate(close)
-        XCTAssertTrue(iterateMainLoop(until: { (try? sharing.session.conflicts()) == [] }, timeout: 1), "dismissed")
+        XCTAssertTrue(MainLoop.iterate(until: { (try? sharing.session.conflicts()) == [] }, timeout: 1), "dismissed")
         XCTAssertNil(window.shownToast)
     } }
 
@@ -151,15 +151,15 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
     func testTwoWindowsTappingTheSameTeamBothCountEveryTap() throws { try MainActor.assumeIsolated {
         let url = try SharingServer.database(for: self)
         let a = try openWindow(shareURL: url)
-        XCTAssertTrue(iterateMainLoop(until: { a.sharingIndicator.text?.hasPrefix("Shared through") == true }, timeout: 20))
+        XCTAssertTrue(MainLoop.iterate(until: { a.sharingIndicator.text?.hasPrefix("Shared through") == true }, timeout: 20))
         let b = try openWindow(shareURL: url, storeFolder: try temporaryFolder(self))
-        XCTAssertTrue(iterateMainLoop(until: { b.sharingIndicator.text?.hasPrefix("Shared through") == true }, timeout: 20))
+        XCTAssertTrue(MainLoop.iterate(until: { b.sharingIndicator.text?.hasPrefix("Shared through") == true }, timeout: 20))
         for _ in 0..<10 {
             a.activateRow(titled: "Ghana")
             b.activateRow(titled: "Ghana")
         }
         for (name, window) in [("A", a), ("B", b)] {
-            XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").contains { $0.hasSuffix("Ghana · Wins: 20") } }, timeout: 20),
+            XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").contains { $0.hasSuffix("Ghana · Wins: 20") } }, timeout: 20),
                           "\(name) shows every tap:\n\(window.listLines.joined(separator: "\n"))")
             // No toast at all: not about taps, and not about B's joining, which gives its
             // seed up for the server's teams (its selected team replaced by the same team).
@@ -174,12 +174,12 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
     func testARowThatBreaksTheModelOnTheServerShowsAToastAndReachesNoList() throws { try MainActor.assumeIsolated {
         let url = try SharingServer.database(for: self)
         let window = try openWindow(shareURL: url)
-        XCTAssertTrue(iterateMainLoop(until: { window.sharingIndicator.text?.hasPrefix("Shared through") == true }, timeout: 20),
+        XCTAssertTrue(MainLoop.iterate(until: { window.sharingIndicator.text?.hasPrefix("Shared through") == true }, timeout: 20),
                       window.sharingIndicator.text ?? "hidden")
         let server = try ServerConfiguration(url: url)
         try SharingServer.run(#"UPDATE "Team" SET "teamName" = '' WHERE "teamName" = 'Ghana'"#, on: server)
         let text = "A change of “Ghana” from the server was not taken: Team name must not be empty"
-        XCTAssertTrue(iterateMainLoop(until: { window.shownToast == text }, timeout: 20), window.shownToast ?? "no toast")
+        XCTAssertTrue(MainLoop.iterate(until: { window.shownToast == text }, timeout: 20), window.shownToast ?? "no toast")
         XCTAssertTrue(window.rows(inSection: "Africa").contains { $0.hasSuffix("Ghana · Wins: 0") }, window.listLines.joined(separator: "\n"))
 
         let sharing = try XCTUnwrap(window.session?.sharing)
@@ -190,7 +190,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         gtk_window_destroy(details.cast())
 
         try SharingServer.run(#"UPDATE "Team" SET wins = 3 WHERE "teamName" = 'Japan'"#, on: server)
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Asia").first?.hasSuffix("Japan · Wins: 3") == true }, timeout: 10),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Asia").first?.hasSuffix("Japan · Wins: 3") == true }, timeout: 10),
                       "a later change arrives:\n\(window.listLines.joined(separator: "\n"))")
         XCTAssertTrue(window.sharingIndicator.text?.hasPrefix("Shared through") == true, window.sharingIndicator.text ?? "hidden")
     } }

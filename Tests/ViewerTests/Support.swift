@@ -7,23 +7,6 @@ import ObjectStore
 import XCTest
 @_exported import TestSupport
 
-
-/// Runs GTK (and through it the Dispatch main queue) for `duration`, so that idle work,
-/// layout and drawing happen.
-@MainActor func iterateMainLoop(for duration: TimeInterval = 0.2) {
-    let deadline = Date().addingTimeInterval(duration)
-    repeat {
-        while g_main_context_iteration(nil, 0) != 0 {}
-        usleep(5_000)
-    } while Date() < deadline
-}
-
-/// Runs GTK until `condition` holds or `timeout` passes; returns whether it held.
-@discardableResult
-@MainActor func iterateMainLoop(until condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
-    repeatStep(until: condition, timeout: timeout) { iterateMainLoop(for: 0.02) }
-}
-
 /// In-process tests of the real window: one registered GtkApplication for the test process,
 /// a window per test on stores in a temporary folder. Needs a display (scripts/test runs the
 /// tests under Xvfb); skipped without one.
@@ -49,7 +32,7 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
     override func tearDown() { MainActor.assumeIsolated {
         for window in windows { gtk_window_destroy(window.window.cast()) }
         windows = []
-        iterateMainLoop(for: 0.05)
+        MainLoop.iterate(for: 0.05)
     } }
 
     /// A shown window on `dataset`, its rows in, laid out and drawn; with `waiting` false,
@@ -62,8 +45,8 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
         windows.append(window)
         gtk_window_present(window.window.cast())
         guard waiting else { return window }
-        iterateMainLoop(until: { gtk_widget_get_mapped(window.listView) != 0 && !window.isLoading })
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(until: { gtk_widget_get_mapped(window.listView) != 0 && !window.isLoading })
+        MainLoop.iterate(for: 0.2)
         return window
     }
 }
@@ -101,7 +84,7 @@ class ViewerTestCase: XCTestCase, @unchecked Sendable {
     @MainActor func activateRow(titled title: String, file: StaticString = #filePath, line: UInt = #line) {
         guard let position = position(ofRowTitled: title) else { return XCTFail("no row \(title)", file: file, line: line) }
         gtk_widget_activate_action_variant(listView, "list.activate-item", g_variant_new_uint32(guint32(position)))
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
     }
 
     /// The texts of the labels GTK shows now under `widget` with CSS class `cssClass`.

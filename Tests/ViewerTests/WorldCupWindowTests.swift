@@ -33,7 +33,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
                        "no image name: it names a picture, which no dataset ships")
 
         // What GTK shows: header rows styled as headers, the moved row rebound.
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(for: 0.2)
         XCTAssertEqual(Array(window.shownTexts(withClass: "section-header").prefix(2)), ["Africa", "Asia"])
         let headerRows = window.listView.descendants.filter { gtk_widget_has_css_class($0, "section-header-row") != 0 }
         XCTAssertGreaterThanOrEqual(headerRows.count, 2, "the row widgets around headers carry the header class")
@@ -49,12 +49,12 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
 
     func testTheCounterButtonOfARowAddsAWinAndSelectsTheRow() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(for: 0.2)
         let nigeria = try XCTUnwrap(window.object(titled: "Nigeria"))
         let row = try XCTUnwrap(window.factory?.rowWidget(showing: nigeria.objectID))
         let button = try XCTUnwrap(row.descendants.first { gtk_widget_has_css_class($0, "counter-button") != 0 })
         gtk_widget_activate(button)  // a button clicks once its press animation (250 ms) ends
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Nigeria · Wins: 1" }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first == "> Nigeria · Wins: 1" }),
                       "\(window.rows(inSection: "Africa"))")
     } }
 
@@ -62,12 +62,12 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
     func testUndoOfATapTakesBackOneWinAndKeepsTheWinsAddedElsewhere() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         window.activateRow(titled: "Ghana")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 1") == true }))
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 1") == true }))
         try sqlite3(storeFolder.appendingPathComponent("worldcup.sqlite"), "UPDATE Team SET wins = wins + 5 WHERE teamName = 'Ghana'")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 6") == true }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 6") == true }),
                       window.listLines.joined(separator: "\n"))
         window.undo()
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 5") == true }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 5") == true }),
                       "the tap's win goes, the 5 stay:\n\(window.listLines.joined(separator: "\n"))")
         XCTAssertEqual(try sqlite3(storeFolder.appendingPathComponent("worldcup.sqlite"), "SELECT wins FROM Team WHERE teamName = 'Ghana'"), "5")
     } }
@@ -79,7 +79,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         session.selection.select(cameroon)
         try session.context.delete(cameroon)
         try session.context.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.rows(inSection: "Africa"), ["  Algeria · Wins: 0", "> Ghana · Wins: 0", "  Ivory Coast · Wins: 0", "  Nigeria · Wins: 0"])
         XCTAssertEqual(window.detailLines.first, "Ghana")
         XCTAssertEqual(window.shownToast, "“Cameroon” was deleted", "deleted by code, not an undoable edit of the window")
@@ -90,7 +90,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(window.detailLines.first, "Nigeria")
         try session.context.delete(nigeria)
         try session.context.save()
-        iterateMainLoop(for: 0.1)
+        MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.rows(inSection: "Africa").last, "> Ivory Coast · Wins: 0")
     } }
 
@@ -105,7 +105,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
             try background.fetch(request).first!.setValue(7, forKey: "wins")
             try background.save()
         }
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Asia").first == "  Iran · Wins: 7" }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Asia").first == "  Iran · Wins: 7" }),
                       "the merge moved Iran to the top of Asia: \(window.rows(inSection: "Asia"))")
     } }
 
@@ -118,7 +118,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         window.session!.selection.select(nigeria)
         let row = try XCTUnwrap(window.factory?.rowWidget(showing: nigeria.objectID))
         gtk_widget_grab_focus(row)
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(for: 0.2)
         XCTAssertTrue(gtk_root_get_focus(OpaquePointer(window.window)) == row, "Nigeria's row has the focus")
         let adjustment = gtk_scrolled_window_get_vadjustment(OpaquePointer(gtk_widget_get_parent(window.listView)))
         let top = gtk_adjustment_get_value(adjustment)
@@ -129,9 +129,9 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
             try background.fetch(request).first!.setValue("South America", forKey: "qualifyingZone")
             try background.save()
         }
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "South America").contains("> Nigeria · Wins: 0") }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "South America").contains("> Nigeria · Wins: 0") }),
                       "Nigeria moved, still selected: \(window.listLines)")
-        iterateMainLoop(for: 0.3)
+        MainLoop.iterate(for: 0.3)
         XCTAssertEqual(gtk_adjustment_get_value(adjustment), top, "the list did not scroll")
         XCTAssertNil(window.factory?.rowWidget(showing: nigeria.objectID).flatMap { gtk_widget_get_mapped($0) != 0 ? $0 : nil },
                      "Nigeria's row is out of view")
@@ -143,12 +143,12 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
     func testASearchLandsOnTheFirstMatchUnlessTheSelectedTeamMatches() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         window.session?.selection.select(window.object(titled: "Uruguay"))
-        iterateMainLoop(for: 0.3)
+        MainLoop.iterate(for: 0.3)
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "ia")
-        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count < 20 }), "the search shows its rows")
-        XCTAssertTrue(iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Algeria · Wins: 0" }),
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines.count < 20 }), "the search shows its rows")
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first == "> Algeria · Wins: 0" }),
                       "the first match is selected: \(window.listLines)")
-        iterateMainLoop(for: 0.3)
+        MainLoop.iterate(for: 0.3)
         let adjustment = gtk_scrollable_get_vadjustment(OpaquePointer(window.listView))
         XCTAssertEqual(gtk_adjustment_get_value(adjustment), 0, "the list shows its top, the first section's header")
         XCTAssertEqual(window.session?.selection.selectedObject.map { ViewConfiguration.render(window.session!.view.row.title, for: $0) }, "Algeria")
@@ -156,8 +156,8 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         // Croatia matches the next search too: it stays selected.
         window.session?.selection.select(window.object(titled: "Croatia"))
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "a")
-        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count > 20 }), "the wider search shows its rows")
-        iterateMainLoop(for: 0.3)
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines.count > 20 }), "the wider search shows its rows")
+        MainLoop.iterate(for: 0.3)
         XCTAssertTrue(window.rows(inSection: "Europe").contains("> Croatia · Wins: 0"), "\(window.listLines)")
     } }
 
@@ -167,7 +167,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         window.session?.controller.reloadThreshold = 1
         window.activateRow(titled: "Nigeria")
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "ia")
-        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count < 20 }), "the search entry reports its text after a short delay")
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines.count < 20 }), "the search entry reports its text after a short delay")
         let titles = window.listLines.filter { !$0.hasPrefix("[") }.map { $0.dropFirst(2).components(separatedBy: " · ")[0] }
         XCTAssertEqual(titles, ["Nigeria", "Algeria", "Australia", "Bosnia and Herzegovina", "Croatia", "Russia", "Colombia"])
         XCTAssertEqual(window.listLines.filter { $0.hasPrefix("[") }, ["[Africa]", "[Asia]", "[Europe]", "[South America]"],
@@ -176,17 +176,17 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
 
         // The primary menu's "By name", a radio item of win.sort.
         gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(1))
-        iterateMainLoop(until: { window.rows(inSection: "Africa").first == "  Algeria · Wins: 0" })
+        MainLoop.iterate(until: { window.rows(inSection: "Africa").first == "  Algeria · Wins: 0" })
         XCTAssertEqual(window.rows(inSection: "Africa"), ["  Algeria · Wins: 0", "> Nigeria · Wins: 1"])
         // A reload keeps GTK's row widgets: each shows its new team.
-        iterateMainLoop()
+        MainLoop.iterate()
         XCTAssertEqual(shownTitles(window), listedTitles(window, count: shownTitles(window).count), "the rows drawn after a new sort")
 
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "")
-        XCTAssertTrue(iterateMainLoop(until: { window.listLines.count == 37 }), "32 teams and 5 zones again")
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines.count == 37 }), "32 teams and 5 zones again")
         gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(0))
-        iterateMainLoop(until: { window.rows(inSection: "Africa").first == "> Nigeria · Wins: 1" })
-        iterateMainLoop()
+        MainLoop.iterate(until: { window.rows(inSection: "Africa").first == "> Nigeria · Wins: 1" })
+        MainLoop.iterate()
         let shown = shownTitles(window)
         XCTAssertGreaterThan(shown.count, 5)
         XCTAssertEqual(shown, listedTitles(window, count: shown.count), "the rows drawn after the first order again")
@@ -209,7 +209,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         let window = try openWindow()
         let movies = try XCTUnwrap(Dataset.shipped.firstIndex(of: "movies"))
         gtk_drop_down_set_selected(window.datasetChoice.opaque, guint(movies))
-        iterateMainLoop(for: 0.2)
+        MainLoop.iterate(for: 0.2)
         XCTAssertEqual(String(cString: gtk_window_get_title(window.window.cast())), "Movies")
         XCTAssertEqual(window.listLines.first, "[Shared]")
         XCTAssertTrue(window.searchButton.isVisible)

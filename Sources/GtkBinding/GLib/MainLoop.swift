@@ -1,4 +1,5 @@
 import CGtk
+import Foundation
 
 /// Swift closures run by the GLib main loop.
 ///
@@ -6,6 +7,28 @@ import CGtk
 /// - ``idle(priority:_:)``
 /// - ``after(milliseconds:_:)``
 public enum MainLoop {
+    /// Runs the main loop (and through it the Dispatch main queue) for `duration`: idle
+    /// work, merges of other contexts' saves and, with a display, layout and drawing. For
+    /// tests and benchmarks, which drive the loop themselves.
+    @MainActor package static func iterate(for duration: TimeInterval = 0.3) {
+        let deadline = Date().addingTimeInterval(duration)
+        repeat {
+            while g_main_context_iteration(nil, 0) != 0 {}
+            usleep(2_000)
+        } while Date() < deadline
+    }
+
+    /// Runs the main loop until `condition` holds or `timeout` passes; returns whether it held.
+    @discardableResult
+    @MainActor package static func iterate(until condition: () -> Bool, timeout: TimeInterval = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { return false }
+            iterate(for: 0.01)
+        }
+        return true
+    }
+
     private final class Box {
         let body: () -> Void
         init(_ body: @escaping () -> Void) { self.body = body }

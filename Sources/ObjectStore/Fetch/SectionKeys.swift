@@ -109,7 +109,7 @@ extension ObjectContext {
 
     static func sectionName(of value: DatabaseValue, type: AttributeType?) -> String {
         if type == .date, case .date(let date) = Value(databaseValue: value, type: .date) {
-            return dayFormatter.string(from: date)
+            return Date.dayString(date)
         }
         switch value.storage {
         case .null: return ""
@@ -119,12 +119,6 @@ extension ObjectContext {
         case .blob(let v): return v.base64EncodedString()
         }
     }
-
-    nonisolated(unsafe) private static let dayFormatter: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate]
-        return formatter
-    }()
 
     private func resolvedKeyPath(_ keyPath: String, of entity: EntityDescription) throws -> ResolvedKeyPath {
         try ResolvedKeyPath.resolve(keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init), from: entity, in: model)

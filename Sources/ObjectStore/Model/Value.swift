@@ -123,3 +123,16 @@ private protocol AnyOptional {
 extension Optional: AnyOptional {
     var wrapped: Any? { self.map { $0 as Any } }
 }
+
+extension Date {
+    /// The day of a date attribute as the store, section names and the viewer write it:
+    /// `2014-06-12` (ISO 8601, in UTC).
+    package static func dayString(_ date: Date) -> String { dayFormatter.string(from: date) }
+
+    // ISO8601DateFormatter is thread-safe.
+    nonisolated(unsafe) private static let dayFormatter: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        return formatter
+    }()
+}

@@ -117,7 +117,7 @@ final class FieldEditor {
     func setDate(_ newDate: Date?, showInCalendar: Bool = true) {
         date = newDate
         guard let dateLabel else { return }
-        gtk_label_set_text(dateLabel.opaque, newDate.map { Self.dayFormatter.string(from: $0) } ?? "Not set")
+        gtk_label_set_text(dateLabel.opaque, newDate.map { Date.dayString($0) } ?? "Not set")
         dateLabel.setClass("dim-label", newDate == nil)
         clearButton.map { gtk_widget_set_sensitive($0, newDate == nil ? 0 : 1) }
         guard showInCalendar, let newDate, let calendar else { return }
@@ -256,9 +256,4 @@ final class FieldEditor {
         return calendar
     }()
 
-    nonisolated(unsafe) private static let dayFormatter: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate]
-        return formatter
-    }()
 }

@@ -48,12 +48,6 @@ final class ConflictTests: XCTestCase {
         XCTAssertEqual(process.terminationStatus, 0, sql)
     }
 
-    /// Runs the main queue (where the contexts live) until `condition` holds or 5 s pass.
-    private func waitUntil(_ condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(5)
-        while !condition() && Date() < deadline { RunLoop.main.run(until: Date().addingTimeInterval(0.02)) }
-    }
-
     // MARK: The default policy
 
     func testTheDefaultPolicyRefusesNamingObjectAndFieldAndChangesNothing() throws {

@@ -9,12 +9,6 @@ final class HistoryPruningTests: XCTestCase {
         try store.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM Z_HISTORY")! }
     }
 
-    /// Runs the main queue (where the contexts live) until `condition` holds or 5 s pass.
-    private func waitUntil(_ condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(5)
-        while !condition() && Date() < deadline { RunLoop.main.run(until: Date().addingTimeInterval(0.02)) }
-    }
-
     func testTheDefaultLimit() throws {
         let store = try PersistentStore.inMemory(model: Fixtures.worldCupModel())
         XCTAssertEqual(store.historyLimit, 10_000)

@@ -14,12 +14,6 @@ final class HistoryTests: XCTestCase {
         try db.read { try Int64.fetchOne($0, sql: "SELECT Z_PK FROM Team WHERE teamName = ?", arguments: [team])! }
     }
 
-    /// Runs the main queue (where the contexts live) until `condition` holds or 5 s pass.
-    private func waitUntil(_ condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(5)
-        while !condition() && Date() < deadline { RunLoop.main.run(until: Date().addingTimeInterval(0.02)) }
-    }
-
     func testEveryWriteOfAnyClientIsRecordedWithAnIncreasingToken() throws {
         let store = try Fixtures.store(Fixtures.worldCupModel(), self)
         XCTAssertEqual(try store.currentHistoryToken(), 0)
