@@ -4,11 +4,6 @@ import GtkBinding
 
 /// Window actions (`win.NAME`) that run Swift closures, for menus, toasts and shortcuts.
 enum Action {
-    private final class Box {
-        let body: (OpaquePointer?) -> Void
-        init(_ body: @escaping (OpaquePointer?) -> Void) { self.body = body }
-    }
-
     /// Adds the action `name` to `map` (a `GActionMap`: the window) and returns it (owned by
     /// the map). With `state` (an integer), it is a stateful action of integers: menu items
     /// with targets show as radio items, and activating one sets the state. `body` gets the
@@ -24,14 +19,12 @@ enum Action {
         } else {
             action = g_simple_action_new(name, nil)
         }
-        let box = Box(body)
-        let activate: @convention(c) (OpaquePointer?, OpaquePointer?, gpointer?) -> Void = { action, parameter, data in
+        // `activate` gets the parameter (a GVariant), as GtkBinding's one-pointer signals do.
+        Signal.connect(UnsafeMutableRawPointer(action), "activate") { (parameter: gpointer?) in
+            let parameter = parameter.map(OpaquePointer.init)
             if let parameter { g_simple_action_set_state(action, parameter) }
-            Unmanaged<Box>.fromOpaque(data!).takeUnretainedValue().body(parameter)
+            body(parameter)
         }
-        let release: GClosureNotify = { data, _ in Unmanaged<Box>.fromOpaque(data!).release() }
-        g_signal_connect_data(UnsafeMutableRawPointer(action), "activate", unsafeBitCast(activate, to: GCallback.self),
-                              Unmanaged.passRetained(box).toOpaque(), release, GConnectFlags(rawValue: 0))
         g_action_map_add_action(OpaquePointer(map), action)
         g_object_unref(UnsafeMutableRawPointer(action))
         return action
