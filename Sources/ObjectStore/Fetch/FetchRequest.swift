@@ -10,6 +10,16 @@
 /// let teams = try context.fetch(request)
 /// ```
 ///
+/// ### The name
+///
+/// Core Data's name (`NSFetchRequest`, and `FetchRequest` in SwiftUI), which is what a
+/// Swift developer who knows the pattern looks for; Foundation on Linux has no type of that
+/// name. GRDB has a `FetchRequest` protocol, so a file that imports both modules names ours
+/// `ObjectStore.FetchRequest`, or imports it alone with `import struct
+/// ObjectStore.FetchRequest` (this package's own files that use GRDB do so). Renaming it
+/// (`ObjectFetchRequest`, SwiftData's `FetchDescriptor`) would spare those files one line
+/// and cost every other reader the name they know, so it keeps Core Data's.
+///
 /// ## Topics
 /// - ``predicate``
 /// - ``sortDescriptors``
