@@ -249,38 +249,6 @@ enum Todo {
     }
 }
 
-/// Every SQL statement a store ran, collected from its `sqlLog`.
-final class SQLLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var collected: [String] = []
-
-    func append(_ statement: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        collected.append(statement)
-    }
-
-    var statements: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return collected
-    }
-
-    func reset() {
-        lock.lock()
-        defer { lock.unlock() }
-        collected = []
-    }
-
-    /// What to pass as a store's `sqlLog`.
-    var handler: @Sendable (String) -> Void { { [self] statement in append(statement) } }
-
-    /// The statements that read rows of `table` in order: a fetch of the results.
-    func orderedReads(of table: String) -> [String] {
-        statements.filter { $0.contains("FROM \"\(table)\"") && $0.contains("ORDER BY") }
-    }
-}
-
 /// Records everything a controller tells its delegate, with index paths.
 final class ChangeLog<Result: ManagedObject>: FetchedResultsSnapshotDelegate, FetchedResultsDifferenceDelegate {
     var calls: [String] = []

@@ -129,3 +129,37 @@ public func startProcess(_ executable: URL, _ arguments: [String], environment: 
     try process.run()
     return (process, stdin.fileHandleForWriting, stdout, stderr)
 }
+
+/// Every SQL statement a store ran, collected from its `sqlLog`.
+public final class SQLLog: @unchecked Sendable {
+    public init() {}
+
+    private let lock = NSLock()
+    private var collected: [String] = []
+
+    public func append(_ statement: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        collected.append(statement)
+    }
+
+    public var statements: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return collected
+    }
+
+    public func reset() {
+        lock.lock()
+        defer { lock.unlock() }
+        collected = []
+    }
+
+    /// What to pass as a store's `sqlLog`.
+    public var handler: @Sendable (String) -> Void { { [self] statement in append(statement) } }
+
+    /// The statements that read rows of `table` in order: a fetch of the results.
+    public func orderedReads(of table: String) -> [String] {
+        statements.filter { $0.contains("FROM \"\(table)\"") && $0.contains("ORDER BY") }
+    }
+}

@@ -1,6 +1,5 @@
 import Foundation
 import ObjectStore
-import Synchronization
 import XCTest
 
 final class FetchTests: XCTestCase {
@@ -62,8 +61,8 @@ final class FetchTests: XCTestCase {
     }
 
     func testBatchSizeLoadsIDsOnceThenValuesInBatches() throws {
-        let statements = Mutex<[String]>([])
-        let store = try Fixtures.store(Fixtures.banksModel(), self) { sql in statements.withLock { $0.append(sql) } }
+        let log = SQLLog()
+        let store = try Fixtures.store(Fixtures.banksModel(), self, sqlLog: log.handler)
         let context = ObjectContext(store: store)
         for i in 0..<100 {
             let bank = try context.insert(FailedBankInfo.self)
@@ -74,8 +73,8 @@ final class FetchTests: XCTestCase {
         let reader = ObjectContext(store: store)
         var request = FetchRequest<FailedBankInfo>(sortDescriptors: [FetchSortDescriptor(key: "name")])
         request.fetchBatchSize = 20
-        statements.withLock { $0.removeAll() }
-        func selects() -> [String] { statements.withLock { $0 }.filter { $0.contains("FROM \"FailedBankInfo\"") } }
+        log.reset()
+        func selects() -> [String] { log.statements.filter { $0.contains("FROM \"FailedBankInfo\"") } }
         let banks = try reader.fetch(request)
         XCTAssertEqual(banks.count, 100)
         XCTAssertEqual(selects().count, 1, "one query for all IDs: \(selects())")
