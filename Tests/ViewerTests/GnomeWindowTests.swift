@@ -156,10 +156,34 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         for (action, type) in [("win.about", adw_about_window_get_type()), ("win.show-help-overlay", gtk_shortcuts_window_get_type())] {
             gtk_widget_activate_action_variant(window.window, action, nil)
             XCTAssertTrue(MainLoop.iterate(until: { self.toplevel(ofType: type) != nil }), "\(action) opens its window")
-            if let opened = toplevel(ofType: type) { gtk_window_destroy(opened) }
+            if let opened = toplevel(ofType: type) {
+                if type == gtk_shortcuts_window_get_type() {
+                    // Keys as they are printed ("Page Up", not GTK 4.8's "Page_Up"), and + for the counter.
+                    let texts = labelTexts(in: UnsafeMutableRawPointer(opened).assumingMemoryBound(to: GtkWidget.self))
+                    XCTAssertTrue(texts.contains("Page Up") && texts.contains("Page Down"), "\(texts)")
+                    XCTAssertFalse(texts.contains { $0.contains("_") }, "no raw key names: \(texts)")
+                    XCTAssertTrue(texts.contains("Add a win to the selected row"), "\(texts)")
+                }
+                gtk_window_destroy(opened)
+            }
             MainLoop.iterate(for: 0.05)
         }
     } }
+
+    /// The text of every label in `widget`, depth first.
+    @MainActor private func labelTexts(in widget: UnsafeMutablePointer<GtkWidget>) -> [String] {
+        var texts: [String] = []
+        if g_type_check_instance_is_a(UnsafeMutableRawPointer(widget).assumingMemoryBound(to: GTypeInstance.self), gtk_label_get_type()) != 0,
+           let text = gtk_label_get_text(OpaquePointer(widget)) {
+            texts.append(String(cString: text))
+        }
+        var child = gtk_widget_get_first_child(widget)
+        while let current = child {
+            texts += labelTexts(in: current)
+            child = gtk_widget_get_next_sibling(current)
+        }
+        return texts
+    }
 
     /// A 500-character team name with no space in it, written by another program: with the
     /// team selected the window keeps its size, the header's buttons stay inside it, the

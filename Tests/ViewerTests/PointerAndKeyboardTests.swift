@@ -277,6 +277,24 @@ final class PointerAndKeyboardTests: XCTestCase {
         XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
     }
 
+    /// Keyboard only, with a search on: + adds a win to the selected match, as its +1 button
+    /// does, and Escape with the focus on the row (not in the search entry) ends the search.
+    func testPlusAddsAWinAndEscapeOutsideTheSearchEntryEndsTheSearch() throws {
+        let viewer = try launch()
+        try typeGhanAfterClickingAlgeria(viewer)
+        XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 0"] }, "the search selects Ghana:\n\(viewer.shown)")
+        xdotool("key", "Down")
+        usleep(300_000)
+        xdotool("key", "plus")
+        XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 1"] }, "+ adds a win to Ghana:\n\(viewer.shown)")
+        xdotool("key", "KP_Add")
+        XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 2"] }, "so does the keypad's +:\n\(viewer.shown)")
+        xdotool("key", "Escape")
+        XCTAssertTrue(viewer.wait { viewer.listLines.count == 37 }, "Escape on the row ends the search:\n\(viewer.shown)")
+        XCTAssertEqual(wins(viewer), 2, viewer.shown)
+        XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
+    }
+
     /// Enter edits the team a tap just moved, and adds no win: GTK gives the focus of a
     /// moved row's old widget to a +1 button at its next layout, where Enter would add a win.
     /// Eight taps, each moving the last team of Africa to its top, then Enter and Escape, at

@@ -10,17 +10,25 @@ import CGtk
 /// ```
 public enum Shortcut {
     private final class Box {
-        let action: () -> Void
-        init(_ action: @escaping () -> Void) { self.action = action }
+        let action: () -> Bool
+        init(_ action: @escaping () -> Bool) { self.action = action }
     }
 
     /// Adds to a `GtkShortcutController` a shortcut that runs `action` when `accelerator`
     /// (GTK's syntax: `"<Control>f"`, `"Delete"`) is pressed. The closure lives as long as the
     /// shortcut: capture Swift owners weakly.
     public static func add(to controller: OpaquePointer, _ accelerator: String, _ action: @escaping () -> Void) {
+        add(to: controller, accelerator, handling: {
+            action()
+            return true
+        })
+    }
+
+    /// A shortcut whose `action` says whether it handled the key: when it did not (Escape
+    /// with nothing to end), the key goes on to other controllers and widgets.
+    public static func add(to controller: OpaquePointer, _ accelerator: String, handling action: @escaping () -> Bool) {
         let callback: GtkShortcutFunc = { _, _, data in
-            Unmanaged<Box>.fromOpaque(data!).takeUnretainedValue().action()
-            return 1
+            Unmanaged<Box>.fromOpaque(data!).takeUnretainedValue().action() ? 1 : 0
         }
         let release: GDestroyNotify = { data in Unmanaged<Box>.fromOpaque(data!).release() }
         let shortcutAction = gtk_callback_action_new(callback, Unmanaged.passRetained(Box(action)).toOpaque(), release)

@@ -62,11 +62,7 @@ extension ViewerWindow {
         gtk_widget_add_controller(searchEntry, down)
         // Escape in the search clears it and closes the bar (GtkSearchBar empties its entry
         // when it closes); the focus goes back to the list.
-        Signal.connect(searchEntry.object, "stop-search") { [weak self] in
-            guard let self else { return }
-            gtk_search_bar_set_search_mode(self.searchBar.opaque, 0)
-            gtk_widget_grab_focus(self.listView)
-        }
+        Signal.connect(searchEntry.object, "stop-search") { [weak self] in _ = self?.endSearch() }
         // Folded to one pane, a click on a row shows its details (Back returns to the list).
         let click = gtk_gesture_click_new()!
         gtk_gesture_single_set_button(click, guint(GDK_BUTTON_PRIMARY))
@@ -137,6 +133,23 @@ extension ViewerWindow {
         gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(0))
     }
 
+    /// Adds to the selected object's counter, where the dataset has one; false when there
+    /// is none to add to.
+    func incrementSelectedCounter() -> Bool {
+        guard let session, session.view.counter != nil, let object = session.selection.selectedObject else { return false }
+        later { try $0.incrementCounter(of: object) }
+        return true
+    }
+
+    /// Ends the search, if one is shown: the bar closes (emptying its entry, so every row is
+    /// back) and the list takes the focus. False when there was none.
+    func endSearch() -> Bool {
+        guard gtk_search_bar_get_search_mode(searchBar.opaque) != 0 else { return false }
+        gtk_search_bar_set_search_mode(searchBar.opaque, 0)
+        gtk_widget_grab_focus(listView)
+        return true
+    }
+
     /// Gives the keyboard focus to the selected row (the first row when none is selected);
     /// false when the list has no row to take it.
     func focusSelectedRow() -> Bool {
@@ -184,6 +197,13 @@ extension ViewerWindow {
             gtk_widget_grab_focus(self.searchEntry)
         }
         Shortcut.add(to: controller, "<Control>question") { [weak self] in self?.showShortcuts() }
+        // + adds to the selected row's counter, as its +1 button does (in the search entry,
+        // the key types a +).
+        for key in ["plus", "KP_Add"] {
+            Shortcut.add(to: controller, key, handling: { [weak self] in self?.incrementSelectedCounter() ?? false })
+        }
+        // Escape where the focus leaves it alone (the detail pane, the list) ends a search.
+        Shortcut.add(to: controller, "Escape", handling: { [weak self] in self?.endSearch() ?? false })
         Shortcut.add(to: controller, "<Control>w") { [weak self] in
             guard let self else { return }
             gtk_window_close(self.window.cast())

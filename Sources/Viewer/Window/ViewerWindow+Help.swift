@@ -1,5 +1,6 @@
 import CAdw
 import CGtk
+import Foundation
 import GtkBinding
 
 /// The About window and the Keyboard Shortcuts window (Ctrl+?).
@@ -23,16 +24,42 @@ extension ViewerWindow {
     }
 
     func showShortcuts() {
-        let builder = gtk_builder_new_from_string(Self.shortcutsUI, -1)!
+        let builder = gtk_builder_new_from_string(Self.shortcutsUI(counterAction: session?.view.counterAction), -1)!
         defer { g_object_unref(UnsafeMutableRawPointer(builder)) }
         guard let shortcuts = gtk_builder_get_object(builder, "shortcuts") else { return }
         let shortcutsWindow = UnsafeMutableRawPointer(shortcuts).assumingMemoryBound(to: GtkWindow.self)
+        Self.nameKeysAsPrinted(in: UnsafeMutableRawPointer(shortcuts).assumingMemoryBound(to: GtkWidget.self))
         gtk_window_set_transient_for(shortcutsWindow, window.cast())
         gtk_window_set_modal(shortcutsWindow, 1)
         gtk_window_present(shortcutsWindow)
     }
 
-    private static let shortcutsUI = """
+    /// GTK 4.8's shortcut labels show some keys by their key names ("Page_Up"), untranslated
+    /// in an English session: this names them as the keys are printed.
+    private static func nameKeysAsPrinted(in widget: UnsafeMutablePointer<GtkWidget>) {
+        let printed = ["Page_Up": "Page Up", "Page_Down": "Page Down", "KP_Add": "+"]
+        if g_type_check_instance_is_a(UnsafeMutableRawPointer(widget).assumingMemoryBound(to: GTypeInstance.self), gtk_label_get_type()) != 0,
+           let text = gtk_label_get_text(widget.opaque).map({ String(cString: $0) }), let name = printed[text] {
+            gtk_label_set_text(widget.opaque, name)
+        }
+        var child = gtk_widget_get_first_child(widget)
+        while let current = child {
+            nameKeysAsPrinted(in: current)
+            child = gtk_widget_get_next_sibling(current)
+        }
+    }
+
+    /// The shortcuts window's UI; with the +1 row when the dataset has a counter
+    /// (`counterAction`: "Add a win").
+    private static func shortcutsUI(counterAction: String?) -> String {
+        let counter = counterAction.map { action in
+            let title = "\(action) to the selected row".replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            return #"<child><object class="GtkShortcutsShortcut"><property name="title">\#(title)</property><property name="accelerator">plus</property></object></child>"#
+        } ?? ""
+        return shortcutsTemplate.replacingOccurrences(of: "<!-- counter -->", with: counter)
+    }
+
+    private static let shortcutsTemplate = """
         <interface>
           <object class="GtkShortcutsWindow" id="shortcuts">
             <child><object class="GtkShortcutsSection"><property name="section-name">viewer</property>
@@ -45,6 +72,7 @@ extension ViewerWindow {
               <child><object class="GtkShortcutsGroup"><property name="title">Editing</property>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Add</property><property name="accelerator">&lt;Control&gt;n</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Edit the selected row</property><property name="accelerator">Return &lt;Control&gt;e</property></object></child>
+                <!-- counter -->
                 <child><object class="GtkShortcutsShortcut"><property name="title">Delete the selected row</property><property name="accelerator">Delete</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Undo</property><property name="accelerator">&lt;Control&gt;z</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Import a CSV or JSON-lines file</property><property name="accelerator">&lt;Control&gt;o</property></object></child>

@@ -16,9 +16,9 @@ import Sharing
 /// A tap on a row (a double-click, or its +1 button) adds 1 to the dataset's counter and
 /// saves; the row moves and stays selected, with the keyboard focus. In a dataset without a
 /// counter a double-click edits. Keys: the arrows, Page Up/Down, Home and End move the
-/// selection across section headers, Enter (and Ctrl+E) edits the selected object, Ctrl+N
-/// adds, Delete deletes, Ctrl+Z undoes the last saved edit, Ctrl+F (or typing) searches and
-/// Escape ends the search, Ctrl+O imports a CSV or JSON-lines file, F10 opens the menu,
+/// selection across section headers, Enter (and Ctrl+E) edits the selected object, + adds 1
+/// to its counter, Ctrl+N adds, Delete deletes, Ctrl+Z undoes the last saved edit, Ctrl+F (or
+/// typing) searches and Escape (wherever the focus is) ends the search, Ctrl+O imports a CSV or JSON-lines file, F10 opens the menu,
 /// Ctrl+? lists the shortcuts, Ctrl+W and Ctrl+Q close. What happened to the selected object
 /// (deleted, gone from the list) shows as a toast, with Undo where it can be undone.
 ///
