@@ -41,6 +41,11 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(window.listLines.filter { $0.hasPrefix("[") },
                        ["[Africa]", "[Asia]", "[Europe]", "[North/Central America]", "[Oceania]", "[South America]"])
         XCTAssertEqual(window.rows(inSection: "Oceania"), ["> Atlantis · Wins: 0"])
+        let atlantis = try XCTUnwrap(window.session?.selection.selectedObject)
+        XCTAssertTrue(MainLoop.iterate(until: {
+            window.factory?.rowWidget(showing: atlantis.objectID).map(window.isFullyOnScreen) == true
+                && window.factory?.headerWidget(named: "Oceania").map(window.isFullyOnScreen) == true
+        }), "the new team and its new section's header are in view")
 
         window.undo()
         MainLoop.iterate(for: 0.1)

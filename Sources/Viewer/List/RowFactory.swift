@@ -38,6 +38,11 @@ import ObjectStore
         boundRows[id].flatMap { gtk_widget_get_parent($0.root) }
     }
 
+    /// The row widget GTK shows the header of the section `name` in, when it is bound now.
+    func headerWidget(named name: String) -> UnsafeMutablePointer<GtkWidget>? {
+        boundHeaders[name].flatMap { gtk_widget_get_parent($0.root) }
+    }
+
     init(session: DatasetSession) {
         self.session = session
         factory = gtk_signal_list_item_factory_new()
@@ -106,6 +111,8 @@ import ObjectStore
             boundHeaders[name] = widgets
             parts.emptyNote.isVisible = session.isSectionEmpty(named: name)
         case .object(let id):
+            // GTK 4.8 can bind a header's widget to an object without unbinding it first.
+            if let name = boundHeaders.first(where: { $0.value === widgets })?.key { boundHeaders[name] = nil }
             widgets.objectID = id
             boundRows[id] = widgets
             // GTK 4.8 unbinds and binds again every row whose position changed: about 200 rows

@@ -59,9 +59,10 @@ extension ViewerWindow {
         guard let position = pendingListPosition, let session else { return }
         pendingListPosition = nil
         guard let object = session.object(atPosition: position) else { return }
+        let movesUp = session.selection.selectedPosition.map { position < $0 } ?? false
         session.selection.select(object)
         keepFocusOnSelection()
-        revealSectionHeader()
+        revealSelection(headerAtOnce: movesUp)
     }
 
     /// The object position `move` leads to from `start` (nil: none selected); nil when there is none.

@@ -15,7 +15,7 @@ extension ViewerWindow {
             guard followsSelectionOnce else { break }
             followsSelectionOnce = false
             keepFocusOnSelection()
-            revealSectionHeader()
+            revealSelection(headerAtOnce: true)
         case .removed(let object, _):
             // A deleted object's values are gone: its title as last shown.
             // (One that only left the list, by a search or another program's change, goes
@@ -33,7 +33,7 @@ extension ViewerWindow {
             }
             keepFocusOnSelection()
             // The row selected instead may head its section (a search's first match).
-            revealSectionHeader()
+            revealSelection()
         }
         refreshDetail()
     }
@@ -109,13 +109,72 @@ extension ViewerWindow {
         return bounds.origin.y + bounds.size.height > 0 && bounds.origin.y < Float(gtk_widget_get_height(scrolled))
     }
 
-    /// Scrolls the header of the selected row's section into view when the row is the
-    /// section's first: GTK keeps a moved row where the list was anchored, which can leave
-    /// the header of its new place just above the top.
-    func revealSectionHeader() {
-        guard let session, let position = session.selection.selectedPosition, let indexPath = session.rows.indexPath(at: position),
-              indexPath.item == 0, let header = session.rows.position(forSectionHeader: indexPath.section) else { return }
-        gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(header)))
+    /// Brings the selected row fully into view, with its section's header when it is the
+    /// section's first, looking after each frame is drawn (up to `tries` frames), when the
+    /// rows' places are those on screen: GTK 4.8 can leave a row it scrolled to partly out of
+    /// view, and does not scroll to a section's header when arrowing up into the section.
+    ///
+    /// `headerAtOnce`: the header is above the row's place (arrowing up; a tap or an edit
+    /// that moved the row, which GTK keeps where the list was anchored, its new section's
+    /// header just above the top), so the list scrolls to it now, in the same frame as the
+    /// move: a frame later, clicks following each other fast would land on rows that moved
+    /// under the pointer. Arrowing down into a section brings the row in at the bottom with
+    /// its header above it: scrolling to the header then (as the window once did) left the
+    /// row below the bottom edge.
+    func revealSelection(headerAtOnce: Bool = false, tries: Int = 10) {
+        if headerAtOnce, let session, let position = session.selection.selectedPosition,
+           let indexPath = session.rows.indexPath(at: position), indexPath.item == 0,
+           let header = session.rows.position(forSectionHeader: indexPath.section) {
+            gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(header)))
+        }
+        guard tries > 0 else { return }
+        afterNextFrame { [weak self] in
+            guard let self, let session = self.session, let object = session.selection.selectedObject,
+                  let position = session.selection.selectedPosition else { return }
+            guard let row = self.factory?.rowWidget(showing: object.objectID) else {
+                // Not laid out yet (the focus or a scroll to it is on its way): look again.
+                return self.revealSelection(tries: tries - 1)
+            }
+            var target: Int?
+            if !self.isFullyOnScreen(row) {
+                target = position
+            } else if let indexPath = session.rows.indexPath(at: position), indexPath.item == 0,
+                      let header = session.rows.position(forSectionHeader: indexPath.section),
+                      let name = session.controller.sections?[indexPath.section].name,
+                      !(self.factory?.headerWidget(named: name).map(self.isFullyOnScreen) ?? false) {
+                target = header
+            }
+            guard let target else { return }
+            gtk_widget_activate_action_variant(self.listView, "list.scroll-to-item", g_variant_new_uint32(guint32(target)))
+            self.revealSelection(tries: tries - 1)
+        }
+    }
+
+    /// Runs `body` once, after the window's next frame is drawn (asking for one).
+    private func afterNextFrame(_ body: @escaping () -> Void) {
+        guard let clock = gtk_widget_get_frame_clock(listView) else { return }
+        let object = g_object_ref(UnsafeMutableRawPointer(clock))!
+        var handler: gulong = 0
+        var done = false
+        handler = Signal.connect(object, "after-paint") {
+            guard !done else { return }
+            done = true
+            // Disconnected outside the emission, which holds the closure.
+            MainLoop.idle {
+                g_signal_handler_disconnect(object, handler)
+                g_object_unref(object)
+            }
+            body()
+        }
+        gdk_frame_clock_request_phase(clock, GDK_FRAME_CLOCK_PHASE_PAINT)
+    }
+
+    /// Whether all of `row` shows in the list's scrolled window.
+    func isFullyOnScreen(_ row: Widget) -> Bool {
+        guard let scrolled = gtk_widget_get_parent(listView), gtk_widget_get_mapped(row) != 0 else { return false }
+        var bounds = graphene_rect_t()
+        guard gtk_widget_compute_bounds(row, scrolled, &bounds) != 0 else { return false }
+        return bounds.origin.y >= -1 && bounds.origin.y + bounds.size.height <= Float(gtk_widget_get_height(scrolled)) + 1
     }
 
     /// Shows the selected object in the detail pane, and the list or its status page.

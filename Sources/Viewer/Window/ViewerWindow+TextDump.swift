@@ -30,26 +30,39 @@ extension ViewerWindow {
         return lines.joined(separator: "\n")
     }
 
-    /// Where the rows GTK shows are: one `TITLE @ x y width height` line each, followed by
-    /// ` counter x y` (the centre of its +1 button) when it shows one, in the coordinates of
-    /// the window's surface (its X window), for driving it from outside with xdotool.
+    /// Where the list and its rows are, in the coordinates of the window's surface (its X
+    /// window), for driving it from outside with xdotool: `list @ x y width height` (the
+    /// visible area), then `[HEADER] @ …` for the section headers and `TITLE @ …` for the
+    /// rows GTK has laid out, each row followed by ` counter x y` (the centre of its +1
+    /// button) when it shows one.
     package var layoutDump: String {
         guard let native = gtk_widget_get_native(window) else { return "" }
         var surfaceX = 0.0, surfaceY = 0.0
         gtk_native_get_surface_transform(native, &surfaceX, &surfaceY)
-        return listView.descendants.filter { gtk_widget_has_css_class($0, "object-row") != 0 && gtk_widget_get_mapped($0) != 0 }
+        func place(_ widget: Widget) -> String? {
+            var bounds = graphene_rect_t()
+            guard gtk_widget_compute_bounds(widget, window, &bounds) != 0 else { return nil }
+            let x = Int(Double(bounds.origin.x) + surfaceX), y = Int(Double(bounds.origin.y) + surfaceY)
+            return "\(x) \(y) \(Int(bounds.size.width)) \(Int(bounds.size.height))"
+        }
+        // The list's visible area (its scrolled window), then the section headers and rows
+        // GTK has laid out, on screen or not.
+        let visible = gtk_widget_get_parent(listView).flatMap(place).map { "list @ \($0)" }
+        let laidOut = listView.descendants.filter { gtk_widget_get_mapped($0) != 0 }
+        let headers = laidOut.filter { gtk_widget_has_css_class($0, "section-header") != 0 }
+            .compactMap { header in place(header).map { "[\(labelText(header))] @ \($0)" } }
+        let rows = laidOut.filter { gtk_widget_has_css_class($0, "object-row") != 0 }
             .compactMap { row -> String? in
-                guard let title = row.descendants.first(where: { gtk_widget_has_css_class($0, "row-title") != 0 }) else { return nil }
+                guard let title = row.descendants.first(where: { gtk_widget_has_css_class($0, "row-title") != 0 }),
+                      let rowPlace = place(row) else { return nil }
+                var line = "\(labelText(title)) @ \(rowPlace)"
                 var bounds = graphene_rect_t()
-                guard gtk_widget_compute_bounds(row, window, &bounds) != 0 else { return nil }
-                let x = Int(Double(bounds.origin.x) + surfaceX), y = Int(Double(bounds.origin.y) + surfaceY)
-                var line = "\(labelText(title)) @ \(x) \(y) \(Int(bounds.size.width)) \(Int(bounds.size.height))"
                 if let counter = row.descendants.first(where: { gtk_widget_has_css_class($0, "counter-button") != 0 && gtk_widget_get_mapped($0) != 0 }),
                    gtk_widget_compute_bounds(counter, window, &bounds) != 0 {
                     line += " counter \(Int(Double(bounds.origin.x + bounds.size.width / 2) + surfaceX)) \(Int(Double(bounds.origin.y + bounds.size.height / 2) + surfaceY))"
                 }
                 return line
             }
-            .joined(separator: "\n")
+        return ([visible].compactMap { $0 } + headers + rows).joined(separator: "\n")
     }
 }
