@@ -277,35 +277,43 @@ final class PointerAndKeyboardTests: XCTestCase {
         XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
     }
 
-    /// Down from the last team of Europe to the first of North/Central America, the list
-    /// scrolled so that Europe's last team is at its bottom: the new row and its section's
-    /// header both end up inside the list's visible area (the list used to scroll only far
-    /// enough to show the header, leaving the selected row below the bottom edge). Then Up
-    /// back: Europe's last team shows too.
-    func testArrowingAcrossASectionHeaderBringsTheRowAndItsHeaderIntoView() throws {
+    /// Down from the first team to the last, one key at a time, across every section header:
+    /// after each key the selected row is fully inside the list's visible area, with its
+    /// section's header when it is the section's first (arrowing from Switzerland, last of
+    /// Europe at the bottom edge, to Costa Rica used to scroll only far enough to show the
+    /// "North/Central America" header, leaving the row below the edge). Then Up from the
+    /// end to the first team of Europe: its header, above it, comes into view too.
+    func testArrowingAcrossEverySectionHeaderKeepsTheRowAndItsHeaderInView() throws {
         let viewer = try launch(["--window-size", "900x640"])
         let algeria = try XCTUnwrap(viewer.row("Algeria"))
         xdotool("mousemove", "\(algeria.x)", "\(algeria.y)", "click", "1")
         XCTAssertTrue(viewer.wait { viewer.selected == "Algeria · Wins: 0" }, viewer.shown)
-        // Down, one key at a time, to the last team of Europe.
-        while let selected = viewer.selected, !selected.hasPrefix("Switzerland") {
-            let before = selected
-            xdotool("key", "Down")
-            XCTAssertTrue(viewer.wait { viewer.selected != before }, "Down moves on from \(before):\n\(viewer.shown)")
-        }
         func fullyShown(_ title: String) -> Bool {
             guard let list = viewer.layout.first(where: { $0.title == "list" })?.numbers,
                   let item = viewer.layout.first(where: { $0.title == title })?.numbers, list.count == 4, item.count >= 4 else { return false }
             return item[1] >= list[1] - 1 && item[1] + item[3] <= list[1] + list[3] + 1
         }
-        XCTAssertTrue(viewer.wait { fullyShown("Switzerland") }, "Switzerland in view:\n\(viewer.shown)")
-        xdotool("key", "Down")
-        XCTAssertTrue(viewer.wait { viewer.selected == "Costa Rica · Wins: 0" }, viewer.shown)
-        XCTAssertTrue(viewer.wait(timeout: 5) { fullyShown("Costa Rica") && fullyShown("[North/Central America]") },
-                      "Costa Rica and its header are in view:\n\(viewer.shown)")
-        xdotool("key", "Up")
-        XCTAssertTrue(viewer.wait { viewer.selected == "Switzerland · Wins: 0" }, viewer.shown)
-        XCTAssertTrue(viewer.wait(timeout: 5) { fullyShown("Switzerland") }, "Switzerland in view again:\n\(viewer.shown)")
+        /// The selected team, and its section's header when it is the section's first.
+        func selectedAndHeader() -> (team: String, header: String?)? {
+            let lines = viewer.listLines
+            guard let index = lines.firstIndex(where: { $0.hasPrefix(">") }) else { return nil }
+            let team = String(lines[index].dropFirst(2).split(separator: " · ").first ?? "")
+            let header = index > 0 && lines[index - 1].hasPrefix("[") ? String(lines[index - 1]) : nil
+            return (team, header)
+        }
+        func inView() -> Bool {
+            guard let (team, header) = selectedAndHeader() else { return false }
+            return fullyShown(team) && (header.map(fullyShown) ?? true)
+        }
+        var crossed = 0
+        while let (team, header) = selectedAndHeader() {
+            if header != nil && team != "Algeria" { crossed += 1 }
+            XCTAssertTrue(viewer.wait(timeout: 5) { inView() }, "\(team) \(header.map { "and \($0) " } ?? "")in view:\n\(viewer.shown)")
+            guard viewer.listLines.last.map({ !$0.hasPrefix(">") }) ?? false else { break }
+            xdotool("key", "Down")
+            XCTAssertTrue(viewer.wait { selectedAndHeader()?.team != team }, "Down moves on from \(team):\n\(viewer.shown)")
+        }
+        XCTAssertEqual(crossed, 4, "Down crossed the four headers after Africa's")
         // Up, one key at a time, to the first team of Europe: the list scrolls up a row at a
         // time, and at the section's first row its header (above it) comes into view too.
         let firstOfEurope = try XCTUnwrap(viewer.listLines.drop { $0 != "[Europe]" }.dropFirst().first?.dropFirst(2))
@@ -313,9 +321,7 @@ final class PointerAndKeyboardTests: XCTestCase {
             xdotool("key", "Up")
             XCTAssertTrue(viewer.wait { viewer.selected != selected }, "Up moves on from \(selected):\n\(viewer.shown)")
         }
-        let firstTitle = String(firstOfEurope.split(separator: " · ").first ?? "")
-        XCTAssertTrue(viewer.wait(timeout: 5) { fullyShown(firstTitle) && fullyShown("[Europe]") },
-                      "\(firstTitle) and the Europe header are in view:\n\(viewer.shown)")
+        XCTAssertTrue(viewer.wait(timeout: 5) { inView() }, "the first team of Europe and its header are in view:\n\(viewer.shown)")
         XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
     }
 
