@@ -140,6 +140,13 @@ final class ChangeFeedTests: XCTestCase {
         let subscription = try store.observeChanges(on: DispatchQueue(label: "subscriber")) { deliveries.append($0) }
         let url = store.url!
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+        // An empty file first (a copy just begun): never given a schema by this process, and
+        // the list stays as it was.
+        FileManager.default.createFile(atPath: url.path, contents: nil)
+        RunLoop.current.run(until: Date().addingTimeInterval(0.5))
+        XCTAssertEqual((try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int), 0, "the empty file is left as it is")
+        XCTAssertEqual(controller.fetchedObjects?.count, WorldCup.teams.count)
+        try FileManager.default.removeItem(at: url)
         do {
             // Another program's store object: its own connections to the new file.
             let other = try PersistentStore(url: url, model: store.model)

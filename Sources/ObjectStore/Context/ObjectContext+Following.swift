@@ -106,14 +106,14 @@ extension ObjectContext {
                         try mergeHistory(through: save.tokens.upperBound)
                     }
                 }
-            } else {
+            } else if readingHistory {
                 // Written elsewhere, up to the next save of this store's contexts.
-                let end = min(last, (store.firstLocalSaveToken(after: next) ?? .max) - 1)
-                if readingHistory {
-                    try mergeHistory(through: end)
-                } else {
-                    storeFollowing.token = end
-                }
+                try mergeHistory(through: min(last, (store.firstLocalSaveToken(after: next) ?? .max) - 1))
+            } else {
+                // Written elsewhere: passed over up to the next recorded save only, never
+                // beyond the records (tokens of a save that did not commit are used again).
+                guard let nextSave = store.firstLocalSaveToken(after: next) else { return }
+                storeFollowing.token = min(last, nextSave - 1)
             }
         }
     }

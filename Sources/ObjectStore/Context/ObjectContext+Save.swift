@@ -76,8 +76,8 @@ extension ObjectContext {
         var permanentKeys: [ObjectID: Int64]
         /// The stored rows of the updated objects, and how the merge policy settled conflicts.
         var resolution: ConflictResolution
-        /// The history tokens the save wrote.
-        var historyTokens: ClosedRange<Int64>?
+        /// The store's record of the save, for its other contexts.
+        var localSave: UInt64?
     }
 
     /// What a save tells observers and the store's other contexts.
@@ -88,8 +88,8 @@ extension ObjectContext {
         var deletedObjects: [ManagedObject] = []
         /// What the save found changed elsewhere: values now shown that no edit here set.
         var foundElsewhere = ObjectChanges()
-        /// The history tokens the save wrote.
-        var historyTokens: ClosedRange<Int64>?
+        /// The store's record of the save, for its other contexts.
+        var localSave: UInt64?
     }
 
     /// Writes the changes of `objects` in one transaction: `check` first, then the conflict
@@ -97,7 +97,7 @@ extension ObjectContext {
     /// nothing written (a busy store as a clear ``StoreError``).
     private func write(_ objects: Set<ManagedObject>, policy: MergePolicy, checkingFirst check: ((Database) throws -> Void)?,
                        writingAlso extraWrite: ((Database) throws -> Void)?) throws -> WrittenChanges {
-        var historyTokens: ClosedRange<Int64>?
+        var localSave: UInt64?
         do {
             return try store.failingClearlyWhenBusy(keeping: "nothing was saved and every change is kept in the context: save again") {
                 try store.database.write { db in
@@ -110,12 +110,12 @@ extension ObjectContext {
                     try extraWrite?(db)
                     try store.pruneHistoryIfNeeded(db)
                     // Recorded before the commit, so that no follower can read the save first.
-                    historyTokens = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db), by: self)
-                    return WrittenChanges(permanentKeys: keys, resolution: resolution, historyTokens: historyTokens)
+                    localSave = store.recordLocalSave(from: first, through: try PersistentStore.currentToken(db), by: self)
+                    return WrittenChanges(permanentKeys: keys, resolution: resolution, localSave: localSave)
                 }
             }
         } catch {
-            if let historyTokens { store.forgetLocalSave(historyTokens) }
+            if let localSave { store.forgetLocalSave(localSave) }
             throw error
         }
     }
@@ -123,7 +123,7 @@ extension ObjectContext {
     /// After the commit: the saved objects hold what the store holds (inserted ones under
     /// their permanent IDs), and the context has no unsaved changes left.
     private func takeWhatTheStoreHolds(_ objects: Set<ManagedObject>, after transaction: WrittenChanges) -> SavedChanges {
-        var result = SavedChanges(historyTokens: transaction.historyTokens)
+        var result = SavedChanges(localSave: transaction.localSave)
         let resolution = transaction.resolution
         for object in objects {
             if resolution.vanished.contains(object) {
@@ -220,6 +220,6 @@ extension ObjectContext {
         var merged = result.saved
         for (id, keys) in result.foundElsewhere.updated { merged.updated[id, default: []].formUnion(keys) }
         merged.deleted.formUnion(result.foundElsewhere.deleted)
-        if let tokens = result.historyTokens { store.publishLocalSave(tokens, changes: merged) }
+        if let localSave = result.localSave { store.publishLocalSave(localSave, changes: merged) }
     }
 }

@@ -168,6 +168,8 @@ extension PersistentStore {
 /// record, with the keys that changed, rather than from the history (which names an updated
 /// object's columns, not the ones that changed).
 struct LocalSave: Sendable {
+    /// Names the record: a save that did not commit leaves its tokens to the next one.
+    let id: UInt64
     /// The history tokens the save wrote.
     let tokens: ClosedRange<Int64>
     /// The context that saved (it took its own changes as it made them).
@@ -187,6 +189,12 @@ struct LocalSave: Sendable {
     }
 }
 
+/// The saves of a store's contexts, in token order, and the ID of the next.
+struct LocalSaves: Sendable {
+    var saves: [LocalSave] = []
+    var nextID: UInt64 = 0
+}
+
 extension PersistentStore {
     /// How many published saves keep their changes for contexts that are behind; older
     /// ones are read from the history.
@@ -194,33 +202,35 @@ extension PersistentStore {
 
     /// Notes, in the save's write transaction, that `context` wrote the history tokens
     /// `first...last`: the other contexts wait for its changes there (``publishLocalSave(_:changes:)``).
-    func recordLocalSave(from first: Int64, through last: Int64, by context: ObjectContext) -> ClosedRange<Int64>? {
+    /// Returns the record's ID.
+    func recordLocalSave(from first: Int64, through last: Int64, by context: ObjectContext) -> UInt64? {
         guard first <= last else { return nil }
         let generation = feed.generation
-        localSaves.withLock { saves in
-            if let last = saves.last, last.generation != generation { saves = [] }
-            saves.append(LocalSave(tokens: first...last, source: ObjectIdentifier(context), generation: generation, changes: .pending))
+        return localSaves.withLock { records in
+            if let last = records.saves.last, last.generation != generation { records.saves = [] }
+            records.nextID += 1
+            records.saves.append(LocalSave(id: records.nextID, tokens: first...last, source: ObjectIdentifier(context), generation: generation, changes: .pending))
             // Followers read within moments: an old range only matters to a follower that
             // fell far behind, and that one gets a gap once the history is pruned anyway.
-            if saves.count > 10_000 { saves.removeFirst(saves.count - 10_000) }
+            if records.saves.count > 10_000 { records.saves.removeFirst(records.saves.count - 10_000) }
+            return records.nextID
         }
-        return first...last
     }
 
-    /// Forgets a range whose save did not commit: its tokens will be used again.
-    func forgetLocalSave(_ tokens: ClosedRange<Int64>) {
-        localSaves.withLock { $0.removeAll { $0.tokens == tokens } }
+    /// Forgets the record of a save that did not commit: its tokens will be used again.
+    func forgetLocalSave(_ id: UInt64) {
+        localSaves.withLock { $0.saves.removeAll { $0.id == id } }
         feed.tellSubscribersOfLocalSave()
     }
 
-    /// Gives the other contexts the changes of the committed save that wrote `tokens`, as the
+    /// Gives the other contexts the changes of the committed save recorded as `id`, as the
     /// saving context told its own observers, and tells them (on their queues).
-    func publishLocalSave(_ tokens: ClosedRange<Int64>, changes: ObjectChanges) {
-        localSaves.withLock { saves in
-            guard let index = saves.lastIndex(where: { $0.tokens == tokens }) else { return }
-            saves[index].changes = .published(changes)
+    func publishLocalSave(_ id: UInt64, changes: ObjectChanges) {
+        localSaves.withLock { records in
+            guard let index = records.saves.lastIndex(where: { $0.id == id }) else { return }
+            records.saves[index].changes = .published(changes)
             let old = index - Self.publishedSavesKept
-            if old >= 0, case .published = saves[old].changes { saves[old].changes = .dropped }
+            if old >= 0, case .published = records.saves[old].changes { records.saves[old].changes = .dropped }
         }
         feed.tellSubscribersOfLocalSave()
     }
@@ -228,9 +238,9 @@ extension PersistentStore {
     /// The save of this store's contexts that wrote `token`, if any.
     func localSave(writing token: Int64) -> LocalSave? {
         let generation = feed.generation
-        return localSaves.withLock { saves in
+        return localSaves.withLock { records in
             // Recorded inside their write transactions, so in token order: the newest first.
-            for save in saves.reversed() where save.generation == generation {
+            for save in records.saves.reversed() where save.generation == generation {
                 if save.tokens.contains(token) { return save }
                 if save.tokens.upperBound < token { return nil }
             }
@@ -241,9 +251,9 @@ extension PersistentStore {
     /// The first token after `token` that a save of this store's contexts wrote.
     func firstLocalSaveToken(after token: Int64) -> Int64? {
         let generation = feed.generation
-        return localSaves.withLock { saves in
+        return localSaves.withLock { records in
             var first: Int64?
-            for save in saves.reversed() where save.generation == generation {
+            for save in records.saves.reversed() where save.generation == generation {
                 guard save.tokens.lowerBound > token else { break }
                 first = save.tokens.lowerBound
             }
@@ -254,6 +264,6 @@ extension PersistentStore {
     /// The last token the saves of this store's contexts wrote.
     var lastLocalSaveToken: Int64? {
         let generation = feed.generation
-        return localSaves.withLock { saves in saves.last.flatMap { $0.generation == generation ? $0.tokens.upperBound : nil } }
+        return localSaves.withLock { records in records.saves.last.flatMap { $0.generation == generation ? $0.tokens.upperBound : nil } }
     }
 }

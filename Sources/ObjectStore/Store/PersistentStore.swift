@@ -40,7 +40,7 @@ public final class PersistentStore: Sendable {
 
     /// The saves of this store's contexts, in token order: the other contexts take their
     /// changes from here, with the keys that changed (``LocalSave``).
-    let localSaves = Mutex<[LocalSave]>([])
+    let localSaves = Mutex(LocalSaves())
     /// ``historyLimit``'s value.
     let historyLimitValue = Mutex<Int64?>(PersistentStore.defaultHistoryLimit)
     /// Tells of every commit to the file, whoever made it: see ``observeChanges(on:_:)``.
@@ -68,16 +68,23 @@ public final class PersistentStore: Sendable {
         self.model = model
         self.busyTimeout = busyTimeout
         isReadOnly = false
-        let open = { @Sendable () throws -> any DatabaseWriter in
-            try Self.openFile(at: url.path, model: model, busyTimeout: busyTimeout, sqlLog: sqlLog)
+        let path = url.path
+        feed = StoreChangeFeed(database: try Self.openFile(at: path, model: model, busyTimeout: busyTimeout, sqlLog: sqlLog), url: url) {
+            // A file another program made in its place: taken only when it is already a
+            // store of this model, so that a file still being written (a copy of a backup)
+            // is never given a schema or migrated under its writer.
+            try Self.openFile(at: path, model: model, busyTimeout: busyTimeout, sqlLog: sqlLog, existingStoreOnly: true)
         }
-        feed = StoreChangeFeed(database: try open(), url: url, reopen: open)
     }
 
-    /// Opens the file at `path` for `model`, creating or migrating its schema.
+    /// Opens the file at `path` for `model`, creating or migrating its schema; with
+    /// `existingStoreOnly`, refuses a file that is empty or needs either.
     private static func openFile(at path: String, model: Model, busyTimeout: TimeInterval,
-                                 sqlLog: (@Sendable (String) -> Void)?) throws -> DatabasePool {
+                                 sqlLog: (@Sendable (String) -> Void)?, existingStoreOnly: Bool = false) throws -> DatabasePool {
         let checked = try Self.checkExistingFile(at: path, model: model, busyTimeout: busyTimeout)
+        if existingStoreOnly, checked.map({ $0.storedModel == nil || $0.needsMigration(to: model) }) ?? true {
+            throw StoreError(.io, path: path, "the file now at the store's path is not yet a store of this model")
+        }
         do {
             let pool = try Self.openPool(path: path, configuration: Self.configuration(busyTimeout: busyTimeout, sqlLog: sqlLog),
                                          busyTimeout: busyTimeout)

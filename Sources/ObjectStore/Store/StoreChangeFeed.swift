@@ -68,6 +68,8 @@ package final class StoreChangeFeed: @unchecked Sendable {
     private var kernelWatches = false
     /// The device and inode of the open file.
     private var fileIdentity: FileIdentity?
+    /// When a replaced file may be tried again after a failed open.
+    private var nextReopen = DispatchTime(uptimeNanoseconds: 0)
     /// File writes the kernel told of.
     private var writes = 0
 
@@ -117,6 +119,9 @@ package final class StoreChangeFeed: @unchecked Sendable {
         package func setFollowing(_ following: Bool, fallback: DispatchTimeInterval? = nil) {
             subscriber.following.withLock { $0 = (following, fallback) }
             feed.queue.sync { feed.followersChanged() }
+            // A commit the feed looked at before this subscriber followed was told to the
+            // others only: this one looks once.
+            if following { subscriber.tell() }
         }
 
         /// Stops the subscription.
@@ -133,8 +138,8 @@ package final class StoreChangeFeed: @unchecked Sendable {
     /// The store's connections, to the file now at the store's path while the feed watches.
     package var database: any DatabaseWriter { connections.withLock { $0 } }
 
-    /// How many times the store's file was replaced by another program (deleted and made
-    /// again, or another file moved over it) and opened again.
+    /// How many times the store's file was replaced by another program (deleted, with its
+    /// `-wal` and `-shm`, and made again) and opened again.
     package var generation: Int { generationCount.load(ordering: .acquiring) }
 
     deinit {
@@ -192,7 +197,9 @@ package final class StoreChangeFeed: @unchecked Sendable {
 
     private func look() {
         state.withLock { $0.lookScheduled = false }
-        if fileWasReplaced() { return reopenFile() }
+        // Another file at the store's path, once it is a store of this model: this process
+        // goes on with it. Until then (or when it cannot be opened) the old file is followed.
+        if fileWasReplaced(), reopenFile() { return }
         guard let token = try? database.read({ db in try PersistentStore.currentToken(db) }) else { return }
         let subscribers = state.withLock { state -> [Subscriber] in
             guard token != state.token else { return [] }
@@ -229,12 +236,16 @@ package final class StoreChangeFeed: @unchecked Sendable {
 
     /// Opens the new file, makes the store's connections its own (this process's later
     /// writes go there), and tells every subscriber: what they held came from the old file.
-    /// A file that cannot be opened yet (half made, another model) is tried again at the
-    /// next event.
-    private func reopenFile() {
-        guard let reopen, let url, let reopened = try? reopen() else { return }
+    /// A file that cannot be taken yet (empty or half made, another model, still being
+    /// written) is tried again at a later event, not sooner than a second after.
+    private func reopenFile() -> Bool {
+        guard let reopen, let url, DispatchTime.now() >= nextReopen else { return false }
+        nextReopen = .now() + .seconds(1)
+        // The same file before and after the open: not one that another replaced meanwhile.
+        let before = Self.identity(ofFileAt: url.path)
+        guard let reopened = try? reopen(), let before, Self.identity(ofFileAt: url.path) == before else { return false }
         connections.withLock { $0 = reopened }
-        fileIdentity = Self.identity(ofFileAt: url.path)
+        fileIdentity = before
         if let observer { reopened.add(transactionObserver: observer, extent: .observerLifetime) }
         generationCount.add(1, ordering: .releasing)
         let token = (try? reopened.read { db in try PersistentStore.currentToken(db) }) ?? 0
@@ -243,6 +254,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
             return Array(state.subscribers.values)
         }
         for subscriber in subscribers { subscriber.tell() }
+        return true
     }
 
     private struct FileIdentity: Equatable {
