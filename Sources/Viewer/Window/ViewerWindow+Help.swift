@@ -37,7 +37,7 @@ extension ViewerWindow {
     /// GTK 4.8's shortcut labels show some keys by their key names ("Page_Up"), untranslated
     /// in an English session: this names them as the keys are printed.
     private static func nameKeysAsPrinted(in widget: UnsafeMutablePointer<GtkWidget>) {
-        let printed = ["Page_Up": "Page Up", "Page_Down": "Page Down", "KP_Add": "+"]
+        let printed = ["Page_Up": "Page Up", "Page_Down": "Page Down"]
         if g_type_check_instance_is_a(UnsafeMutableRawPointer(widget).assumingMemoryBound(to: GTypeInstance.self), gtk_label_get_type()) != 0,
            let text = gtk_label_get_text(widget.opaque).map({ String(cString: $0) }), let name = printed[text] {
             gtk_label_set_text(widget.opaque, name)
@@ -49,11 +49,11 @@ extension ViewerWindow {
         }
     }
 
-    /// The shortcuts window's UI; with the +1 row when the dataset has a counter
-    /// (`counterAction`: "Add a win").
+    /// The shortcuts window's UI; with the + row when the dataset has a counter, titled with
+    /// its action ("Add a win").
     private static func shortcutsUI(counterAction: String?) -> String {
         let counter = counterAction.map { action in
-            let title = "\(action) to the selected row".replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            let title = action.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             return #"<child><object class="GtkShortcutsShortcut"><property name="title">\#(title)</property><property name="accelerator">plus</property></object></child>"#
         } ?? ""
         return shortcutsTemplate.replacingOccurrences(of: "<!-- counter -->", with: counter)

@@ -150,7 +150,9 @@ extension ViewerWindow {
         }
     }
 
-    /// Runs `body` once, after the window's next frame is drawn (asking for one).
+    /// Runs `body` once, after the window's next frame is drawn. None is asked for: a move,
+    /// a scroll or a row laid out draws one (forcing frames under a burst of taps would
+    /// keep the main loop drawing while the clicks wait).
     private func afterNextFrame(_ body: @escaping () -> Void) {
         guard let clock = gtk_widget_get_frame_clock(listView) else { return }
         let object = g_object_ref(UnsafeMutableRawPointer(clock))!
@@ -166,7 +168,6 @@ extension ViewerWindow {
             }
             body()
         }
-        gdk_frame_clock_request_phase(clock, GDK_FRAME_CLOCK_PHASE_PAINT)
     }
 
     /// Whether all of `row` shows in the list's scrolled window.
