@@ -261,15 +261,21 @@ final class PointerAndKeyboardTests: XCTestCase {
         XCTAssertTrue(viewer.wait { viewer.listLines.count == 37 }, "32 teams and 5 zones again:\n\(viewer.shown)")
     }
 
+    /// "ghan" typed after clicking Algeria (the search selects Ghana alone), then Down from
+    /// the search entry to Ghana's row.
+    private func searchGhanaAndGoDownToIt(_ viewer: Viewer) throws {
+        try typeGhanAfterClickingAlgeria(viewer)
+        XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 0"] }, "the search selects Ghana:\n\(viewer.shown)")
+        xdotool("key", "Down")
+        usleep(300_000)
+    }
+
     /// Keyboard only after a search: Down from the search entry goes to the selected match,
     /// and Enter there edits it (Down used to go to the list's unnamed scroll pane, where
     /// Enter did nothing).
     func testDownFromTheSearchGoesToTheMatchAndEnterEditsIt() throws {
         let viewer = try launch()
-        try typeGhanAfterClickingAlgeria(viewer)
-        XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 0"] }, "the search selects Ghana:\n\(viewer.shown)")
-        xdotool("key", "Down")
-        usleep(300_000)
+        try searchGhanaAndGoDownToIt(viewer)
         xdotool("key", "Return")
         XCTAssertTrue(viewer.wait(timeout: 10) { windowShown("Edit Team") }, "Enter edits Ghana:\n\(viewer.shown)")
         xdotool("key", "Escape")
@@ -329,10 +335,7 @@ final class PointerAndKeyboardTests: XCTestCase {
     /// does, and Escape with the focus on the row (not in the search entry) ends the search.
     func testPlusAddsAWinAndEscapeOutsideTheSearchEntryEndsTheSearch() throws {
         let viewer = try launch()
-        try typeGhanAfterClickingAlgeria(viewer)
-        XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 0"] }, "the search selects Ghana:\n\(viewer.shown)")
-        xdotool("key", "Down")
-        usleep(300_000)
+        try searchGhanaAndGoDownToIt(viewer)
         xdotool("key", "plus")
         XCTAssertTrue(viewer.wait { viewer.listLines == ["[Africa]", "> Ghana · Wins: 1"] }, "+ adds a win to Ghana:\n\(viewer.shown)")
         xdotool("key", "KP_Add")
