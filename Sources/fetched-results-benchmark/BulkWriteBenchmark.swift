@@ -180,7 +180,7 @@ struct BulkWriteBenchmark {
             let context = ObjectContext(store: store)
             let controller = FetchedResultsController(fetchRequest: WorldCupStore.request, managedObjectContext: context,
                                                       sectionNameKeyPath: WorldCupStore.sectionNameKeyPath)
-            if refetching { controller.placementOverride = (oneByOne: 0, together: 0) }
+            if refetching { controller.policy.placementLimit = 0 }   // every change fetched again
             let probe = TapBenchmark.BatchProbe()
             controller.delegate = probe
             try controller.performFetch()

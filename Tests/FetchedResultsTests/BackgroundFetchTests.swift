@@ -74,7 +74,7 @@ final class BackgroundFetchTests: XCTestCase {
             try League.insertPlayer(context, name: "R\(i)", zone: ["A", "AB", "Z", "b"][i % 4], score: i)
         }
         try context.save()
-        controller.splitFetchThreshold = 1
+        controller.policy.splitFetchThreshold = 1
         let formats: [String?] = [nil, "score > 30", "score < 10", "name CONTAINS[cd] '1'", "zone == 'B' OR score < 5", "zone != 'A'", "score > 100"]
         let sorts = [byZoneThenScore, [FetchSortDescriptor(key: "zone", ascending: false), FetchSortDescriptor(key: "name")],
                      [FetchSortDescriptor(key: "zone"), FetchSortDescriptor(key: "name", ascending: false)]]
@@ -88,7 +88,7 @@ final class BackgroundFetchTests: XCTestCase {
             XCTAssertEqual(controller.snapshot, try fresh(request), what)
             XCTAssertEqual(try recorder.batches.reduce(before) { try $1.applied(to: $0) }, controller.snapshot, what)
         }
-        XCTAssertGreaterThan(controller.splitFetches, 10, "seed \(seed): requests fetched in two halves")
+        XCTAssertGreaterThan(controller.counts.splitFetches, 10, "seed \(seed): requests fetched in two halves")
     }
 
     func testASupersededRequestNeverShows() throws {
@@ -127,7 +127,7 @@ final class BackgroundFetchTests: XCTestCase {
             controller = FetchedResultsController(fetchRequest: try request(nil), managedObjectContext: context, sectionNameKeyPath: "zone")
             controller.delegate = recorder
             try controller.performFetch()
-            controller.splitFetchThreshold = threshold
+            controller.policy.splitFetchThreshold = threshold
             let slow = try request("name CONTAINS[cd] 'nobody'"), next = try request("score < 3")
             nonisolated(unsafe) var completed: [String] = []
             controller.setFetchRequest(slow) { _ in completed.append("slow") }
@@ -145,7 +145,7 @@ final class BackgroundFetchTests: XCTestCase {
             XCTAssertEqual(controller.interruptedFetches, 1, "the slow fetch was interrupted (split: \(n == 1))")
             // Two halves need two cores (`splitBoundary`).
             let splits = ProcessInfo.processInfo.activeProcessorCount >= 2 ? 2 * n : 0
-            XCTAssertEqual(controller.splitFetches, splits, "both requests in two halves, or neither")
+            XCTAssertEqual(controller.counts.splitFetches, splits, "both requests in two halves, or neither")
             XCTAssertEqual(completed, ["next"])
             XCTAssertEqual(controller.snapshot, try fresh(next))
         }

@@ -51,8 +51,9 @@ final class BackgroundPlacementTests: XCTestCase {
     }
 
     private func placingInBackground(_ controller: FetchedResultsController<ManagedObject>) -> FetchedResultsController<ManagedObject> {
-        controller.backgroundPlacementThreshold = 0
-        controller.placementOverride = (oneByOne: 2, together: 100_000)
+        controller.policy.backgroundPlacementThreshold = 0
+        controller.policy.placedOneByOne = 2
+        controller.policy.placementLimit = 100_000
         return controller
     }
 
@@ -152,7 +153,7 @@ final class BackgroundPlacementTests: XCTestCase {
             }
         }
         for item in watched {
-            XCTAssertGreaterThan(item.controller.backgroundPlacements, 40, "seed \(seed) [\(item.name)]: placed in the background")
+            XCTAssertGreaterThan(item.controller.counts.backgroundPlacements, 40, "seed \(seed) [\(item.name)]: placed in the background")
         }
         XCTAssertGreaterThan(heldWhilePlacing, 10, "seed \(seed): changes came while a placement ran")
         XCTAssertGreaterThan(refetchedWhilePlacing, 3, "seed \(seed): the list was fetched again under a placement")
@@ -198,7 +199,8 @@ final class BackgroundPlacementTests: XCTestCase {
     func testAShortListAndTheContextsOwnSavesFollowAtOnce() throws {
         let (context, other, saves) = try twoContexts()
         let controller = FetchedResultsController(fetchRequest: League.playersByZone(), managedObjectContext: context, sectionNameKeyPath: "zone")
-        controller.placementOverride = (oneByOne: 2, together: 100_000)
+        controller.policy.placedOneByOne = 2
+        controller.policy.placementLimit = 100_000
         let recorder = BatchRecorder<ManagedObject>()
         controller.delegate = recorder
         try controller.performFetch()
@@ -210,11 +212,11 @@ final class BackgroundPlacementTests: XCTestCase {
         XCTAssertEqual(recorder.batches.count, 1)
         XCTAssertEqual(controller.fetchedObjects?.count, 250)
 
-        controller.backgroundPlacementThreshold = 0
+        controller.policy.backgroundPlacementThreshold = 0
         for i in 0..<50 { try League.insertPlayer(context, name: "Mine \(i)", zone: zones[i % 5], score: i % 30) }
         try context.save()
         XCTAssertFalse(controller.isPlacingInBackground, "the context's own save is placed at once")
         XCTAssertEqual(controller.fetchedObjects?.count, 300)
-        XCTAssertEqual(controller.backgroundPlacements, 0)
+        XCTAssertEqual(controller.counts.backgroundPlacements, 0)
     }
 }

@@ -239,7 +239,7 @@ final class BulkSaveStatementTests: XCTestCase {
         for i in 0..<600 { try WorldCup.insert("Extra \(i)", zones[i % zones.count], wins: i % 7, into: context) }
         try context.save()
         let controller = WorldCup.controller(context)
-        controller.placementOverride = (oneByOne: 0, together: 0)   // every change fetched again
+        controller.policy.placementLimit = 0   // every change fetched again
         let recorder = BatchRecorder<WorldCup.Team>()
         controller.delegate = recorder
         try controller.performFetch()
@@ -255,10 +255,10 @@ final class BulkSaveStatementTests: XCTestCase {
         try other.save()
 
         log.reset()
-        let partialRefetches = controller.partialRefetches
+        let partialRefetches = controller.counts.partialRefetches
         for changes in saved { context.mergeChanges(fromContextDidSave: changes) }
         XCTAssertEqual(recorder.batches.count, 1)
-        XCTAssertEqual(controller.partialRefetches, partialRefetches + 1, "the zone's row keys fetched again")
+        XCTAssertEqual(controller.counts.partialRefetches, partialRefetches + 1, "the zone's row keys fetched again")
         // One query: the zone's row keys. No changed row read, in one query or one by one.
         let selects = log.statements.filter { $0.uppercased().hasPrefix("SELECT") }
         XCTAssertEqual(selects.count, 1, "the controller read more than the zone's row keys: \(selects.map { $0.prefix(120) })")

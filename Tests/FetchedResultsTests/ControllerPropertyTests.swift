@@ -45,7 +45,7 @@ final class ControllerPropertyTests: XCTestCase {
             .enumerated().map { n, request in
                 try WatchedController("sections by zone fetched again, \(n)") {
                     let controller = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "zone")
-                    controller.placementOverride = (oneByOne: 0, together: 0)
+                    controller.policy.placementLimit = 0
                     return controller
                 }
             }
@@ -57,7 +57,7 @@ final class ControllerPropertyTests: XCTestCase {
             }
         }
         for item in partial {
-            XCTAssertGreaterThan(item.controller.partialRefetches, 20, "seed \(seed) [\(item.name)]: sections fetched again on their own")
+            XCTAssertGreaterThan(item.controller.counts.partialRefetches, 20, "seed \(seed) [\(item.name)]: sections fetched again on their own")
         }
     }
 }

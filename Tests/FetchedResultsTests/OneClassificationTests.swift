@@ -170,7 +170,8 @@ final class OneClassificationTests: XCTestCase {
         limited.fetchLimit = 1_000_000
         let refetching = FetchedResultsController(fetchRequest: limited, managedObjectContext: context, sectionNameKeyPath: "zone")
         let together = FetchedResultsController(fetchRequest: request, managedObjectContext: context, sectionNameKeyPath: "zone")
-        together.placementOverride = (oneByOne: 2, together: 1_000)
+        together.policy.placedOneByOne = 2
+        together.policy.placementLimit = 1_000
         let refetched = BatchRecorder<ManagedObject>(), placedTogether = BatchRecorder<ManagedObject>()
         refetching.delegate = refetched
         together.delegate = placedTogether

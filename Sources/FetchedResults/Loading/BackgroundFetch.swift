@@ -73,18 +73,14 @@ extension FetchedResultsController {
            let cached: [Section] = SectionCache.read(name: cacheName, dependencies: dependencies) {
             backgroundFetches.next()
             layout = cached
-            hasFetched = true
+            run(machine.fetchedAtOnce())
             updateObservation()
             return finish(nil)
         }
-        if !hasFetched {
-            layout = []
-            loading = Loading()
-            hasFetched = true
-            updateObservation()
-        }
-        // Told by `finishLoading`, whichever request's results show first.
-        loading!.completions.append(finish)
+        if !hasFetched { layout = [] }
+        // Told when the first results show, whichever request's they are.
+        machine.loadingStarted(finish)
+        updateObservation()
         fetchInBackground(request, cacheDependencies: dependencies, completion: { _ in })
     }
 
@@ -101,19 +97,19 @@ extension FetchedResultsController {
             try validate(request)
             query = try managedObjectContext.rowKeysQuery(request, sectionNameKeyPath: sectionNameKeyPath)
             split = try sectionNameKeyPath.flatMap { keyPath in
-                try Self.splitBoundary(of: layout, minimumRows: splitFetchThreshold).flatMap {
+                try Self.splitBoundary(of: layout, minimumRows: policy.splitFetchThreshold).flatMap {
                     try managedObjectContext.splitRowKeysQuery(request, sectionNameKeyPath: keyPath, at: $0)
                 }
             }
         } catch {
-            finishLoading(error, placingHeldChanges: false)
+            run(machine.fetchedInBackground(error: error))
             return completion(error)
         }
-        if split != nil { splitFetches += 1 }
+        if split != nil { counts.splitFetches += 1 }
         let old = layout
         let sameOrder = request.sortDescriptors == fetchRequest.sortDescriptors
         let mayReload = delegate == nil || changeReporting == .batches || changeReporting == .snapshot
-        let reloadThreshold = reloadThreshold
+        let reloadThreshold = policy.reloadThreshold
         let entityName = entityName
         let superseded = { @Sendable in generations.current != generation }
         let work = Unchecked((controller: self, request: request, old: old, completion: completion))
@@ -192,7 +188,7 @@ extension FetchedResultsController {
     /// the one the fetch started from; the changes held are placed once the results show.
     private func show(_ found: Found, for request: FetchRequest<Result>, replacing old: [Section], completion: (Error?) -> Void) {
         if let error = found.error {
-            finishLoading(error, placingHeldChanges: false)
+            run(machine.fetchedInBackground(error: error))
             return completion(error)
         }
         guard let new = found.layout, let batch = found.batch, layout == old else {
@@ -201,7 +197,7 @@ extension FetchedResultsController {
         fetchRequest = request
         layout = new
         deliver(batch, from: old)
-        finishLoading(nil, placingHeldChanges: true)
+        run(machine.fetchedInBackground(error: nil))
         if let cacheName, let dependencies = found.cacheDependencies {
             let sections = Unchecked(new)
             DispatchQueue.global(qos: .utility).async {
@@ -219,18 +215,6 @@ extension FetchedResultsController {
         } catch {
             completion(error)
         }
-    }
-
-    /// The first results show, or could not be fetched: the changes held meanwhile are placed
-    /// on them (a batch of their own) unless the fetch already saw every one, and whoever
-    /// waits for them is told.
-    func finishLoading(_ error: Error?, placingHeldChanges: Bool) {
-        guard let finished = loading else { return }
-        loading = nil
-        if error == nil && placingHeldChanges && !finished.changes.isEmpty {
-            process(finished.changes.namingSavedObjects(in: managedObjectContext))
-        }
-        for completion in finished.completions { completion(error) }
     }
 
     /// The sections of fetched row keys.
@@ -286,15 +270,6 @@ extension FetchedResultsController {
         }
         batch.objectChanges = deletes + inserts
         return batch
-    }
-}
-
-extension FetchedResultsController {
-    /// The first results being fetched in the background: the context's changes meanwhile,
-    /// and who waits for the results.
-    struct Loading {
-        var changes = ObjectChanges()
-        var completions: [(Error?) -> Void] = []
     }
 }
 

@@ -1,0 +1,62 @@
+import Foundation
+import ObjectStore
+
+extension FetchedResultsController {
+    /// Starts `placing`'s searches on a reader of the store; the list stays as it was (the
+    /// one the delegate knows) until ``finishPlacingInBackground(at:)`` takes the result on the
+    /// context's queue.
+    func placeInBackground(_ placing: Placing, search: InsertionSearch) {
+        layout = placing.placement.oldLayout
+        machine.placementStarted(placing)
+        counts.backgroundPlacements += 1
+        let controller = Unchecked(self)
+        Task.detached(priority: .userInitiated) {
+            let found = (try? await search.run()) ?? nil
+            controller.value.managedObjectContext.perform {
+                controller.value.finishPlacingInBackground(at: found?.positions, probed: found?.probed ?? [])
+            }
+        }
+    }
+
+    /// Shows a placement whose searches ran in the background (nil `positions`: a probed row
+    /// was gone), then places the changes that came meanwhile (the state machine says which
+    /// batches follow, ``ControllerStateMachine/PlacementOutcome``). When the list changed
+    /// under it (a new request, a fetch), its changes are placed on the new list instead;
+    /// when a change that came meanwhile touched a row the searches read (`probed`: they may
+    /// have read its new values at its old place), both are placed again together.
+    func finishPlacingInBackground(at positions: [[Int]]?, probed: Set<Int64>) {
+        guard let (placing, held) = machine.placement else { return }
+        let outcome: ControllerStateMachine<(Error?) -> Void, Placing>.PlacementOutcome
+        var placed: (items: [Int64: Int], gaps: [Int64: Int])?
+        let touched = held.updated.keys.lazy.map { $0 } + held.deleted
+        if layout != placing.placement.oldLayout {
+            outcome = .listReplaced
+        } else if touched.contains(where: { $0.entityName == entityName && probed.contains($0.rowKey) }) {
+            outcome = .stale(heldTouchedSearchedRows: true)
+        } else if let merged = merge(placing, at: positions) {
+            placed = merged
+            outcome = .found
+        } else {
+            // A probed row was gone, or changed under the searches: every change placed again
+            // at once, from the current values (a held change may have edited a member).
+            outcome = .stale(heldTouchedSearchedRows: false)
+        }
+        for action in machine.placementFinished(outcome, changes: placing.changes) {
+            if case .showPlacement = action, let placed {
+                finish(placing.placement, placed: placed)
+            } else {
+                run(action)
+            }
+        }
+    }
+
+    /// The members merged into the prepared list at the `positions` the searches found; nil,
+    /// the list as it was, when a probed row was gone or the places are out of order.
+    private func merge(_ placing: Placing, at positions: [[Int]]?) -> (items: [Int64: Int], gaps: [Int64: Int])? {
+        guard let positions else { return nil }
+        layout = placing.prepared
+        if let placed = mergeTogether(placing.placement.members, names: placing.sectionNames, at: positions) { return placed }
+        layout = placing.placement.oldLayout
+        return nil
+    }
+}
