@@ -25,34 +25,55 @@ extension FetchedResultsController {
         let changedKeys = KeyMembership(changedKeySet)
         // Sections: a section object (sections from their own entity), else the name.
         let identity = { (section: Section) in section.sectionObjectKey.map { "object \($0)" } ?? "name " + section.name }
-        let oldIDs = old.map(identity), newIDs = new.map(identity)
-        let newIndexByID = Dictionary(newIDs.enumerated().map { ($1, $0) }) { a, _ in a }
-        let oldIndexByID = Dictionary(oldIDs.enumerated().map { ($1, $0) }) { a, _ in a }
         // Their inserts, deletes, moves and renames as the general difference finds them:
         // a result has few sections.
         let sectionsOnly = { (sections: [Section]) in
             sections.map { SectionSnapshot(name: $0.name, objectIDs: [], sectionObjectID: $0.sectionObjectKey.map { ObjectID(entityName: self.sectionEntityName!, rowKey: $0) }) }
         }
         var batch = ChangeBatch(sectionChanges: ChangeBatch.sectionChanges(from: sectionsOnly(old), to: sectionsOnly(new)))
-
+        var sides = KnownChangeSides(old: old, new: new, oldIDs: old.map(identity), newIDs: new.map(identity),
+                                     changedKeys: changedKeys, capacity: changedKeySet.count)
         // Unchanged objects on one side only: those a limit or offset moved out of or into the window.
-        var leaving = Set<Int64>(), entering = Set<Int64>()
         if fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0 {
             let before = Set(old.lazy.flatMap(\.keys).filter { !changedKeys.contains($0) })
             let after = Set(new.lazy.flatMap(\.keys).filter { !changedKeys.contains($0) })
-            leaving = before.subtracting(after)
-            entering = after.subtracting(before)
+            sides.leaving = before.subtracting(after)
+            sides.entering = after.subtracting(before)
         }
-        // The objects to classify, where they were and are: the changed ones, with their
-        // place among the unchanged objects that stay, and the unchanged ones that leave or
-        // enter. The unchanged objects that stay are left out: they stay.
-        var oldPlaces = ObjectPlacements<Int64>(capacity: changedKeySet.count)
-        var newPlaces = ObjectPlacements<Int64>(capacity: changedKeySet.count)
-        // Unchanged objects of a section that goes (its section object was deleted or left
-        // the section request): they go with it.
-        var goneWithSection = Set<Int64>()
-        // The loops below run once per row: a bitmap look-up for most (no hashing, no
-        // index paths made).
+        sides.placeBefore()
+        guard sides.placeAfter() else { return nil }
+        let (oldIDs, newIDs) = (sides.oldIDs, sides.newIDs)
+        batch.objectChanges = ChangeBatch.objectChanges(
+            from: sides.oldPlaces, to: sides.newPlaces, sameSection: { oldIDs[$0] == newIDs[$1] },
+            isUpdated: { _ in true }, objectID: { ObjectID(entityName: self.entityName, rowKey: $0) })
+        return batch
+    }
+}
+
+/// The objects a batch of known changes classifies, where they were and are: the changed
+/// ones, with their place among the unchanged objects that stay, and the unchanged ones that
+/// leave or enter (a limit's window, a section that goes or comes). The unchanged objects
+/// that stay are left out: they stay. The loops run once per row: a bitmap look-up for most
+/// (no hashing, no index paths made).
+private struct KnownChangeSides<Section: FetchedResultsControllerLayoutSection> {
+    let old: [Section], new: [Section]
+    let oldIDs: [String], newIDs: [String]
+    let changedKeys: KeyMembership
+    var leaving = Set<Int64>(), entering = Set<Int64>()
+    var oldPlaces: ObjectPlacements<Int64>
+    var newPlaces: ObjectPlacements<Int64>
+    /// Unchanged objects of a section that goes (its section object was deleted or left the
+    /// section request): they go with it.
+    var goneWithSection = Set<Int64>()
+
+    init(old: [Section], new: [Section], oldIDs: [String], newIDs: [String], changedKeys: KeyMembership, capacity: Int) {
+        (self.old, self.new, self.oldIDs, self.newIDs, self.changedKeys) = (old, new, oldIDs, newIDs, changedKeys)
+        oldPlaces = ObjectPlacements(capacity: capacity)
+        newPlaces = ObjectPlacements(capacity: capacity)
+    }
+
+    mutating func placeBefore() {
+        let newIndexByID = Dictionary(newIDs.enumerated().map { ($1, $0) }) { a, _ in a }
         for (s, section) in old.enumerated() {
             let kept = newIndexByID[oldIDs[s]] != nil
             var staying = 0
@@ -67,11 +88,17 @@ extension FetchedResultsController {
                 }
             }
         }
+    }
+
+    /// False when the unchanged objects that stay are not the same sequence on both sides:
+    /// not what the changes say.
+    mutating func placeAfter() -> Bool {
+        let oldIndexByID = Dictionary(oldIDs.enumerated().map { ($1, $0) }) { a, _ in a }
+        let (changedKeys, leaving) = (self.changedKeys, self.leaving)
+        let skipped = { (key: Int64) in changedKeys.contains(key) || (!leaving.isEmpty && leaving.contains(key)) }
         for (s, section) in new.enumerated() {
             let oldIndex = oldIndexByID[newIDs[s]]
-            // The unchanged objects that stay must be the same sequence on both sides.
             let before = oldIndex.map { old[$0].keys } ?? []
-            let skipped = { (key: Int64) in changedKeys.contains(key) || (!leaving.isEmpty && leaving.contains(key)) }
             var next = 0   // in `before`
             var staying = 0
             for (i, key) in section.keys.enumerated() {
@@ -84,18 +111,15 @@ extension FetchedResultsController {
                     newPlaces.append(key, at: IndexPath(item: i, section: s))
                 } else {
                     while next < before.count && skipped(before[next]) { next += 1 }
-                    guard next < before.count, before[next] == key else { return nil }
+                    guard next < before.count, before[next] == key else { return false }
                     next += 1
                     staying += 1
                 }
             }
             while next < before.count && skipped(before[next]) { next += 1 }
-            if next < before.count { return nil }
+            if next < before.count { return false }
         }
-        batch.objectChanges = ChangeBatch.objectChanges(
-            from: oldPlaces, to: newPlaces, sameSection: { oldIDs[$0] == newIDs[$1] },
-            isUpdated: { _ in true }, objectID: { ObjectID(entityName: self.entityName, rowKey: $0) })
-        return batch
+        return true
     }
 }
 

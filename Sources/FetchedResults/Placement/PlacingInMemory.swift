@@ -26,27 +26,8 @@ extension FetchedResultsController {
     /// lists those that belong to the results now, in result order.
     func takeOut(changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext) -> Placement {
         var placement = Placement(oldLayout: layout)
-        // 1. Where each changed object was: first in the section its values name now (a
-        // change seldom moves an object to another section), then in the others.
-        var oldLocations: [Int64: Location] = [:]
-        if changed.count <= 16 {
-            for key in changed.keys {
-                let likely = sectionNameKeyPath.flatMap { keyPath in
-                    (try? context.object(with: ObjectID(entityName: entityName, rowKey: key))).flatMap { object in
-                        layout.firstIndex { $0.name == context.sectionName(forKeyPath: keyPath, of: object) }
-                    }
-                }
-                for s in (likely.map { [$0] } ?? []) + layout.indices.filter({ $0 != likely }) {
-                    if let i = layout[s].keys.firstIndex(of: key) { oldLocations[key] = Location(section: s, item: i); break }
-                }
-            }
-        } else {
-            // A bitmap look-up a row; hashing only the changed ones.
-            let changedKeys = KeyMembership(Set(changed.keys))
-            for (s, section) in layout.enumerated() {
-                for (i, key) in section.keys.enumerated() where changedKeys.contains(key) { oldLocations[key] = Location(section: s, item: i) }
-            }
-        }
+        // 1. Where each changed object was.
+        let oldLocations = locations(of: changed.keys, context: context)
         placement.oldLocations = oldLocations
         // 2. Take them out; remember their gap among the unchanged objects of their section.
         for s in layout.indices {
@@ -62,11 +43,44 @@ extension FetchedResultsController {
         }
         // 3. Which changed objects belong to the results now, in result order. Those not
         // in memory (merged from another context's save) are read in one query, not one each.
-        var members = self.members(of: changed, deleted: deleted, context: context)
+        let members = inResultOrder(self.members(of: changed, deleted: deleted, context: context))
+        placement.members = members
+        for member in members where placement.firstMembers[member.section] == nil { placement.firstMembers[member.section] = member.object }
+        return placement
+    }
+
+    /// Where each of `keys` is in `layout`: for a few, first in the section its values name
+    /// now (a change seldom moves an object to another section), then in the others; for
+    /// many, one pass, a bitmap look-up a row, hashing only the changed ones.
+    private func locations(of keys: Dictionary<Int64, Set<String>?>.Keys, context: ObjectContext) -> [Int64: Location] {
+        var oldLocations: [Int64: Location] = [:]
+        if keys.count <= 16 {
+            for key in keys {
+                let likely = sectionNameKeyPath.flatMap { keyPath in
+                    (try? context.object(with: ObjectID(entityName: entityName, rowKey: key))).flatMap { object in
+                        layout.firstIndex { $0.name == context.sectionName(forKeyPath: keyPath, of: object) }
+                    }
+                }
+                for s in (likely.map { [$0] } ?? []) + layout.indices.filter({ $0 != likely }) {
+                    if let i = layout[s].keys.firstIndex(of: key) { oldLocations[key] = Location(section: s, item: i); break }
+                }
+            }
+        } else {
+            let changedKeys = KeyMembership(Set(keys))
+            for (s, section) in layout.enumerated() {
+                for (i, key) in section.keys.enumerated() where changedKeys.contains(key) { oldLocations[key] = Location(section: s, item: i) }
+            }
+        }
+        return oldLocations
+    }
+
+    /// `members` in result order. Many: each object's sort values read once, not at every
+    /// comparison, and their indexes sorted (moving the members themselves costs more than
+    /// comparing them).
+    private func inResultOrder(_ members: [Member]) -> [Member] {
+        var members = members
         let sorts = fetchRequest.sortDescriptors
         if members.count > 16, sorts.allSatisfy({ !$0.key.contains(".") }) {
-            // Many: each object's sort values read once, not at every comparison.
-            // Their indexes are sorted: moving the members themselves costs more than comparing them.
             let values = members.map { SortValues(of: $0.object, sortedBy: sorts) }
             let order = members.indices.sorted { a, b in
                 switch sorts.compare(values[a], values[b]) {
@@ -83,14 +97,12 @@ extension FetchedResultsController {
         } else {
             members.sort { a, b in Self.precedes(a.object, b.object, sorts) }
         }
-        placement.members = members
-        for member in members where placement.firstMembers[member.section] == nil { placement.firstMembers[member.section] = member.object }
-        return placement
+        return members
     }
 
     /// Step 4 for a few members: each placed by a search of its own, its section made when new.
     func placeOneByOne(_ members: [Member], firstMembers: [String: ManagedObject], sorts: [FetchSortDescriptor],
-                               context: ObjectContext) -> (items: [Int64: Int], gaps: [Int64: Int]) {
+                       context: ObjectContext) -> (items: [Int64: Int], gaps: [Int64: Int]) {
         var items: [Int64: Int] = [:], gaps: [Int64: Int] = [:]
         var insertedHere: [String: Int] = [:]
         for member in members {
@@ -154,7 +166,7 @@ extension FetchedResultsController {
     /// A section emptied by this change is placed by its first member in `firstMembers`
     /// (one without members goes once the members are placed).
     func sectionIndex(named name: String, for object: ManagedObject, firstMembers: [String: ManagedObject],
-                              sorts: [FetchSortDescriptor], context: ObjectContext) -> Int {
+                      sorts: [FetchSortDescriptor], context: ObjectContext) -> Int {
         if let index = layout.firstIndex(where: { $0.name == name }) { return index }
         // Sections are in the order of the first sort descriptor, which sorts by the section key.
         let first = Array(sorts.prefix(1))

@@ -8,7 +8,7 @@ extension FetchedResultsController {
     /// in the search's order; nil when the searches cannot be made together (the caller
     /// places the members one by one).
     func prepareTogether(_ members: [Member], firstMembers: [String: ManagedObject], sorts: [FetchSortDescriptor],
-                                 context: ObjectContext) -> (names: [String], search: InsertionSearch)? {
+                         context: ObjectContext) -> (names: [String], search: InsertionSearch)? {
         guard sorts.allSatisfy({ !$0.key.contains(".") }) else { return nil }
         var names: [String] = [], groups: [String: [Member]] = [:]
         for member in members {
