@@ -126,6 +126,12 @@ public final class ObjectContext: @unchecked Sendable {
         assert(isOnQueue, "ObjectContext.\(function) called off the context's queue (\(queue.label)); use the context inside perform { } or performAndWait { }")
     }
 
+    /// Whether the changes observers are being told about were saved elsewhere (merged by
+    /// ``mergeChanges(fromContextDidSave:)``): they arrived on a later turn of the queue
+    /// anyway, so a list may take a little longer to show them (placing them off the queue),
+    /// where a change made here shows before the call that made it returns.
+    package internal(set) var isMergingChanges = false
+
     // MARK: Objects
 
     /// The objects the context holds.
@@ -306,125 +312,6 @@ public final class ObjectContext: @unchecked Sendable {
             changes.updated[object.objectID] = keys
         }
         return changes
-    }
-
-    // MARK: Rolling back and refreshing (saving is in ObjectContext+Save.swift)
-
-    /// Discards every unsaved change: inserted objects go, deleted ones come back, updated
-    /// ones get their saved values. Observers are told of what they had been told of; changes
-    /// they never heard of (made in this event-loop turn) go without a word.
-    public func rollback() {
-        assertOnQueue()
-        // Inserts and deletes observers were never told of are undone without a word (a
-        // refused save then rolled back shows nothing, not rows in and out again).
-        let untold = unprocessed
-        unprocessed = UnprocessedChanges()
-        var reverted = ObjectChanges()
-        var discarded: [ManagedObject] = []
-        for object in changedObjects {
-            if object.isInserted {
-                object.isDeleted = true
-                if !untold.inserted.contains(object) { reverted.deleted.insert(object.objectID) }
-                discarded.append(object)
-            } else {
-                if object.isDeleted && !untold.deleted.contains(object) {
-                    reverted.inserted.insert(object.objectID)
-                } else if !object.changes.isEmpty && toldChangedObjects.contains(object) {
-                    reverted.updated[object.objectID] = Set(object.changes.keys)
-                }
-                object.isDeleted = false
-            }
-            object.changes = [:]
-            object.changeBases = [:]
-        }
-        changedObjects = []
-        toldChangedObjects = []
-        // Observers may still look at the discarded objects while they are told.
-        if !reverted.isEmpty { post(.objectsDidChange(reverted)) }
-        for object in discarded {
-            registry[object.objectID] = nil
-            object.managedObjectContext = nil
-        }
-    }
-
-    /// Reloads `object`'s saved values on next access. With `mergeChanges` its unsaved
-    /// changes stay on top (and a save still checks them against the values they started
-    /// from, see ``MergePolicy``); without, they are discarded.
-    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
-        assertOnQueue()
-        guard object.managedObjectContext === self, !object.isInserted else { return }
-        object.committed = nil
-        if !mergeChanges && !object.changes.isEmpty {
-            object.changes = [:]
-            object.changeBases = [:]
-            if !object.isDeleted { changedObjects.remove(object) }
-        }
-    }
-
-    /// Reloads the saved values of every registered object on next access, keeping unsaved
-    /// changes on top (Core Data's `refreshAllObjects()`): after a refused save, or to see
-    /// what other writers saved. Inserted objects are left as they are.
-    public func refreshAllObjects() {
-        assertOnQueue()
-        for object in registry.objects where !object.isInserted { refresh(object, mergeChanges: true) }
-    }
-
-    // MARK: Merging
-
-    /// Brings another context's save into this one: updated objects reload their saved
-    /// values (keeping unsaved changes made here, which a save still checks against the
-    /// values they started from), deleted objects are forgotten. Observers then get
-    /// ``ContextEvent/objectsDidChange(_:)`` with the merged changes, so lists showing this
-    /// context follow the other context's save.
-    ///
-    /// An unsaved change here that points a to-one relationship at an object deleted
-    /// elsewhere is cleared (as the delete's nullify would have): saving it would write a key
-    /// no row has. Those objects come in the notification as updated.
-    public func mergeChanges(fromContextDidSave changes: ObjectChanges) {
-        processPendingChanges()
-        var merged = changes
-        for id in changes.deleted {
-            guard let object = registry[id] else { continue }
-            forget(object)
-        }
-        if !changes.deleted.isEmpty {
-            for object in changedObjects where !object.isDeleted {
-                for (key, value) in object.changes {
-                    guard case .object(let target?) = value, changes.deleted.contains(target) else { continue }
-                    object.changes[key] = .object(nil)
-                    merged.updated[object.objectID, default: []].insert(key)
-                }
-            }
-        }
-        for id in changes.updated.keys {
-            if let object = registry[id] { object.committed = nil }
-        }
-        // An insert of a row this context already holds: another program replaced it
-        // (`INSERT OR REPLACE`, whose implicit delete fires no trigger). Its values are new.
-        for id in changes.inserted {
-            guard let object = registry[id], !object.isInserted else { continue }
-            object.committed = nil
-            merged.updated[id] = Set(Schema.columns(of: object.entity, in: model).map(\.name))
-        }
-        isMergingChanges = true
-        defer { isMergingChanges = false }
-        post(.objectsDidChange(merged))
-    }
-
-    /// Whether the changes observers are being told about were saved elsewhere (merged by
-    /// ``mergeChanges(fromContextDidSave:)``): they arrived on a later turn of the queue
-    /// anyway, so a list may take a little longer to show them (placing them off the queue),
-    /// where a change made here shows before the call that made it returns.
-    package private(set) var isMergingChanges = false
-
-    /// Lets go of an object whose row was deleted elsewhere, with its unsaved changes.
-    func forget(_ object: ManagedObject) {
-        registry[object.objectID] = nil
-        object.isDeleted = true
-        object.changes = [:]
-        object.changeBases = [:]
-        changedObjects.remove(object)
-        object.managedObjectContext = nil
     }
 }
 

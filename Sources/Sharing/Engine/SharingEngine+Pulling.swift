@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import Logging
+import ObjectStore
+import PostgresNIO
+
+extension SharingEngine {
+    func pullAll(on connection: PostgresConnection) async throws {
+        while true {
+            let cursor = try await store.database.read { db in try SharingState.cursor(in: db) } ?? .start
+            if let pruned = try await log.prunedThrough(on: connection, logger: logger), cursor < pruned {
+                try await resync(on: connection)
+                continue
+            }
+            let page = try await log.pull(after: cursor, limit: 1000, on: connection, logger: logger)
+            madeProgress()
+            guard !page.changes.isEmpty else { return }
+            // Relationships to objects neither the page nor the store has: the server is
+            // asked whether it has them (a push of many objects commits in several
+            // transactions); those it lacks make their changes rejected.
+            let (unknown, inFlight) = try await store.database.read { db in
+                (try self.unknownTargets(of: page.changes, in: db), try SharingState.pushInFlight(in: db))
+            }
+            let onServer = try await existingObjects(unknown, on: connection)
+            // A push of this store's counters whose end is not taken yet: from which version
+            // the page's changes hold it (asked after the page was read, so a change the
+            // page holds that came after the push finds the push committed).
+            let pushVersions = if let inFlight, page.changes.contains(where: { inFlight.deltas[$0.object] != nil }) {
+                try await log.versions(ofPush: inFlight.id, on: connection, logger: logger)
+            } else {
+                [UUID: Int64]()
+            }
+            try await store.database.write { db in
+                // Another round of this process, or another process on the file, may have
+                // taken it already.
+                guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
+                var merge = self.merge(arriving: page.changes)
+                merge.arriving.formUnion(onServer)
+                // The record as it is now: another process may have taken it meanwhile.
+                merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == inFlight?.id ? $0 : nil }
+                merge.pushVersions = pushVersions
+                for change in page.changes { try merge.take(change, in: db) }
+                try merge.finish(in: db)
+                try SharingState.setCursor(page.cursor, in: db)
+            }
+        }
+    }
+
+    /// A merge of `changes` into the store, whose relationships may name any of them.
+    nonisolated func merge(arriving changes: [ServerChange]) -> ServerRowMerge {
+        var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy, limits: sharing.limits)
+        merge.arriving = Set(changes.lazy.filter { $0.kind != .delete && $0.problem == nil }.map(\.object))
+        return merge
+    }
+
+    /// The objects that relationships in `changes` name and that neither `changes` nor the
+    /// store has, by entity.
+    nonisolated func unknownTargets(of changes: [ServerChange], in db: Database) throws -> [String: Set<UUID>] {
+        let arriving = Set(changes.lazy.filter { $0.kind != .delete }.map(\.object))
+        var unknown: [String: Set<UUID>] = [:]
+        for change in changes where change.kind != .delete {
+            guard let entity = model.entity(named: change.entity) else { continue }
+            for relationship in entity.relationships where model.storesForeignKey(relationship, of: entity) {
+                guard case .string(let text)? = change.values[relationship.name], let id = UUID(uuidString: text),
+                      !arriving.contains(id), try GlobalIDs.object(for: id, in: db) == nil else { continue }
+                unknown[relationship.destinationEntity, default: []].insert(id)
+            }
+        }
+        return unknown
+    }
+
+    /// Which of `objects` the server's tables hold.
+    func existingObjects(_ objects: [String: Set<UUID>], on connection: PostgresConnection) async throws -> Set<UUID> {
+        var found: Set<UUID> = []
+        for (entityName, ids) in objects {
+            guard let entity = model.entity(named: entityName) else { continue }
+            for row in try await writer.rows(of: entity, ids: Array(ids), on: connection) { found.insert(row.id) }
+        }
+        return found
+    }
+
+    /// Takes every object from the server's tables afresh, because the log no longer holds
+    /// every change after this store's cursor. Objects with a base that the server no longer
+    /// has were deleted there; local changes not pushed yet are kept and merged.
+    func resync(on connection: PostgresConnection) async throws {
+        status(.resyncing)
+        logger.notice("sharing: the server's log was pruned past this store's cursor; resyncing from its tables")
+        let inFlight = try await store.database.read { db in try SharingState.pushInFlight(in: db) }
+        let snapshot = try await log.snapshot(on: connection, logger: logger)
+        // A push of counters whose end is not taken yet, which the server applied before
+        // the snapshot (its identity recorded): every row of the snapshot holds it.
+        let applied = if let inFlight, try await log.pushWasApplied(inFlight.id, on: connection, logger: logger) { inFlight } else { nil as SharingState.PushInFlight? }
+        try await store.database.write { db in
+            var merge = self.merge(arriving: snapshot.changes)
+            merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == applied?.id ? $0 : nil }
+            merge.pushVersions = (applied?.deltas.keys).map { Dictionary(uniqueKeysWithValues: $0.map { ($0, Int64.min) }) } ?? [:]
+            let onServer = Set(snapshot.changes.map(\.object))
+            for change in snapshot.changes { try merge.take(change, in: db) }
+            for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.contains(id) {
+                guard let entity = model.entity(named: entityName),
+                      let base = try SharingState.base(of: id, entity: entity, model: model, in: db) else { continue }
+                try merge.take(ServerChange(cursor: .start, entity: entityName, object: id, kind: .delete, version: base.version + 1,
+                                            changedProperties: [], values: [:]), in: db)
+            }
+            try merge.finish(in: db)
+            try SharingState.setCursor(snapshot.cursor, in: db)
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import Logging
+import ObjectStore
+import PostgresNIO
+
+extension SharingEngine {
+
+    /// Pushes every local change: a push of counters whose end was lost first, under its
+    /// identity; then the counters that changed (up to 1,000 objects, recorded as in flight
+    /// in the transaction that reads them, see ``SharingState/PushInFlight``), and every
+    /// other change, 1,000 objects a server transaction.
+    func pushAll(on connection: PostgresConnection) async throws {
+        var passes = 0
+        while true {
+            // In flight here: lost (this process was killed before its end) or being sent
+            // by another process on the file; sending it again is safe either way.
+            if let lost = try await store.database.read({ db in try SharingState.pushInFlight(in: db) }) {
+                try await push(replaying: lost, on: connection)
+            }
+            let (operations, through, inFlight) = try await store.database.write { db in
+                let (operations, through) = try outbox.pending(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db)
+                let counted = operations.filter { !$0.counterDeltas.isEmpty }.prefix(1000)
+                guard !counted.isEmpty, try SharingState.pushInFlight(in: db) == nil else { return (operations, through, nil as SharingState.PushInFlight?) }
+                let inFlight = SharingState.PushInFlight(counted)
+                try SharingState.setPushInFlight(inFlight, in: db)
+                return (operations, through, inFlight)
+            }
+            pending = operations.count
+            if operations.isEmpty {
+                // Written only when it moved: most rounds (a pull woken by another desktop)
+                // have nothing to push.
+                try await store.database.write { db in
+                    if try SharingState.value(.pushedThrough, in: db) != String(through) {
+                        try SharingState.set(.pushedThrough, String(through), in: db)
+                    }
+                }
+                return
+            }
+            // Counters go only under the identity of the push recorded for them; the others
+            // wait for the next turn of this loop.
+            let counted = operations.filter { inFlight?.deltas[$0.id] != nil }
+            var others = operations.filter { inFlight?.deltas[$0.id] == nil }
+            let deferred = others.contains { !$0.counterDeltas.isEmpty }
+            for index in others.indices { others[index].counterDeltas = [:] }
+            others.removeAll { $0.kind == .update && $0.changedKeys.isEmpty }
+            if let inFlight { try await push(counted, identity: inFlight.id, on: connection) }
+            for chunk in stride(from: 0, to: others.count, by: 1000).map({ Array(others[$0..<min($0 + 1000, others.count)]) }) {
+                try await push(chunk, identity: nil, on: connection)
+            }
+            // Deferred counters go in the next pass; a few passes a round (the rest wait for
+            // the next round), so that a delta the server never absorbs cannot spin here.
+            passes += 1
+            guard !deferred else { if passes < 8 { continue } else { return } }
+            try await store.database.write { db in
+                // Set only if no other round pushed further meanwhile.
+                if try SharingState.pushedThrough(in: db) < through { try SharingState.set(.pushedThrough, String(through), in: db) }
+            }
+            pending = 0
+        }
+    }
+
+    /// Sends `operations` in one server transaction and takes what they left into the store;
+    /// a push with an `identity` (it adds to counters) is then no longer in flight.
+    func push(_ operations: [Outbox.Operation], identity: UUID?, on connection: PostgresConnection) async throws {
+        let (written, conflicts) = try await connection.withTransaction(logger: logger) { connection in
+            try await self.writer.push(operations, identity: identity, on: connection)
+        }
+        try await store.database.write { db in
+            // A push of counters whose end was taken already (its record gone) left rows
+            // to take like any pulled change: its deltas are in the bases.
+            let taken = try identity.map { try SharingState.pushInFlight(in: db)?.id != $0 } ?? false
+            try takeWritten(written, sent: taken ? [] : operations, conflicts: conflicts, in: db)
+            if let identity, !taken { try SharingState.setPushInFlight(nil, in: db) }
+        }
+        pending = max(0, pending - operations.count)
+        madeProgress()
+    }
+
+    /// Sends again a push of counters whose end the store did not take (the process was
+    /// killed, or the connection dropped, in between): the server finds its identity if it
+    /// had it, and adds nothing twice.
+    func push(replaying lost: SharingState.PushInFlight, on connection: PostgresConnection) async throws {
+        let operations = try await store.database.read { db in
+            try lost.deltas.keys.sorted().compactMap { id -> Outbox.Operation? in
+                guard let entity = lost.entities[id].flatMap(self.model.entity(named:)),
+                      let base = try SharingState.base(of: id, entity: entity, model: self.model, in: db)?.values else { return nil }
+                return Outbox.Operation(entity: entity, id: id, kind: .update, values: base, changedKeys: [], base: base,
+                                        counterDeltas: lost.deltas(of: id, entity: entity))
+            }
+        }
+        logger.info("sharing: sending again push \(lost.id) of \(operations.count) counters, whose end was not recorded")
+        try await push(operations, identity: lost.id, on: connection)
+    }
+
+    /// Merges the server rows a push left into the store, taking the values sent as the
+    /// base of the fields sent (an edit made here since then stays an edit), and records the
+    /// conflicts the push settled.
+    nonisolated func takeWritten(_ written: [ServerWriter.Written], sent operations: [Outbox.Operation], conflicts: [SharingConflict], in db: Database) throws {
+        let sentByID = Dictionary(operations.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy, limits: sharing.limits)
+        merge.arriving = Set(written.map(\.id))
+        for row in written {
+            let change = ServerChange(cursor: .start, entity: row.entity, object: row.id, kind: row.values == nil ? .delete : .update,
+                                      version: row.values == nil ? (row.version == 0 ? .max : row.version) : row.version,
+                                      changedProperties: [], values: row.values ?? [:])
+            var assumed: [String: Value]?
+            if let operation = sentByID[row.id], operation.kind != .delete {
+                assumed = operation.base ?? [:]
+                for key in row.sentKeys(of: operation) { assumed![key] = operation.values[key] }
+                // What the push added is this store's: taken into the base as it is now (a pull
+                // by another process on the file may have moved it since the push was read),
+                // not added again.
+                if !operation.counterDeltas.isEmpty {
+                    let now = try SharingState.base(of: row.id, entity: operation.entity, model: model, in: db)?.values ?? operation.base ?? [:]
+                    for (key, delta) in operation.counterDeltas { assumed![key] = (now[key] ?? .null).adding(delta) }
+                }
+            }
+            try merge.take(change, assumingBase: assumed, in: db)
+        }
+        try merge.finish(in: db)
+        for conflict in conflicts { try SharingState.record(conflict, in: db) }
+    }
+
+    /// How many objects have changes to push (shown while offline).
+    func countPending() async throws -> Int {
+        try await store.database.write { db in
+            guard try SharingState.value(.serverIdentity, in: db) != nil else {
+                // Not joined yet: every object may go.
+                return try model.entities.reduce(0) { $0 + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \($1.name.quotedDatabaseIdentifier)") ?? 0) }
+            }
+            return try outbox.pending(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db).operations.count
+        }
+    }
+}
