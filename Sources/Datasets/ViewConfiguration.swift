@@ -286,22 +286,33 @@ extension ViewConfiguration {
                 : [template]
             for key in keys { try checkKeyPath(key, label) }
         }
-        if let sections = sectionRequest {
-            let sectionEntity: EntityDescription
-            do { sectionEntity = try model.existingEntity(named: sections.entity) } catch { throw fail("sectionRequest.entity", "\(error)") }
-            guard let items = sectionEntity.relationship(named: sections.itemsKey), items.isToMany, items.destinationEntity == entity.name else {
-                throw fail("sectionRequest.itemsKey", "\(sections.entity) needs a to-many relationship '\(sections.itemsKey)' to \(entity.name)")
-            }
-            guard sectionEntity.attribute(named: sections.titleKey) != nil else {
-                throw fail("sectionRequest.titleKey", "\(sections.entity) has no attribute '\(sections.titleKey)'")
-            }
-            for (i, sort) in sections.sortDescriptors.enumerated() {
-                do { try sort.descriptor.validate(for: sectionEntity, in: model) } catch { throw fail("sectionRequest.sortDescriptors[\(i)].key", "\(error)") }
-            }
-        }
+        if let sections = sectionRequest { try validate(sections, itemEntity: entity, model: model, fail: fail) }
         for keyPath in (labels ?? [:]).keys.sorted() where !Self.isPropertyPath(keyPath, of: entity, in: model) {
             throw fail("labels", "'\(keyPath)' is not an attribute or relationship (or a key path to one) of \(entity.name)")
         }
+        try validateFields(of: entity, fail: fail)
+    }
+
+    /// Checks a section request: its entity, the to-many relationship to the rows, the title
+    /// attribute, the sort keys.
+    private func validate(_ sections: SectionRequest, itemEntity entity: EntityDescription, model: Model,
+                          fail: (String, String) -> DatasetError) throws {
+        let sectionEntity: EntityDescription
+        do { sectionEntity = try model.existingEntity(named: sections.entity) } catch { throw fail("sectionRequest.entity", "\(error)") }
+        guard let items = sectionEntity.relationship(named: sections.itemsKey), items.isToMany, items.destinationEntity == entity.name else {
+            throw fail("sectionRequest.itemsKey", "\(sections.entity) needs a to-many relationship '\(sections.itemsKey)' to \(entity.name)")
+        }
+        guard sectionEntity.attribute(named: sections.titleKey) != nil else {
+            throw fail("sectionRequest.titleKey", "\(sections.entity) has no attribute '\(sections.titleKey)'")
+        }
+        for (i, sort) in sections.sortDescriptors.enumerated() {
+            do { try sort.descriptor.validate(for: sectionEntity, in: model) } catch { throw fail("sectionRequest.sortDescriptors[\(i)].key", "\(error)") }
+        }
+    }
+
+    /// Checks the Add and Edit dialogs' fields: attributes of the entity, one label a key,
+    /// a widget that can edit the attribute's type.
+    private func validateFields(of entity: EntityDescription, fail: (String, String) -> DatasetError) throws {
         for (name, fields) in [("addFields", addFields ?? []), ("editFields", editFields ?? [])] {
             for (i, field) in fields.enumerated() {
                 guard let attribute = entity.attribute(named: field.key) else {

@@ -69,7 +69,13 @@ struct FeedBenchmark {
         figures.idle = try ProcessUsage.idle(pid: watch.pid, seconds: Double(idleSeconds))
         watch.stop()
 
-        // The baseline: this process's save to its own controller's batch.
+        figures.sameProcess = try sameProcessSaves(of: names)
+        return figures
+    }
+
+    /// The baseline: this process's save to its own controller's batch, for each of `names`.
+    private func sameProcessSaves(of names: [String]) throws -> [Double] {
+        var sameProcess: [Double] = []
         let persistent = try PersistentStore(url: store, model: WorldCupStore.model)
         let context = ObjectContext(store: persistent, queue: DispatchQueue(label: "baseline"))
         let delegate = BatchTimes()
@@ -83,11 +89,11 @@ struct FeedBenchmark {
                 let started = Measure.now()
                 try team.setValue(wins + 1, forKey: "wins")
                 try context.save()
-                if let shown = delegate.last { figures.sameProcess.append(shown - started) }
+                if let shown = delegate.last { sameProcess.append(shown - started) }
                 delegate.last = nil
             }
         }
-        return figures
+        return sameProcess
     }
 
     private static func shell(_ store: URL, _ sql: String) throws -> String {

@@ -87,13 +87,33 @@ private func measureSharing(serverURL: String, folder: URL) async throws -> Shar
         request.fetchLimit = 50
         return Array(try writer.fetch(request))
     }
-    let probe = try await PostgresConnection.connect(configuration: configuration.connection, id: 99, logger: sharing.logger)
+    figures.roundTrips = try await roundTrips(configuration, logger: sharing.logger)
+    try await measureLatencies(of: teams, writer: writer, onA: onA, onB: onB, into: &figures)
+    try await measureConcurrentTaps(on: teams[0], writer: writer, stores: (a, b), into: &figures)
+    try await measureImport(stores: (a, b), sessions: (sessionA, sessionB), into: &figures)
+    await sessionA.stop()
+    await sessionB.stop()
+    withExtendedLifetime((onA, onB)) {}
+    return figures
+}
+
+/// 50 round trips of `SELECT 1` to the server.
+private func roundTrips(_ configuration: ServerConfiguration, logger: Logger) async throws -> [Double] {
+    var roundTrips: [Double] = []
+    let probe = try await PostgresConnection.connect(configuration: configuration.connection, id: 99, logger: logger)
     for _ in 0..<50 {
         let start = ContinuousClock.now
-        for try await _ in try await probe.query("SELECT 1", logger: sharing.logger).decode(Int.self) {}
-        figures.roundTrips.append(seconds(ContinuousClock.now - start))
+        for try await _ in try await probe.query("SELECT 1", logger: logger).decode(Int.self) {}
+        roundTrips.append(seconds(ContinuousClock.now - start))
     }
     try await probe.close()
+    return roundTrips
+}
+
+/// 200 saves on A, each until both followers showed it: through the server (B) and on A's
+/// own store (the baseline).
+private func measureLatencies(of teams: [ManagedObject], writer: ObjectContext, onA: Follower, onB: Follower,
+                              into figures: inout SharingFigures) async throws {
     for number in 1...200 {
         let (seenB, seenA) = (onB.batches, onA.batches)
         let saved = try writer.performAndWait {
@@ -110,11 +130,15 @@ private func measureSharing(serverURL: String, folder: URL) async throws -> Shar
         figures.localLatencies.append(seconds(onA.lastBatch - saved))
         try await Task.sleep(for: .milliseconds(Int.random(in: 20...60)))
     }
+}
 
-    // 1,000 taps on one team, 500 on each desktop at the same time, each a save: until both
-    // stores hold all of them (wins are a counter: none is lost to a conflict).
+/// 1,000 taps on one team, 500 on each desktop at the same time, each a save: until both
+/// stores hold all of them (wins are a counter: none is lost to a conflict).
+private func measureConcurrentTaps(on team: ManagedObject, writer: ObjectContext, stores: (PersistentStore, PersistentStore),
+                                   into figures: inout SharingFigures) async throws {
+    let (a, b) = stores
     let tappedName = writer.performAndWait { () -> String in
-        if case .string(let name) = teams[0].attributeValue(forKey: "teamName") { return name }
+        if case .string(let name) = team.attributeValue(forKey: "teamName") { return name }
         return ""
     }
     let winsOf = { (store: PersistentStore) in
@@ -152,8 +176,13 @@ private func measureSharing(serverURL: String, folder: URL) async throws -> Shar
         try await Task.sleep(for: .milliseconds(5))
     }
     figures.tapsSeconds = seconds(ContinuousClock.now - tapsStarted)
+}
 
-    // A 10,000-row import on A, pushed.
+/// A 10,000-row import on A, pushed, then pulled by B.
+private func measureImport(stores: (PersistentStore, PersistentStore), sessions: (SharingSession, SharingSession),
+                           into figures: inout SharingFigures) async throws {
+    let (a, b) = stores
+    let (sessionA, sessionB) = sessions
     let started = ContinuousClock.now
     let rows = figures.importRows
     try await a.database.write { db in
@@ -169,10 +198,6 @@ private func measureSharing(serverURL: String, folder: URL) async throws -> Shar
         try await Task.sleep(for: .milliseconds(10))
     }
     figures.pullSeconds = seconds(ContinuousClock.now - imported)
-    await sessionA.stop()
-    await sessionB.stop()
-    withExtendedLifetime((onA, onB)) {}
-    return figures
 }
 
 private func seconds(_ duration: Duration) -> Double {

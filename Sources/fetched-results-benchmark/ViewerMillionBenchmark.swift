@@ -76,27 +76,18 @@ struct ViewerMillionBenchmark {
         let dataset = try Dataset.load(named: "worldcup")
         // Opened once before anything is timed: the first open migrates the benchmark's store to the dataset's model.
         let store = try dataset.openStore(at: storeURL)
-        func freshController(sortOption: Int = 0, search: String = "", cached: Bool = false) throws -> (FetchedResultsController<ManagedObject>, Double) {
-            let context = ObjectContext(store: store)
-            let controller: FetchedResultsController<ManagedObject>
-            if cached {
-                controller = try dataset.makeController(context: context, sortOption: sortOption, search: search)
-            } else {
-                controller = FetchedResultsController(fetchRequest: try dataset.view.makeFetchRequest(sortOption: sortOption, search: search),
-                                                      managedObjectContext: context, sectionNameKeyPath: dataset.view.fetchRequest.sectionKeyPath)
-            }
-            let seconds = try Measure.seconds { try controller.performFetch() }
-            return (controller, seconds)
+        let freshController = { (sortOption: Int, search: String, cached: Bool) in
+            try Self.freshController(dataset: dataset, store: store, sortOption: sortOption, search: search, cached: cached)
         }
         let options = ViewerOptions(datasetName: "worldcup", storeURL: storeURL)
 
         print("  opening the window without a section cache, then with it...")
-        let (_, freshFetch) = try freshController()
+        let (_, freshFetch) = try freshController(0, "", false)
         var (window, uncached) = try open(options)
         uncached.fetch = freshFetch
         gtk_window_destroy(MainLoopTiming.gtkWindow(window))
         MainLoopTiming.spin(seconds: 0.2)
-        let (_, cachedFetch) = try freshController(cached: true)
+        let (_, cachedFetch) = try freshController(0, "", true)
         var cached: Opening
         (window, cached) = try open(options)
         cached.fetch = cachedFetch
@@ -106,21 +97,14 @@ struct ViewerMillionBenchmark {
         let widgets = try Widgets(window)
 
         print("  typing a search...")
-        let (searched, searchFetch) = try freshController(search: Self.searchText)
+        let (searched, searchFetch) = try freshController(0, Self.searchText, false)
         let search = try typeSearch(in: window, widgets, expecting: searched.numberOfObjects, freshFetch: searchFetch)
         let clearSearch = try change(window, widgets, freshFetch: freshFetch, expectedRows: rowsBefore, expectedFirstKey: nil) {
             gtk_editable_set_text(OpaquePointer(widgets.searchEntry), "")
         }
 
         print("  changing the sort...")
-        let (sortedByName, sortFetch) = try freshController(sortOption: 1)
-        let sort = try change(window, widgets, freshFetch: sortFetch, expectedRows: rowsBefore,
-                              expectedFirstKey: sortedByName.objectID(at: IndexPath(item: 0, section: 0)).rowKey) {
-            widgets.sort(1)
-        }
-        _ = try change(window, widgets, freshFetch: freshFetch, expectedRows: rowsBefore, expectedFirstKey: nil) {
-            widgets.sort(0)
-        }
+        let sort = try changeSort(window, widgets, rows: rowsBefore, freshFetch: freshFetch) { try freshController(1, "", false) }
 
         print("  holding Page Down...")
         let pageDown = holdPageDown(window, widgets)
@@ -132,13 +116,7 @@ struct ViewerMillionBenchmark {
         let residentAfter = Measure.residentBytes()
 
         print("  importing \(importRows) teams into the open window...")
-        let csv = folder.appendingPathComponent("teams.csv")
-        try MainLoopTiming.writeTeams(importRows, zones: WorldCupStore.zones, seed: seed, to: csv)
-        let started = Date()
-        window.startImport(file: csv)
-        let importTicks = MainLoopTiming.ticks { _ in window.isImporting }
-        let importSeconds = Date().timeIntervalSince(started)
-        print("  longest stalls while importing: " + MainLoopTiming.longestGaps(importTicks))
+        let (importTicks, importSeconds) = try importTeams(into: window)
         MainLoopTiming.spin(seconds: 0.3)
         let figures = Figures(
             uncachedOpening: uncached, cachedOpening: cached, idleStall: idle, search: search, clearSearch: clearSearch, sort: sort,
@@ -148,6 +126,46 @@ struct ViewerMillionBenchmark {
         gtk_window_destroy(MainLoopTiming.gtkWindow(window))
         MainLoopTiming.spin(seconds: 0.1)
         return figures
+    }
+
+    /// A controller of the dataset's request on a context of its own, fetched; the fetch's time.
+    static func freshController(dataset: Dataset, store: PersistentStore, sortOption: Int, search: String, cached: Bool) throws -> (FetchedResultsController<ManagedObject>, Double) {
+        let context = ObjectContext(store: store)
+        let controller: FetchedResultsController<ManagedObject>
+        if cached {
+            controller = try dataset.makeController(context: context, sortOption: sortOption, search: search)
+        } else {
+            controller = FetchedResultsController(fetchRequest: try dataset.view.makeFetchRequest(sortOption: sortOption, search: search),
+                                                  managedObjectContext: context, sectionNameKeyPath: dataset.view.fetchRequest.sectionKeyPath)
+        }
+        let seconds = try Measure.seconds { try controller.performFetch() }
+        return (controller, seconds)
+    }
+
+    /// Imports `importRows` teams into the open window; the main loop's ticks meanwhile and the import's time.
+    @MainActor private func importTeams(into window: ViewerWindow) throws -> ([Double], Double) {
+        let csv = folder.appendingPathComponent("teams.csv")
+        try MainLoopTiming.writeTeams(importRows, zones: WorldCupStore.zones, seed: seed, to: csv)
+        let started = Date()
+        window.startImport(file: csv)
+        let importTicks = MainLoopTiming.ticks { _ in window.isImporting }
+        let importSeconds = Date().timeIntervalSince(started)
+        print("  longest stalls while importing: " + MainLoopTiming.longestGaps(importTicks))
+        return (importTicks, importSeconds)
+    }
+
+    /// The sort by name, against a fresh fetch of it, then back.
+    @MainActor private func changeSort(_ window: ViewerWindow, _ widgets: Widgets, rows: Int, freshFetch: Double,
+                                       sortedByNameController: () throws -> (FetchedResultsController<ManagedObject>, Double)) throws -> Change {
+        let (sortedByName, sortFetch) = try sortedByNameController()
+        let sort = try change(window, widgets, freshFetch: sortFetch, expectedRows: rows,
+                              expectedFirstKey: sortedByName.objectID(at: IndexPath(item: 0, section: 0)).rowKey) {
+            widgets.sort(1)
+        }
+        _ = try change(window, widgets, freshFetch: freshFetch, expectedRows: rows, expectedFirstKey: nil) {
+            widgets.sort(0)
+        }
+        return sort
     }
 
     // MARK: The steps

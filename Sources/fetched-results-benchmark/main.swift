@@ -35,6 +35,15 @@ func benchmark(_ options: Options) throws {
 
 /// performFetch, the section cache and taps on a store of `options.rows` teams.
 func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) throws {
+    let (store, storeURL) = try benchmarkStore(options, folder: folder, report: &report)
+    try fetchFigures(options, store: store, storeURL: storeURL, folder: folder, report: &report)
+    try requestFigures(store: store, report: &report)
+    try bulkWriteFigures(options, storeURL: storeURL, folder: folder, report: &report)
+    try tapFigures(options, store: store, report: &report)
+}
+
+/// The store of `options.rows` teams: built (and timed) when empty.
+private func benchmarkStore(_ options: Options, folder: URL, report: inout Report) throws -> (PersistentStore, URL) {
     let storeURL = options.storePath.map { URL(fileURLWithPath: $0) } ?? folder.appendingPathComponent("worldcup.sqlite")
     // The store.
     print("fetched-results-benchmark: \(options.rows) teams, \(options.runs) runs per fetch, \(options.taps) taps (baseline \(options.baselineTaps))")
@@ -48,8 +57,11 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
         throw OptionsError("\(storeURL.path) holds \(existing) teams, not \(options.rows); pass --rows \(existing) or another --store")
     }
     print("store: \(storeURL.path)")
+    return (store, storeURL)
+}
 
-    // performFetch against the floor.
+/// performFetch against the floor, its memory, a scroll, the section cache.
+private func fetchFigures(_ options: Options, store: PersistentStore, storeURL: URL, folder: URL, report: inout Report) throws {
     let fetch = FetchBenchmark(store: store, runs: options.runs)
     let controllerSQL = try ChildProbe.controllerSQL(storePath: storeURL.path)
     let sameOrder = orderBy(controllerSQL) == orderBy(WorldCupStore.floorSQL)
@@ -86,7 +98,10 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
                      baseline: "uncached \(duration(fetchMedian))", target: "≤ 0.3× uncached (\(ratio(cachedMedian / fetchMedian)))",
                      passed: cachedMedian <= 0.3 * fetchMedian))
     report.add(.init(figure: "  first performFetch, writing the cache", measured: duration(cached.write)))
+}
 
+/// A new request, as the viewer sets one, against a fresh fetch.
+private func requestFigures(store: PersistentStore, report: inout Report) throws {
     // A new request, as the viewer sets one.
     print("measuring new requests...")
     for figure in try MainActor.assumeIsolated({ try RequestChangeBenchmark(store: store).run() }) {
@@ -98,7 +113,10 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
         report.add(.init(figure: "  longest main-queue stall meanwhile (\(figure.rows) rows)", measured: duration(figure.longestStall),
                          target: "≤ 50 ms", passed: figure.longestStall <= 0.050))
     }
+}
 
+/// Saves of many objects and merges of many saved elsewhere, with and without a controller.
+private func bulkWriteFigures(_ options: Options, storeURL: URL, folder: URL, report: inout Report) throws {
     // Bulk writes.
     print("measuring bulk writes...")
     try triggerBenchmark(options, folder: folder, report: &report)
@@ -125,7 +143,10 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
     report.add(.init(figure: "  saved -> batch, worst of \(merges.placed.count)", measured: duration(worstMerge),
                      baseline: "refetch + known changes, median \(duration(refetchedMerge))",
                      target: "≤ 0.5× refetch (\(ratio(worstMerge / refetchedMerge)))", passed: worstMerge <= 0.5 * refetchedMerge))
+}
 
+/// Taps: one saved change to its batch, against a refetch and a diff.
+private func tapFigures(_ options: Options, store: PersistentStore, report: inout Report) throws {
     // One saved change.
     print("measuring taps...")
     let taps = TapBenchmark(store: store, taps: options.taps, baselineTaps: options.baselineTaps, seed: options.seed)
@@ -145,7 +166,6 @@ func controllerBenchmark(_ options: Options, folder: URL, report: inout Report) 
                      baseline: "slowest \(duration(tapFigures.lookupNearEnd.max() ?? 0))", target: "≤ 5 µs", passed: nearEnd <= 0.000_005))
     report.add(.init(figure: "  of the tapped row right after its batch, median", measured: duration(afterTap),
                      baseline: "slowest \(duration(tapFigures.lookupAfterTap.max() ?? 0))", target: "≤ 5 µs", passed: afterTap <= 0.000_005))
-
 }
 
 /// What the change-history triggers cost bulk writes by SQL: the median of `options.runs`

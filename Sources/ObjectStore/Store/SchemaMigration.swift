@@ -29,60 +29,74 @@ struct SchemaMigration {
                 addEntity(entity, in: model)
                 continue
             }
-            let table = entity.name.quotedDatabaseIdentifier
-            for oldAttribute in old.attributes {
-                let place = "\(entity.name).\(oldAttribute.name)"
-                guard let attribute = entity.attribute(named: oldAttribute.name) else {
-                    throw refuse(place, "the attribute was removed")
-                }
-                if attribute.type != oldAttribute.type {
-                    throw refuse(place, "the type changed from \(oldAttribute.type) to \(attribute.type)")
-                }
-                if oldAttribute.isOptional && !attribute.isOptional {
-                    throw refuse(place, "the attribute became required; saved objects may have no value")
-                }
+            try Self.checkKept(old, in: stored, as: entity, in: model, refuse: refuse)
+            try addColumnsAndIndexes(of: entity, from: old, stored: stored, in: model, refuse: refuse)
+        }
+    }
+
+    /// Refuses a change to what saved objects hold: an attribute or relationship removed,
+    /// retyped, made required, or a relationship's destination, inverse or cardinality changed.
+    private static func checkKept(_ old: EntityDescription, in stored: Model, as entity: EntityDescription, in model: Model,
+                                  refuse: (String, String) -> StoreError) throws {
+        for oldAttribute in old.attributes {
+            let place = "\(entity.name).\(oldAttribute.name)"
+            guard let attribute = entity.attribute(named: oldAttribute.name) else {
+                throw refuse(place, "the attribute was removed")
             }
-            for oldRelationship in old.relationships {
-                let place = "\(entity.name).\(oldRelationship.name)"
-                guard let relationship = entity.relationship(named: oldRelationship.name) else {
-                    throw refuse(place, "the relationship was removed")
-                }
-                if relationship.destinationEntity != oldRelationship.destinationEntity
-                    || relationship.isToMany != oldRelationship.isToMany
-                    || relationship.inverseName != oldRelationship.inverseName
-                    || model.storesForeignKey(relationship, of: entity) != stored.storesForeignKey(oldRelationship, of: old) {
-                    throw refuse(place, "the relationship's destination, inverse or cardinality changed")
-                }
-                if oldRelationship.isOptional && !relationship.isOptional {
-                    throw refuse(place, "the relationship became required; saved objects may have none")
-                }
+            if attribute.type != oldAttribute.type {
+                throw refuse(place, "the type changed from \(oldAttribute.type) to \(attribute.type)")
             }
-            for attribute in entity.attributes where old.attribute(named: attribute.name) == nil {
-                let place = "\(entity.name).\(attribute.name)"
-                if !attribute.isOptional && attribute.defaultValue.isNull {
-                    throw refuse(place, "a new required attribute needs a default value for the objects already saved; give it a default or make it optional")
-                }
-                let column = attribute.name.quotedDatabaseIdentifier
-                statements.append(("ALTER TABLE \(table) ADD COLUMN \(column) \(attribute.type.sqlType)", []))
-                if !attribute.defaultValue.isNull {
-                    statements.append(("UPDATE \(table) SET \(column) = ?", [attribute.defaultValue.databaseValue]))
-                }
+            if oldAttribute.isOptional && !attribute.isOptional {
+                throw refuse(place, "the attribute became required; saved objects may have no value")
             }
-            for relationship in entity.relationships where old.relationship(named: relationship.name) == nil {
-                guard model.storesForeignKey(relationship, of: entity) else { continue }
-                if !relationship.isOptional {
-                    throw refuse("\(entity.name).\(relationship.name)", "a new required relationship cannot be filled in for the objects already saved; make it optional")
-                }
-                statements.append(("ALTER TABLE \(table) ADD COLUMN \(relationship.name.quotedDatabaseIdentifier) INTEGER", []))
+        }
+        for oldRelationship in old.relationships {
+            let place = "\(entity.name).\(oldRelationship.name)"
+            guard let relationship = entity.relationship(named: oldRelationship.name) else {
+                throw refuse(place, "the relationship was removed")
             }
-            let oldIndexes = Dictionary(Schema.createIndexSQL(for: old, in: stored).map { ($0.name, $0.sql) }) { a, _ in a }
-            let newIndexes = Dictionary(Schema.createIndexSQL(for: entity, in: model).map { ($0.name, $0.sql) }) { a, _ in a }
-            for (name, sql) in oldIndexes where newIndexes[name] != sql {
-                statements.append(("DROP INDEX IF EXISTS \(name.quotedDatabaseIdentifier)", []))
+            if relationship.destinationEntity != oldRelationship.destinationEntity
+                || relationship.isToMany != oldRelationship.isToMany
+                || relationship.inverseName != oldRelationship.inverseName
+                || model.storesForeignKey(relationship, of: entity) != stored.storesForeignKey(oldRelationship, of: old) {
+                throw refuse(place, "the relationship's destination, inverse or cardinality changed")
             }
-            for (name, sql) in newIndexes.sorted(by: { $0.key < $1.key }) where oldIndexes[name] != sql {
-                statements.append((sql, []))
+            if oldRelationship.isOptional && !relationship.isOptional {
+                throw refuse(place, "the relationship became required; saved objects may have none")
             }
+        }
+    }
+
+    /// The statements that add `entity`'s new attributes and relationships to its table and
+    /// make its indexes what the model says; refuses a new required field with no default.
+    private mutating func addColumnsAndIndexes(of entity: EntityDescription, from old: EntityDescription, stored: Model, in model: Model,
+                                               refuse: (String, String) -> StoreError) throws {
+        let table = entity.name.quotedDatabaseIdentifier
+        for attribute in entity.attributes where old.attribute(named: attribute.name) == nil {
+            let place = "\(entity.name).\(attribute.name)"
+            if !attribute.isOptional && attribute.defaultValue.isNull {
+                throw refuse(place, "a new required attribute needs a default value for the objects already saved; give it a default or make it optional")
+            }
+            let column = attribute.name.quotedDatabaseIdentifier
+            statements.append(("ALTER TABLE \(table) ADD COLUMN \(column) \(attribute.type.sqlType)", []))
+            if !attribute.defaultValue.isNull {
+                statements.append(("UPDATE \(table) SET \(column) = ?", [attribute.defaultValue.databaseValue]))
+            }
+        }
+        for relationship in entity.relationships where old.relationship(named: relationship.name) == nil {
+            guard model.storesForeignKey(relationship, of: entity) else { continue }
+            if !relationship.isOptional {
+                throw refuse("\(entity.name).\(relationship.name)", "a new required relationship cannot be filled in for the objects already saved; make it optional")
+            }
+            statements.append(("ALTER TABLE \(table) ADD COLUMN \(relationship.name.quotedDatabaseIdentifier) INTEGER", []))
+        }
+        let oldIndexes = Dictionary(Schema.createIndexSQL(for: old, in: stored).map { ($0.name, $0.sql) }) { a, _ in a }
+        let newIndexes = Dictionary(Schema.createIndexSQL(for: entity, in: model).map { ($0.name, $0.sql) }) { a, _ in a }
+        for (name, sql) in oldIndexes where newIndexes[name] != sql {
+            statements.append(("DROP INDEX IF EXISTS \(name.quotedDatabaseIdentifier)", []))
+        }
+        for (name, sql) in newIndexes.sorted(by: { $0.key < $1.key }) where oldIndexes[name] != sql {
+            statements.append((sql, []))
         }
     }
 

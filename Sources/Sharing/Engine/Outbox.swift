@@ -47,11 +47,41 @@ struct Outbox: Sendable {
     func pending(everything: Bool = false, in db: Database) throws -> (operations: [Operation], through: Int64) {
         let pushed = try SharingState.pushedThrough(in: db)
         let current = try PersistentStore.currentHistoryToken(in: db)
+        guard everything || current > pushed else { return ([], current) }
+        let (candidates, deletedCandidates) = try self.candidates(everything: everything, since: pushed, in: db)
+        var operations: [Operation] = []
+        var seen: Set<UUID> = []
+        for entity in store.model.entities {
+            guard let keys = candidates[entity.name], !keys.isEmpty else { continue }
+            let sortedKeys = keys.sorted()
+            let current = try rows.values(of: entity, keys: sortedKeys, in: db)
+            for key in sortedKeys {
+                let existingID = try GlobalIDs.globalID(entity: entity.name, rowKey: key, in: db)
+                let operation = try operation(of: entity, key: key, values: current[key], existingID: existingID, in: db)
+                if let operation { operations.append(operation) }
+                if let existingID, current[key] != nil || operation?.kind == .delete { seen.insert(existingID) }
+            }
+        }
+        // Scanning everything: shared objects whose rows are gone, found by their bases.
+        for (entityName, id) in deletedCandidates where !seen.contains(id) {
+            guard let entity = store.model.entity(named: entityName) else { continue }
+            if let object = try GlobalIDs.object(for: id, in: db), try rows.exists(entity, key: object.rowKey, in: db) { continue }
+            let base = try SharingState.base(of: id, entity: entity, model: store.model, in: db)
+            operations.append(Operation(entity: entity, id: id, kind: .delete, values: [:], changedKeys: [], base: base?.values))
+        }
+        try leaveInFlightCounters(out: &operations, in: db)
+        return (try operations.filter { try fitsTheModel($0, in: db) }, current)
+    }
+
+    /// The row keys of the objects that may have changed since the history token `pushed`,
+    /// by entity, and (scanning `everything`: joining, or the history pruned past the token)
+    /// the shared objects that may have been deleted, by their bases.
+    private func candidates(everything: Bool, since pushed: Int64, in db: Database) throws
+        -> (keys: [String: Set<Int64>], deleted: [(entity: String, id: UUID)]) {
         var candidates: [String: Set<Int64>] = [:]
         var deletedCandidates: [(entity: String, id: UUID)] = []
         var scanAll = everything
         if !scanAll {
-            guard current > pushed else { return ([], current) }
             do {
                 // Every object written, an insert then a delete included: the insert may have
                 // gone out in a push whose end this store did not record (the process killed).
@@ -70,61 +100,50 @@ struct Outbox: Sendable {
                 deletedCandidates.append((entity, id))
             }
         }
-        var operations: [Operation] = []
-        var seen: Set<UUID> = []
-        for entity in store.model.entities {
-            guard let keys = candidates[entity.name], !keys.isEmpty else { continue }
-            let sortedKeys = keys.sorted()
-            let current = try rows.values(of: entity, keys: sortedKeys, in: db)
-            for key in sortedKeys {
-                let existingID = try GlobalIDs.globalID(entity: entity.name, rowKey: key, in: db)
-                let base = try existingID.flatMap { try SharingState.base(of: $0, entity: entity, model: store.model, in: db) }
-                if let values = current[key] {
-                    if let base {
-                        // A tombstone with a row: the server deleted it after this store
-                        // named it (the merge deletes such rows): nothing to send.
-                        guard let baseValues = base.values else { continue }
-                        var changed = values.keys.filter { values[$0] != (baseValues[$0] ?? .null) }.sorted()
-                        guard !changed.isEmpty else { continue }
-                        // A counter goes as what it added, never compared: concurrent taps add up.
-                        var deltas: [String: Value] = [:]
-                        for key in changed where entity.attribute(named: key)?.isCounter == true {
-                            deltas[key] = (values[key] ?? .null).subtracting(baseValues[key] ?? .null)
-                        }
-                        changed.removeAll { deltas[$0] != nil }
-                        operations.append(Operation(entity: entity, id: existingID!, kind: .update, values: values, changedKeys: changed, base: baseValues,
-                                                    counterDeltas: deltas))
-                    } else {
-                        let id = try existingID ?? GlobalIDs.assignedGlobalID(entity: entity.name, rowKey: key, in: db)
-                        operations.append(Operation(entity: entity, id: id, kind: .insert, values: values, changedKeys: values.keys.sorted(), base: nil))
-                    }
-                    if let existingID { seen.insert(existingID) }
-                } else if let existingID, let baseValues = base?.values {
-                    seen.insert(existingID)
-                    operations.append(Operation(entity: entity, id: existingID, kind: .delete, values: [:], changedKeys: [], base: baseValues))
-                }
+        return (candidates, deletedCandidates)
+    }
+
+    /// What to send for the object `key` of `entity`, whose row holds `values` (nil: gone):
+    /// an insert (never shared), an update of the fields that differ from its base (a
+    /// counter as what it added), a delete; nil when nothing changed.
+    private func operation(of entity: EntityDescription, key: Int64, values: [String: Value]?, existingID: UUID?,
+                           in db: Database) throws -> Operation? {
+        let base = try existingID.flatMap { try SharingState.base(of: $0, entity: entity, model: store.model, in: db) }
+        guard let values else {
+            guard let existingID, let baseValues = base?.values else { return nil }
+            return Operation(entity: entity, id: existingID, kind: .delete, values: [:], changedKeys: [], base: baseValues)
+        }
+        guard let base else {
+            let id = try existingID ?? GlobalIDs.assignedGlobalID(entity: entity.name, rowKey: key, in: db)
+            return Operation(entity: entity, id: id, kind: .insert, values: values, changedKeys: values.keys.sorted(), base: nil)
+        }
+        // A tombstone with a row: the server deleted it after this store named it (the merge
+        // deletes such rows): nothing to send.
+        guard let baseValues = base.values else { return nil }
+        var changed = values.keys.filter { values[$0] != (baseValues[$0] ?? .null) }.sorted()
+        guard !changed.isEmpty else { return nil }
+        // A counter goes as what it added, never compared: concurrent taps add up.
+        var deltas: [String: Value] = [:]
+        for key in changed where entity.attribute(named: key)?.isCounter == true {
+            deltas[key] = (values[key] ?? .null).subtracting(baseValues[key] ?? .null)
+        }
+        changed.removeAll { deltas[$0] != nil }
+        return Operation(entity: entity, id: existingID!, kind: .update, values: values, changedKeys: changed, base: baseValues,
+                         counterDeltas: deltas)
+    }
+
+    /// What a push in flight (another process's on this file, sending now) adds is that
+    /// push's to send, not this one's: taken out of `operations`.
+    private func leaveInFlightCounters(out operations: inout [Operation], in db: Database) throws {
+        guard let inFlight = try SharingState.pushInFlight(in: db) else { return }
+        for index in operations.indices where inFlight.deltas[operations[index].id] != nil {
+            let sent = inFlight.deltas(of: operations[index].id, entity: operations[index].entity)
+            for (key, delta) in sent {
+                let rest = (operations[index].counterDeltas[key] ?? .null).subtracting(delta)
+                operations[index].counterDeltas[key] = rest == .integer(0) || rest == .double(0) ? nil : rest
             }
         }
-        // Scanning everything: shared objects whose rows are gone, found by their bases.
-        for (entityName, id) in deletedCandidates where !seen.contains(id) {
-            guard let entity = store.model.entity(named: entityName) else { continue }
-            if let object = try GlobalIDs.object(for: id, in: db), try rows.exists(entity, key: object.rowKey, in: db) { continue }
-            let base = try SharingState.base(of: id, entity: entity, model: store.model, in: db)
-            operations.append(Operation(entity: entity, id: id, kind: .delete, values: [:], changedKeys: [], base: base?.values))
-        }
-        // What a push in flight (another process's on this file, sending now) adds is
-        // that push's to send, not this one's.
-        if let inFlight = try SharingState.pushInFlight(in: db) {
-            for index in operations.indices where inFlight.deltas[operations[index].id] != nil {
-                let sent = inFlight.deltas(of: operations[index].id, entity: operations[index].entity)
-                for (key, delta) in sent {
-                    let rest = (operations[index].counterDeltas[key] ?? .null).subtracting(delta)
-                    operations[index].counterDeltas[key] = rest == .integer(0) || rest == .double(0) ? nil : rest
-                }
-            }
-            operations.removeAll { $0.kind == .update && $0.changedKeys.isEmpty && $0.counterDeltas.isEmpty }
-        }
-        return (try operations.filter { try fitsTheModel($0, in: db) }, current)
+        operations.removeAll { $0.kind == .update && $0.changedKeys.isEmpty && $0.counterDeltas.isEmpty }
     }
 
     /// Whether the values `operation` sends fit the model and the limits a server row is

@@ -49,57 +49,17 @@ struct ServerWriter: Sendable {
         var reread: [String: [UUID]] = [:]
         var inserts: [String: [Outbox.Operation]] = [:]
         for operation in operations {
-            let table = ServerNames.quoted(operation.entity.name)
-            let id = ServerNames.quoted(ServerNames.objectID)
             switch operation.kind {
             case .insert:
                 // Sent below, many rows a statement.
                 inserts[operation.entity.name, default: []].append(operation)
             case .update:
-                guard let server = try await currentRow(of: operation, on: connection) else {
-                    // Deleted on the server: the pull brings the delete, and the merge
-                    // reports the edits it drops.
-                    continue
-                }
-                var assignments: [String] = []
-                var bindings = PostgresBindings()
-                bindings.append(operation.id)
-                var conflicting: [String] = []
-                for name in operation.changedKeys {
-                    let mine = operation.values[name] ?? .null
-                    let theirs = server[name] ?? .null
-                    let base = operation.base?[name] ?? .null
-                    if theirs != base && theirs != mine {
-                        conflicting.append("\(name) is \(theirs) on the server (it was \(base) when the edit here began, which set \(mine))")
-                        guard policy == .editWins else { continue }
-                    }
-                    guard theirs != mine else { continue }
-                    try bind(mine, of: name, entity: operation.entity, into: &bindings)
-                    assignments.append("\(ServerNames.quoted(name)) = $\(assignments.count + 2)")
-                }
-                for (name, delta) in operation.counterDeltas.sorted(by: { $0.key < $1.key }) where addsToCounters {
-                    try bind(delta, of: name, entity: operation.entity, into: &bindings)
-                    let column = ServerNames.quoted(name)
-                    assignments.append("\(column) = coalesce(\(column), 0) + $\(assignments.count + 2)")
-                }
-                if !assignments.isEmpty {
-                    try await connection.query(PostgresQuery(
-                        unsafeSQL: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(id) = $1", binds: bindings), logger: logger)
-                }
-                if policy == .editWins && !conflicting.isEmpty {
-                    conflicts.append(SharingConflict(entity: operation.entity.name, globalID: operation.id, objectID: nil,
-                                                     keys: operation.changedKeys, details: conflicting.joined(separator: "; "), resolution: .keptLocal))
-                }
+                // Deleted on the server: the pull brings the delete, and the merge reports
+                // the edits it drops.
+                guard try await update(operation, addingToCounters: addsToCounters, conflicts: &conflicts, on: connection) else { continue }
                 reread[operation.entity.name, default: []].append(operation.id)
             case .delete:
-                var bindings = PostgresBindings()
-                bindings.append(operation.id)
-                let rows = try await connection.query(PostgresQuery(
-                    unsafeSQL: "DELETE FROM \(table) WHERE \(id) = $1 RETURNING \(ServerNames.quoted(ServerNames.version))", binds: bindings), logger: logger)
-                var version: Int64?
-                for try await old in rows.decode(Int64.self) { version = old + 1 }
-                // Already gone: the pull brings (or brought) the delete at its own version.
-                written.append(Written(entity: operation.entity.name, id: operation.id, version: version ?? 0, values: nil))
+                written.append(try await delete(operation, on: connection))
             }
         }
         for (entityName, group) in inserts {
@@ -111,6 +71,58 @@ struct ServerWriter: Sendable {
             written += try await rows(of: entity, ids: ids, on: connection)
         }
         return (written, conflicts)
+    }
+
+    /// Sends an update: each changed field set unless the server's value moved from the
+    /// edit's base (a conflict: kept only under `.editWins`), each counter added to.
+    /// False when the row is gone from the server.
+    private func update(_ operation: Outbox.Operation, addingToCounters addsToCounters: Bool, conflicts: inout [SharingConflict],
+                        on connection: PostgresConnection) async throws -> Bool {
+        guard let server = try await currentRow(of: operation, on: connection) else { return false }
+        let table = ServerNames.quoted(operation.entity.name)
+        var assignments: [String] = []
+        var bindings = PostgresBindings()
+        bindings.append(operation.id)
+        var conflicting: [String] = []
+        for name in operation.changedKeys {
+            let mine = operation.values[name] ?? .null
+            let theirs = server[name] ?? .null
+            let base = operation.base?[name] ?? .null
+            if theirs != base && theirs != mine {
+                conflicting.append("\(name) is \(theirs) on the server (it was \(base) when the edit here began, which set \(mine))")
+                guard policy == .editWins else { continue }
+            }
+            guard theirs != mine else { continue }
+            try bind(mine, of: name, entity: operation.entity, into: &bindings)
+            assignments.append("\(ServerNames.quoted(name)) = $\(assignments.count + 2)")
+        }
+        for (name, delta) in operation.counterDeltas.sorted(by: { $0.key < $1.key }) where addsToCounters {
+            try bind(delta, of: name, entity: operation.entity, into: &bindings)
+            let column = ServerNames.quoted(name)
+            assignments.append("\(column) = coalesce(\(column), 0) + $\(assignments.count + 2)")
+        }
+        if !assignments.isEmpty {
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(ServerNames.quoted(ServerNames.objectID)) = $1", binds: bindings), logger: logger)
+        }
+        if policy == .editWins && !conflicting.isEmpty {
+            conflicts.append(SharingConflict(entity: operation.entity.name, globalID: operation.id, objectID: nil,
+                                             keys: operation.changedKeys, details: conflicting.joined(separator: "; "), resolution: .keptLocal))
+        }
+        return true
+    }
+
+    /// Sends a delete; the row it left (its next version, no values).
+    private func delete(_ operation: Outbox.Operation, on connection: PostgresConnection) async throws -> Written {
+        let table = ServerNames.quoted(operation.entity.name), id = ServerNames.quoted(ServerNames.objectID)
+        var bindings = PostgresBindings()
+        bindings.append(operation.id)
+        let rows = try await connection.query(PostgresQuery(
+            unsafeSQL: "DELETE FROM \(table) WHERE \(id) = $1 RETURNING \(ServerNames.quoted(ServerNames.version))", binds: bindings), logger: logger)
+        var version: Int64?
+        for try await old in rows.decode(Int64.self) { version = old + 1 }
+        // Already gone: the pull brings (or brought) the delete at its own version.
+        return Written(entity: operation.entity.name, id: operation.id, version: version ?? 0, values: nil)
     }
 
     /// Inserts objects of one entity, up to 500 rows a statement; an object already there (a

@@ -70,7 +70,21 @@ final class ObjectDialog {
             editingContext = nil
             editedObject = nil
         }
-        sectionChoice = session.sectionRelationshipKey.map { key in
+        sectionChoice = Self.makeSectionChoice(session: session, mode: mode, view: view)
+        window = Self.makeWindow(parent: parent, title: "\(mode.isAdd ? "Add" : "Edit") \(ViewConfiguration.words(entity))")
+        (message, reloadButton, overwriteButton, conflictButtons) = Self.makeConflictArea()
+        keyController = gtk_event_controller_key_new()!
+        let (cancel, save) = addHeaderBar()
+        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 12, [message, conflictButtons, makeGrid()])
+        content.addClass("dialog-content")
+        gtk_window_set_child(window.cast(), content)
+        connectSignals(cancel: cancel, save: save)
+    }
+
+    /// The section picker, when sections come from their own entity: the object's section
+    /// (Edit) or the one the person was in (Add) chosen.
+    private static func makeSectionChoice(session: DatasetSession, mode: Mode, view: ViewConfiguration) -> SectionChoice? {
+        return session.sectionRelationshipKey.map { key in
             let current: ManagedObject?
             switch mode {
             case .add(let section): current = section
@@ -81,18 +95,37 @@ final class ObjectDialog {
             }
             return SectionChoice(title: view.label(forKeyPath: key), sections: sections, selected: current?.objectID)
         }
+    }
 
-        window = gtk_window_new()
+    /// The dialog's window, modal over `parent`.
+    private static func makeWindow(parent: UnsafeMutablePointer<GtkWidget>, title: String) -> Widget {
+        let window = gtk_window_new()!
         gtk_window_set_modal(window.cast(), 1)
         gtk_window_set_transient_for(window.cast(), parent.cast())
         gtk_window_set_destroy_with_parent(window.cast(), 1)
         gtk_window_set_default_size(window.cast(), 420, -1)
-        let noun = ViewConfiguration.words(entity)
-        switch mode {
-        case .add: gtk_window_set_title(window.cast(), "Add \(noun)")
-        case .edit: gtk_window_set_title(window.cast(), "Edit \(noun)")
-        }
+        gtk_window_set_title(window.cast(), title)
+        return window
+    }
 
+    /// The message shown when a save is refused, and the Reload and Overwrite buttons of a conflict.
+    private static func makeConflictArea() -> (message: Widget, reload: Widget, overwrite: Widget, buttons: Widget) {
+        let message = makeLabel(classes: ["dialog-error"])
+        wrapAnywhere(message)
+        message.isVisible = false
+        let reloadButton = makeButton(mnemonic: "_Reload")
+        gtk_widget_set_tooltip_text(reloadButton, "Show the values saved elsewhere; your changes are discarded")
+        let overwriteButton = makeButton(mnemonic: "_Overwrite")
+        gtk_widget_set_tooltip_text(overwriteButton, "Save your values over the ones saved elsewhere")
+        overwriteButton.addClass("destructive-action")
+        let conflictButtons = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 6, [reloadButton, overwriteButton])
+        gtk_widget_set_halign(conflictButtons, GTK_ALIGN_END)
+        conflictButtons.isVisible = false
+        return (message, reloadButton, overwriteButton, conflictButtons)
+    }
+
+    /// Cancel and Add (or Save), Save the default widget.
+    private func addHeaderBar() -> (cancel: Widget, save: Widget) {
         let header = gtk_header_bar_new()!
         gtk_header_bar_set_show_title_buttons(header.opaque, 0)
         let cancel = makeButton(mnemonic: "_Cancel")
@@ -102,7 +135,11 @@ final class ObjectDialog {
         gtk_header_bar_pack_end(header.opaque, save)
         gtk_window_set_titlebar(window.cast(), header)
         gtk_window_set_default_widget(window.cast(), save)
+        return (cancel, save)
+    }
 
+    /// A label and an editor a field, showing the object's values (Edit) or the defaults (Add).
+    private func makeGrid() -> Widget {
         let grid = gtk_grid_new()!
         gtk_grid_set_row_spacing(grid.cast(), 12)
         gtk_grid_set_column_spacing(grid.cast(), 12)
@@ -118,23 +155,11 @@ final class ObjectDialog {
             gtk_grid_attach(grid.cast(), sectionChoice.label, 0, Int32(editors.count), 1, 1)
             gtk_grid_attach(grid.cast(), sectionChoice.widget, 1, Int32(editors.count), 1, 1)
         }
-        message = makeLabel(classes: ["dialog-error"])
-        wrapAnywhere(message)
-        message.isVisible = false
-        reloadButton = makeButton(mnemonic: "_Reload")
-        gtk_widget_set_tooltip_text(reloadButton, "Show the values saved elsewhere; your changes are discarded")
-        overwriteButton = makeButton(mnemonic: "_Overwrite")
-        gtk_widget_set_tooltip_text(overwriteButton, "Save your values over the ones saved elsewhere")
-        overwriteButton.addClass("destructive-action")
-        conflictButtons = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 6, [reloadButton, overwriteButton])
-        gtk_widget_set_halign(conflictButtons, GTK_ALIGN_END)
-        conflictButtons.isVisible = false
-        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 12, [message, conflictButtons, grid])
-        content.addClass("dialog-content")
-        gtk_window_set_child(window.cast(), content)
+        return grid
+    }
 
-        let keys = gtk_event_controller_key_new()!
-        keyController = keys
+    private func connectSignals(cancel: Widget, save: Widget) {
+        let keys = keyController
         // The buttons' handlers keep the dialog alive until its window is destroyed.
         Signal.connect(cancel.object, "clicked") { [self] in gtk_window_destroy(window.cast()) }
         Signal.connect(save.object, "clicked") { [self] in self.save() }

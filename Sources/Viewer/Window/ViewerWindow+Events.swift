@@ -40,6 +40,19 @@ extension ViewerWindow {
             guard self.datasetNames.indices.contains(index), self.datasetNames[index] != self.session?.dataset.name else { return }
             do { try self.open(datasetNamed: self.datasetNames[index]) } catch { self.showError("\(error)") }
         }
+        connectSearchSignals()
+        // Folded to one pane, a click on a row shows its details (Back returns to the list).
+        let click = gtk_gesture_click_new()!
+        gtk_gesture_single_set_button(click, guint(GDK_BUTTON_PRIMARY))
+        Signal.connect(UnsafeMutableRawPointer(click), "released") { [weak self] (presses: guint) in
+            guard let self, presses == 1, adw_leaflet_get_folded(self.leaflet.opaque) != 0, self.session?.selection.selectedObject != nil else { return }
+            adw_leaflet_set_visible_child(self.leaflet.opaque, self.detailPane)
+        }
+        gtk_widget_add_controller(listView, click)
+    }
+
+    /// The search entry: a search as the text changes, Down to the rows, Escape ends it.
+    private func connectSearchSignals() {
         Signal.connect(searchEntry.object, "search-changed") { [weak self] in
             guard let self, !self.isSettingChoices else { return }
             let text = String(cString: gtk_editable_get_text(OpaquePointer(self.searchEntry)))
@@ -63,14 +76,6 @@ extension ViewerWindow {
         // Escape in the search clears it and closes the bar (GtkSearchBar empties its entry
         // when it closes); the focus goes back to the list.
         Signal.connect(searchEntry.object, "stop-search") { [weak self] in _ = self?.endSearch() }
-        // Folded to one pane, a click on a row shows its details (Back returns to the list).
-        let click = gtk_gesture_click_new()!
-        gtk_gesture_single_set_button(click, guint(GDK_BUTTON_PRIMARY))
-        Signal.connect(UnsafeMutableRawPointer(click), "released") { [weak self] (presses: guint) in
-            guard let self, presses == 1, adw_leaflet_get_folded(self.leaflet.opaque) != 0, self.session?.selection.selectedObject != nil else { return }
-            adw_leaflet_set_visible_child(self.leaflet.opaque, self.detailPane)
-        }
-        gtk_widget_add_controller(listView, click)
     }
 
     /// The window's actions: `win.sort` (an integer state: the dataset's sort order),

@@ -137,102 +137,19 @@ package final class ViewerWindow {
         // they show that much sooner.
         let firstSession = try Self.makeSession(datasetNamed: options.datasetName, options: options)
         Style.install()
-        window = application.map { adw_application_window_new($0) } ?? adw_window_new()
-        gtk_window_set_default_size(window.cast(), Int32(options.windowSize?.width ?? 900), Int32(options.windowSize?.height ?? 640))
-        switch options.colorScheme {
-        case .system: break
-        case .light: adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_FORCE_LIGHT)
-        case .dark: adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_FORCE_DARK)
-        }
-        // The smallest phone-sized width GNOME designs for.
-        gtk_widget_set_size_request(window, 360, 300)
-        if ViewerApplication.applicationID.hasSuffix(".Devel") { window.addClass("devel") }
+        window = Self.makeWindow(application: application, options: options)
         datasetNames = Dataset.shipped.contains(options.datasetName) ? Dataset.shipped : Dataset.shipped + [options.datasetName]
 
-        // The list pane: header bar, search bar, the list or its status page.
-        let titles = datasetNames.map { (try? Dataset.load(named: $0).view.title) ?? $0 }
-        datasetChoice = makeDropDown(titles, name: "Dataset")
-        gtk_widget_set_tooltip_text(datasetChoice, "Dataset")
-        // Room for the sharing indicator at 360 pixels.
-        gtk_drop_down_set_factory(datasetChoice.opaque, makeShrinkingLabelFactory())
-        addButton = makeButton(icon: "list-add-symbolic", tooltip: "Add (Ctrl+N)")
-        searchButton = gtk_toggle_button_new()
-        gtk_button_set_icon_name(searchButton.cast(), "system-search-symbolic")
-        gtk_widget_set_tooltip_text(searchButton, "Search (Ctrl+F)")
-        fr_accessible_set_text(searchButton, GTK_ACCESSIBLE_PROPERTY_LABEL, "Search")
-        menuButton = gtk_menu_button_new()
-        gtk_menu_button_set_icon_name(menuButton.opaque, "open-menu-symbolic")
-        gtk_widget_set_tooltip_text(menuButton, "Main Menu (F10)")
-        fr_accessible_set_text(menuButton, GTK_ACCESSIBLE_PROPERTY_LABEL, "Main Menu")
-        gtk_menu_button_set_primary(menuButton.opaque, 1)
-        let listHeader = adw_header_bar_new()!
-        adw_header_bar_pack_start(listHeader.opaque, addButton)
-        // At the start: the end has the search, the menu and, folded, the window's buttons,
-        // and the title is centred between the two.
-        adw_header_bar_pack_start(listHeader.opaque, sharingIndicator.widget)
-        adw_header_bar_set_title_widget(listHeader.opaque, datasetChoice)
-        adw_header_bar_pack_end(listHeader.opaque, menuButton)
-        adw_header_bar_pack_end(listHeader.opaque, searchButton)
+        let list = Self.makeListPane(datasetTitles: datasetNames.map { (try? Dataset.load(named: $0).view.title) ?? $0 },
+                                     window: window, sharingIndicator: sharingIndicator.widget)
+        (datasetChoice, addButton, searchButton, menuButton) = (list.datasetChoice, list.addButton, list.searchButton, list.menuButton)
+        (searchBar, searchEntry, listView) = (list.searchBar, list.searchEntry, list.listView)
+        (listStack, emptyPage, loadingSpinner, listPane) = (list.stack, list.emptyPage, list.loadingSpinner, list.pane)
+        let details = Self.makeDetailPane(detail.widget)
+        (backButton, undoButton, editButton, deleteButton, detailPane) = (details.back, details.undo, details.edit, details.delete, details.pane)
 
-        searchEntry = gtk_search_entry_new()
-        gtk_widget_set_hexpand(searchEntry, 1)
-        fr_accessible_set_text(searchEntry, GTK_ACCESSIBLE_PROPERTY_LABEL, "Search")
-        searchBar = gtk_search_bar_new()
-        gtk_search_bar_set_child(searchBar.opaque, searchEntry)
-        gtk_search_bar_connect_entry(searchBar.opaque, searchEntry.opaque)
-        gtk_search_bar_set_key_capture_widget(searchBar.opaque, window)
-        g_object_bind_property(UnsafeMutableRawPointer(searchButton), "active", UnsafeMutableRawPointer(searchBar), "search-mode-enabled",
-                               GBindingFlags(rawValue: G_BINDING_BIDIRECTIONAL.rawValue | G_BINDING_SYNC_CREATE.rawValue))
-
-        listView = gtk_list_view_new(nil, nil)
-        listView.addClass("rich-list")
-        // Rows move under a still pointer after every tap: each click must reach the row
-        // that is under the pointer now.
-        RowClicks.retargetClicks(in: listView)
-        let scrolled = gtk_scrolled_window_new()!
-        gtk_scrolled_window_set_policy(scrolled.opaque, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
-        gtk_scrolled_window_set_child(scrolled.opaque, listView)
-        gtk_widget_set_vexpand(scrolled, 1)
-        emptyPage = adw_status_page_new()
-        loadingSpinner = gtk_spinner_new()
-        gtk_widget_set_size_request(loadingSpinner, 32, 32)
-        fr_accessible_set_text(loadingSpinner, GTK_ACCESSIBLE_PROPERTY_LABEL, "Loading")
-        adw_status_page_set_child(emptyPage.opaque, loadingSpinner)
-        listStack = gtk_stack_new()
-        gtk_stack_add_named(listStack.opaque, scrolled, "list")
-        gtk_stack_add_named(listStack.opaque, emptyPage, "empty")
-        listPane = makeBox(GTK_ORIENTATION_VERTICAL, [listHeader, searchBar, listStack])
-        gtk_widget_set_size_request(listPane, 360, -1)
-
-        // The detail pane: its header bar and the details.
-        backButton = makeButton(icon: "go-previous-symbolic", tooltip: "Back to the list")
-        undoButton = makeButton(icon: "edit-undo-symbolic", tooltip: "Undo (Ctrl+Z)")
-        editButton = makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Enter)")
-        deleteButton = makeButton(icon: "user-trash-symbolic", tooltip: "Delete (Delete)")
-        let detailHeader = adw_header_bar_new()!
-        adw_header_bar_pack_start(detailHeader.opaque, backButton)
-        adw_header_bar_pack_start(detailHeader.opaque, undoButton)
-        adw_header_bar_pack_end(detailHeader.opaque, deleteButton)
-        adw_header_bar_pack_end(detailHeader.opaque, editButton)
-        adw_header_bar_set_title_widget(detailHeader.opaque, gtk_label_new(nil))
-        gtk_widget_set_vexpand(detail.widget, 1)
-        detailPane = makeBox(GTK_ORIENTATION_VERTICAL, [detailHeader, detail.widget])
-        gtk_widget_set_hexpand(detailPane, 1)
-        gtk_widget_set_size_request(detailPane, 280, -1)
-
-        leaflet = adw_leaflet_new()
-        adw_leaflet_set_can_navigate_back(leaflet.opaque, 1)
-        adw_leaflet_append(leaflet.opaque, listPane)
-        let separator = gtk_separator_new(GTK_ORIENTATION_VERTICAL)!
-        adw_leaflet_page_set_navigatable(adw_leaflet_append(leaflet.opaque, separator), 0)
-        adw_leaflet_append(leaflet.opaque, detailPane)
-        gtk_widget_set_vexpand(leaflet, 1)
-        // Unfolded, the window's buttons are at the detail pane's end; folded, each pane has them.
-        for (property, header) in [("show-end-title-buttons", listHeader), ("show-start-title-buttons", detailHeader)] {
-            g_object_bind_property(UnsafeMutableRawPointer(leaflet), "folded", UnsafeMutableRawPointer(header), property, G_BINDING_SYNC_CREATE)
-        }
-        g_object_bind_property(UnsafeMutableRawPointer(leaflet), "folded", UnsafeMutableRawPointer(backButton), "visible", G_BINDING_SYNC_CREATE)
-
+        leaflet = Self.makeLeaflet(listPane: listPane, listHeader: list.header, detailPane: detailPane, detailHeader: details.header,
+                                   backButton: backButton)
         banner = makeLabel(classes: ["error-banner"])
         wrapAnywhere(banner)
         banner.isVisible = false
@@ -244,16 +161,7 @@ package final class ViewerWindow {
             adw_window_set_content(window.cast(), toastOverlay)
         }
 
-        // The `win.` actions: an application window is an action map itself; a plain window
-        // (tests, the benchmark) gets a group of its own under that prefix.
-        if application != nil {
-            actionMap = UnsafeMutableRawPointer(window)
-        } else {
-            let group = g_simple_action_group_new()!
-            gtk_widget_insert_action_group(window, "win", OpaquePointer(group))
-            g_object_unref(UnsafeMutableRawPointer(group))
-            actionMap = UnsafeMutableRawPointer(group)
-        }
+        setUpActionMap(isApplicationWindow: application != nil)
         connectSignals()
         sortAction = addActions()
         importAction = Action.add(to: actionMap, "import") { [weak self] _ in self?.chooseImportFile() }
@@ -265,5 +173,132 @@ package final class ViewerWindow {
         addShortcuts()
         openingFocusTries = 50
         show(firstSession)
+    }
+
+    /// The window, its size and colour scheme; no narrower than the smallest phone-sized
+    /// width GNOME designs for.
+    private static func makeWindow(application: UnsafeMutablePointer<GtkApplication>?, options: ViewerOptions) -> Widget {
+        let window: Widget = application.map { adw_application_window_new($0) } ?? adw_window_new()
+        gtk_window_set_default_size(window.cast(), Int32(options.windowSize?.width ?? 900), Int32(options.windowSize?.height ?? 640))
+        switch options.colorScheme {
+        case .system: break
+        case .light: adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_FORCE_LIGHT)
+        case .dark: adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_FORCE_DARK)
+        }
+        // The smallest phone-sized width GNOME designs for.
+        gtk_widget_set_size_request(window, 360, 300)
+        if ViewerApplication.applicationID.hasSuffix(".Devel") { window.addClass("devel") }
+        return window
+    }
+
+    /// The two panes side by side, or one at a time when folded (Back returns to the list).
+    private static func makeLeaflet(listPane: Widget, listHeader: Widget, detailPane: Widget, detailHeader: Widget,
+                                    backButton: Widget) -> Widget {
+        let leaflet = adw_leaflet_new()!
+        adw_leaflet_set_can_navigate_back(leaflet.opaque, 1)
+        adw_leaflet_append(leaflet.opaque, listPane)
+        let separator = gtk_separator_new(GTK_ORIENTATION_VERTICAL)!
+        adw_leaflet_page_set_navigatable(adw_leaflet_append(leaflet.opaque, separator), 0)
+        adw_leaflet_append(leaflet.opaque, detailPane)
+        gtk_widget_set_vexpand(leaflet, 1)
+        // Unfolded, the window's buttons are at the detail pane's end; folded, each pane has them.
+        for (property, header) in [("show-end-title-buttons", listHeader), ("show-start-title-buttons", detailHeader)] {
+            g_object_bind_property(UnsafeMutableRawPointer(leaflet), "folded", UnsafeMutableRawPointer(header), property, G_BINDING_SYNC_CREATE)
+        }
+        g_object_bind_property(UnsafeMutableRawPointer(leaflet), "folded", UnsafeMutableRawPointer(backButton), "visible", G_BINDING_SYNC_CREATE)
+        return leaflet
+    }
+
+    /// The list pane: header bar (Add, the dataset, sharing, search, the menu), search bar,
+    /// the list or its status page.
+    private static func makeListPane(datasetTitles: [String], window: Widget, sharingIndicator: Widget)
+        -> (pane: Widget, header: Widget, datasetChoice: Widget, addButton: Widget, searchButton: Widget, menuButton: Widget,
+            searchBar: Widget, searchEntry: Widget, listView: Widget, stack: Widget, emptyPage: Widget, loadingSpinner: Widget) {
+        let datasetChoice = makeDropDown(datasetTitles, name: "Dataset")
+        gtk_widget_set_tooltip_text(datasetChoice, "Dataset")
+        // Room for the sharing indicator at 360 pixels.
+        gtk_drop_down_set_factory(datasetChoice.opaque, makeShrinkingLabelFactory())
+        let addButton = makeButton(icon: "list-add-symbolic", tooltip: "Add (Ctrl+N)")
+        let searchButton = gtk_toggle_button_new()!
+        gtk_button_set_icon_name(searchButton.cast(), "system-search-symbolic")
+        gtk_widget_set_tooltip_text(searchButton, "Search (Ctrl+F)")
+        fr_accessible_set_text(searchButton, GTK_ACCESSIBLE_PROPERTY_LABEL, "Search")
+        let menuButton = gtk_menu_button_new()!
+        gtk_menu_button_set_icon_name(menuButton.opaque, "open-menu-symbolic")
+        gtk_widget_set_tooltip_text(menuButton, "Main Menu (F10)")
+        fr_accessible_set_text(menuButton, GTK_ACCESSIBLE_PROPERTY_LABEL, "Main Menu")
+        gtk_menu_button_set_primary(menuButton.opaque, 1)
+        let header = adw_header_bar_new()!
+        adw_header_bar_pack_start(header.opaque, addButton)
+        // At the start: the end has the search, the menu and, folded, the window's buttons,
+        // and the title is centred between the two.
+        adw_header_bar_pack_start(header.opaque, sharingIndicator)
+        adw_header_bar_set_title_widget(header.opaque, datasetChoice)
+        adw_header_bar_pack_end(header.opaque, menuButton)
+        adw_header_bar_pack_end(header.opaque, searchButton)
+
+        let searchEntry = gtk_search_entry_new()!
+        gtk_widget_set_hexpand(searchEntry, 1)
+        fr_accessible_set_text(searchEntry, GTK_ACCESSIBLE_PROPERTY_LABEL, "Search")
+        let searchBar = gtk_search_bar_new()!
+        gtk_search_bar_set_child(searchBar.opaque, searchEntry)
+        gtk_search_bar_connect_entry(searchBar.opaque, searchEntry.opaque)
+        gtk_search_bar_set_key_capture_widget(searchBar.opaque, window)
+        g_object_bind_property(UnsafeMutableRawPointer(searchButton), "active", UnsafeMutableRawPointer(searchBar), "search-mode-enabled",
+                               GBindingFlags(rawValue: G_BINDING_BIDIRECTIONAL.rawValue | G_BINDING_SYNC_CREATE.rawValue))
+
+        let listView = gtk_list_view_new(nil, nil)!
+        listView.addClass("rich-list")
+        // Rows move under a still pointer after every tap: each click must reach the row
+        // that is under the pointer now.
+        RowClicks.retargetClicks(in: listView)
+        let scrolled = gtk_scrolled_window_new()!
+        gtk_scrolled_window_set_policy(scrolled.opaque, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
+        gtk_scrolled_window_set_child(scrolled.opaque, listView)
+        gtk_widget_set_vexpand(scrolled, 1)
+        let emptyPage = adw_status_page_new()!
+        let loadingSpinner = gtk_spinner_new()!
+        gtk_widget_set_size_request(loadingSpinner, 32, 32)
+        fr_accessible_set_text(loadingSpinner, GTK_ACCESSIBLE_PROPERTY_LABEL, "Loading")
+        adw_status_page_set_child(emptyPage.opaque, loadingSpinner)
+        let stack = gtk_stack_new()!
+        gtk_stack_add_named(stack.opaque, scrolled, "list")
+        gtk_stack_add_named(stack.opaque, emptyPage, "empty")
+        let pane = makeBox(GTK_ORIENTATION_VERTICAL, [header, searchBar, stack])
+        gtk_widget_set_size_request(pane, 360, -1)
+        return (pane, header, datasetChoice, addButton, searchButton, menuButton, searchBar, searchEntry, listView, stack, emptyPage, loadingSpinner)
+    }
+
+    /// The detail pane: its header bar (Back, Undo, Edit, Delete) and the details.
+    private static func makeDetailPane(_ details: Widget)
+        -> (pane: Widget, header: Widget, back: Widget, undo: Widget, edit: Widget, delete: Widget) {
+        let back = makeButton(icon: "go-previous-symbolic", tooltip: "Back to the list")
+        let undo = makeButton(icon: "edit-undo-symbolic", tooltip: "Undo (Ctrl+Z)")
+        let edit = makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Enter)")
+        let delete = makeButton(icon: "user-trash-symbolic", tooltip: "Delete (Delete)")
+        let header = adw_header_bar_new()!
+        adw_header_bar_pack_start(header.opaque, back)
+        adw_header_bar_pack_start(header.opaque, undo)
+        adw_header_bar_pack_end(header.opaque, delete)
+        adw_header_bar_pack_end(header.opaque, edit)
+        adw_header_bar_set_title_widget(header.opaque, gtk_label_new(nil))
+        gtk_widget_set_vexpand(details, 1)
+        let pane = makeBox(GTK_ORIENTATION_VERTICAL, [header, details])
+        gtk_widget_set_hexpand(pane, 1)
+        gtk_widget_set_size_request(pane, 280, -1)
+        return (pane, header, back, undo, edit, delete)
+    }
+
+    /// Where the `win.` actions go: an application window is an action map itself; a plain
+    /// window (tests, the benchmark) gets a group of its own under that prefix.
+    private func setUpActionMap(isApplicationWindow: Bool) {
+        if isApplicationWindow {
+            actionMap = UnsafeMutableRawPointer(window)
+        } else {
+            let group = g_simple_action_group_new()!
+            gtk_widget_insert_action_group(window, "win", OpaquePointer(group))
+            g_object_unref(UnsafeMutableRawPointer(group))
+            actionMap = UnsafeMutableRawPointer(group)
+        }
     }
 }
