@@ -147,6 +147,18 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         return nil
     }
 
+    /// The object `id`, shown at `position`. When the controller holds it there (it may not,
+    /// while GTK binds rows during a change), it comes from there, so that a fault loads with
+    /// its batch (`fetchBatchSize`); otherwise alone. Nil when it is gone.
+    public func object(for id: ObjectID, atPosition position: Int? = nil) -> Result? {
+        if let position, position < count, let indexPath = indexPath(at: position),
+           indexPath.section < controller.sections?.count ?? 0 {
+            let keys = controller.rowKeys(inSection: indexPath.section)
+            if indexPath.item < keys.count, keys[indexPath.item] == id.rowKey { return controller.object(at: indexPath) }
+        }
+        return try? controller.managedObjectContext.existingObject(with: id) as? Result
+    }
+
     /// Where the list shows the object `id` now, found by reading every key; nil when not shown.
     func indexPath(of id: ObjectID) -> IndexPath? {
         guard id.entityName == entityName else { return nil }

@@ -55,6 +55,8 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
     public private(set) var selectedObject: Result?
     /// Called after the selection changed, through GTK or by following the list.
     public var didChange: ((Event) -> Void)?
+    /// Told of each event before ``didChange``: the kit's own followers (``SelectionFocus``).
+    var followers: [(Event) -> Void] = []
 
     /// The position of ``selectedObject`` when it was last seen there.
     private var lastPosition: Int?
@@ -125,7 +127,12 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         lastPosition = selectedPosition
         selectedIndexPath = lastPosition.flatMap(rows.indexPath(at:))
         selectedObject = selectedIndexPath.map(rows.controller.object(at:))
-        didChange?(.selected(selectedObject))
+        tell(.selected(selectedObject))
+    }
+
+    private func tell(_ event: Event) {
+        for follower in followers { follower(event) }
+        didChange?(event)
     }
 
     private func scheduleRestore() {
@@ -143,13 +150,13 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
             ?? rows.indexPath(of: object.objectID)
         if let indexPath = selectedIndexPath {
             setSelected(rows.position(for: indexPath))
-            didChange?(.followed(object))
+            tell(.followed(object))
         } else {
             let neighbour = lastPosition.flatMap(neighbourPosition(near:))
             setSelected(neighbour)
             selectedIndexPath = neighbour.flatMap(rows.indexPath(at:))
             selectedObject = selectedIndexPath.map(rows.controller.object(at:))
-            didChange?(.removed(object, neighbour: selectedObject))
+            tell(.removed(object, neighbour: selectedObject))
         }
     }
 

@@ -26,13 +26,19 @@ public enum ListItemContent<Result: ManagedObject> {
 /// let listView = gtk_list_view_new(selection.selectionModelReference(), factory.factoryReference())
 /// ```
 ///
-/// Header items are made neither selectable nor activatable. The factory holds the list
+/// Header items are made neither selectable nor activatable. The factory knows which row
+/// shows which object and which header now (``rowWidget(showing:)``,
+/// ``headerWidget(named:)``): what a window needs to give the keyboard focus to a row that
+/// moved (``SelectionFocus``) or to bring a row into view. The factory holds the list
 /// model weakly; keep both alive as long as the list view shows them.
 ///
 /// ## Topics
-/// - ``init(rows:setup:bind:)``
+/// - ``init(rows:setup:bind:unbind:)``
 /// - ``factory``
 /// - ``factoryReference()``
+/// - ``rowWidget(showing:)``
+/// - ``headerWidget(named:)``
+/// - ``boundHeaders``
 @MainActor
 public final class ListItemFactory<Result: ManagedObject> {
     /// The `GtkListItemFactory *`, owned by this object.
@@ -40,16 +46,25 @@ public final class ListItemFactory<Result: ManagedObject> {
     private weak var rows: FetchedResultsListModel<Result>?
     private let setup: (OpaquePointer) -> Void
     private let bind: (OpaquePointer, ListItemContent<Result>) -> Void
+    private let unbind: ((OpaquePointer) -> Void)?
+    /// The list items bound to objects now, by object, and to headers, by section name.
+    private var objectItems: [ObjectID: OpaquePointer] = [:]
+    private var headerItems: [String: OpaquePointer] = [:]
+    /// The object each list item was bound to last.
+    private var shownObjects: [OpaquePointer: ObjectID] = [:]
 
     /// A factory for the items of `rows`. `setup` makes a list item's child widget once
     /// (`gtk_list_item_set_child`; a `GtkLabel` by default); `bind` shows an item's content in
-    /// it, each time GTK binds the item to a row.
+    /// it, each time GTK binds the item to a row; `unbind`, when given, is told when GTK
+    /// takes the item off its row.
     public init(rows: FetchedResultsListModel<Result>,
                 setup: @escaping (_ listItem: OpaquePointer) -> Void = { gtk_list_item_set_child($0, gtk_label_new(nil)) },
-                bind: @escaping (_ listItem: OpaquePointer, _ content: ListItemContent<Result>) -> Void) {
+                bind: @escaping (_ listItem: OpaquePointer, _ content: ListItemContent<Result>) -> Void,
+                unbind: ((_ listItem: OpaquePointer) -> Void)? = nil) {
         self.rows = rows
         self.setup = setup
         self.bind = bind
+        self.unbind = unbind
         factory = gtk_signal_list_item_factory_new()
         let object = UnsafeMutableRawPointer(factory)
         Signal.connect(object, "setup") { [weak self] item in
@@ -57,6 +72,12 @@ public final class ListItemFactory<Result: ManagedObject> {
         }
         Signal.connect(object, "bind") { [weak self] item in
             if let self, let item { self.bind(item: OpaquePointer(item)) }
+        }
+        Signal.connect(object, "unbind") { [weak self] item in
+            if let self, let item { self.unbind(item: OpaquePointer(item)) }
+        }
+        Signal.connect(object, "teardown") { [weak self] item in
+            if let self, let item { self.forget(OpaquePointer(item)) }
         }
     }
 
@@ -69,18 +90,57 @@ public final class ListItemFactory<Result: ManagedObject> {
         return factory
     }
 
+    /// The row widget GTK shows the object `id` in (the parent of the list item's child,
+    /// which takes the keyboard focus), when a row is bound to it now.
+    public func rowWidget(showing id: ObjectID) -> UnsafeMutablePointer<GtkWidget>? {
+        objectItems[id].flatMap(Self.rowWidget(of:))
+    }
+
+    /// The row widget GTK shows the header of the section `name` in, when bound now.
+    public func headerWidget(named name: String) -> UnsafeMutablePointer<GtkWidget>? {
+        headerItems[name].flatMap(Self.rowWidget(of:))
+    }
+
+    /// The list items bound to section headers now, by section name (a header is not bound
+    /// again when its section empties or fills).
+    public var boundHeaders: [String: OpaquePointer] { headerItems }
+
+    private static func rowWidget(of listItem: OpaquePointer) -> UnsafeMutablePointer<GtkWidget>? {
+        gtk_list_item_get_child(listItem).flatMap(gtk_widget_get_parent)
+    }
+
     private func bind(item listItem: OpaquePointer) {
         guard let rows, let item = gtk_list_item_get_item(listItem), let identity = rows.identity(ofItem: item) else { return }
         switch identity {
         case .header(let name):
             gtk_list_item_set_selectable(listItem, 0)
             gtk_list_item_set_activatable(listItem, 0)
+            headerItems[name] = listItem
             bind(listItem, .header(sectionName: name))
         case .object(let id):
             gtk_list_item_set_selectable(listItem, 1)
             gtk_list_item_set_activatable(listItem, 1)
-            guard let object = try? rows.controller.managedObjectContext.existingObject(with: id) as? Result else { return }
+            // GTK 4.8 can bind a header's item to an object without unbinding it first.
+            forgetHeader(of: listItem)
+            objectItems[id] = listItem
+            shownObjects[listItem] = id
+            guard let object = rows.object(for: id, atPosition: Int(gtk_list_item_get_position(listItem))) else { return }
             bind(listItem, .object(object))
         }
+    }
+
+    private func unbind(item listItem: OpaquePointer) {
+        if let id = shownObjects.removeValue(forKey: listItem), objectItems[id] == listItem { objectItems[id] = nil }
+        forgetHeader(of: listItem)
+        unbind?(listItem)
+    }
+
+    private func forget(_ listItem: OpaquePointer) {
+        if let id = shownObjects.removeValue(forKey: listItem), objectItems[id] == listItem { objectItems[id] = nil }
+        forgetHeader(of: listItem)
+    }
+
+    private func forgetHeader(of listItem: OpaquePointer) {
+        if let name = headerItems.first(where: { $0.value == listItem })?.key { headerItems[name] = nil }
     }
 }

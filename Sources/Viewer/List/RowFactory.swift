@@ -6,12 +6,13 @@ import Foundation
 import GtkBinding
 import ObjectStore
 
-/// The list's item factory: header items look like headers and cannot be selected or
-/// activated; object items show the dataset's row templates, a generated image when the
-/// dataset has `row.image`, a check button for its `toggle` and a +1 button for its `counter`.
+/// The list's rows, made by GtkBinding's `ListItemFactory`: header items look like headers
+/// and cannot be selected or activated; object items show the dataset's row templates, a
+/// generated image when the dataset has `row.image`, a check button for its `toggle` and a
+/// +1 button for its `counter`.
 @MainActor final class RowFactory {
-    /// The `GtkListItemFactory *`, owned by this object.
-    let factory: OpaquePointer
+    /// The factory GTK's list view uses.
+    let items: ListItemFactory<ManagedObject>
     private weak var session: DatasetSession?
     /// Called when a person clicks a row's check button, with the new state.
     var didToggle: ((ManagedObject, Bool) -> Void)?
@@ -19,46 +20,36 @@ import ObjectStore
     var didTapCounter: ((ManagedObject) -> Void)?
 
     private static let widgetsKey = "fetched-results-row"
-    /// The rows bound to objects now, by object.
-    private var boundRows: [ObjectID: RowWidgets] = [:]
-    /// The rows bound to section headers now, by section name.
-    private var boundHeaders: [String: RowWidgets] = [:]
 
     /// Shows "Nothing here yet" under the headers of empty sections, and hides it under the
     /// others; call after the list changed (a header is not bound again when its section
     /// empties or fills).
     func refreshEmptySections() {
         guard let session else { return }
-        for (name, widgets) in boundHeaders { widgets.headerParts?.emptyNote.isVisible = session.isSectionEmpty(named: name) }
+        for (name, listItem) in items.boundHeaders {
+            Self.widgets(of: listItem)?.headerParts?.emptyNote.isVisible = session.isSectionEmpty(named: name)
+        }
     }
 
     /// The row widget GTK shows `id` in (the parent of our row content, which takes the
     /// focus), when it is bound now.
-    func rowWidget(showing id: ObjectID) -> UnsafeMutablePointer<GtkWidget>? {
-        boundRows[id].flatMap { gtk_widget_get_parent($0.root) }
-    }
+    func rowWidget(showing id: ObjectID) -> UnsafeMutablePointer<GtkWidget>? { items.rowWidget(showing: id) }
 
     /// The row widget GTK shows the header of the section `name` in, when it is bound now.
-    func headerWidget(named name: String) -> UnsafeMutablePointer<GtkWidget>? {
-        boundHeaders[name].flatMap { gtk_widget_get_parent($0.root) }
-    }
+    func headerWidget(named name: String) -> UnsafeMutablePointer<GtkWidget>? { items.headerWidget(named: name) }
 
     init(session: DatasetSession) {
         self.session = session
-        factory = gtk_signal_list_item_factory_new()
-        let object = UnsafeMutableRawPointer(factory)
-        Signal.connect(object, "setup") { [weak self] item in self?.setup(OpaquePointer(item)) }
-        Signal.connect(object, "bind") { [weak self] item in self?.bind(OpaquePointer(item)) }
-        Signal.connect(object, "unbind") { [weak self] item in self?.unbind(OpaquePointer(item)) }
+        weak var factory: RowFactory?
+        items = ListItemFactory(rows: session.rows,
+                                setup: { factory?.setup($0) },
+                                bind: { factory?.bind($0, $1) },
+                                unbind: { factory?.unbind($0) })
+        factory = self
     }
-
-    isolated deinit { g_object_unref(UnsafeMutableRawPointer(factory)) }
 
     /// A new reference to the factory, for a function that takes ownership.
-    func factoryReference() -> OpaquePointer {
-        g_object_ref(UnsafeMutableRawPointer(factory))
-        return factory
-    }
+    func factoryReference() -> OpaquePointer { items.factoryReference() }
 
     /// The row widgets of a list item (kept as its data, released with it).
     static func widgets(of listItem: OpaquePointer?) -> RowWidgets? {
@@ -66,7 +57,7 @@ import ObjectStore
         return Unmanaged<RowWidgets>.fromOpaque(data).takeUnretainedValue()
     }
 
-    private func setup(_ listItem: OpaquePointer?) {
+    private func setup(_ listItem: OpaquePointer) {
         guard let session else { return }
         let widgets = RowWidgets(view: session.view)
         let release: GDestroyNotify = { data in Unmanaged<RowWidgets>.fromOpaque(data!).release() }
@@ -86,57 +77,42 @@ import ObjectStore
         }
     }
 
-    private func bind(_ listItem: OpaquePointer?) {
+    private func bind(_ listItem: OpaquePointer, _ content: ListItemContent<ManagedObject>) {
         guard let session, let widgets = Self.widgets(of: listItem), let item = gtk_list_item_get_item(listItem) else { return }
         widgets.isBinding = true
         defer { widgets.isBinding = false }
-        let identity = session.rows.identity(ofItem: item)
         let isHeader: Bool
-        if case .header = identity { isHeader = true } else { isHeader = false }
-        gtk_list_item_set_selectable(listItem, isHeader ? 0 : 1)
-        gtk_list_item_set_activatable(listItem, isHeader ? 0 : 1)
+        if case .header = content { isHeader = true } else { isHeader = false }
         // A header's parts are made below, shown, when the row first shows a header.
         widgets.headerParts?.header.isVisible = isHeader
         widgets.content.isVisible = !isHeader
         if !isHeader { widgets.headerParts?.emptyNote.isVisible = false }
         // The row widget GTK puts around our child: styled as a whole, so that a header has no hover highlight.
         gtk_widget_get_parent(widgets.root)?.setClass("section-header-row", isHeader)
-        switch identity {
+        switch content {
         case .header(let name):
             widgets.objectID = nil
             widgets.shownItem = nil
             widgets.rowLabel = nil
             let parts = widgets.makeHeaderParts()
             gtk_label_set_text(parts.header.opaque, session.view.sectionTitle(forSectionName: name))
-            boundHeaders[name] = widgets
             parts.emptyNote.isVisible = session.isSectionEmpty(named: name)
-        case .object(let id):
-            // GTK 4.8 can bind a header's widget to an object without unbinding it first.
-            if let name = boundHeaders.first(where: { $0.value === widgets })?.key { boundHeaders[name] = nil }
-            widgets.objectID = id
-            boundRows[id] = widgets
+        case .object(let object):
+            widgets.objectID = object.objectID
             // GTK 4.8 unbinds and binds again every row whose position changed: about 200 rows
             // for each insertion near the top. The list model's item stays the same until the
             // row is announced as changed, so the same item at the same revision needs nothing
             // new. (A reload gives the items GTK holds new contents, a new revision.)
             let revision = fr_row_from_item(item).map(fr_row_get_revision) ?? 0
             guard widgets.shownItem != item || widgets.shownRevision != revision else { return }
-            widgets.shownItem = nil
-            guard let object = session.object(for: id, atPosition: Int(gtk_list_item_get_position(listItem))) else { return }
             show(object, in: widgets, view: session.view)
             widgets.shownItem = item
             widgets.shownRevision = revision
-        case nil:
-            widgets.objectID = nil
-            widgets.shownItem = nil
-            widgets.rowLabel = nil
         }
     }
 
-    private func unbind(_ listItem: OpaquePointer?) {
+    private func unbind(_ listItem: OpaquePointer) {
         guard let widgets = Self.widgets(of: listItem) else { return }
-        if let id = widgets.objectID, boundRows[id] === widgets { boundRows[id] = nil }
-        if let name = boundHeaders.first(where: { $0.value === widgets })?.key { boundHeaders[name] = nil }
         widgets.headerParts?.emptyNote.isVisible = false
         widgets.objectID = nil
         gtk_widget_get_parent(widgets.root)?.removeClass("section-header-row")

@@ -57,15 +57,10 @@ final class DatasetSession {
         controller.sections?.first { $0.name == name }?.numberOfObjects == 0
     }
 
-    /// The object of a row. When the controller holds it at the row's `position` (it may
-    /// not, while GTK binds rows during a change), it comes from there, so that a fault loads
-    /// with its batch (`fetchBatchSize`); otherwise alone.
+    /// The object of a row (GtkBinding's `object(for:atPosition:)`: from the controller's
+    /// batch when it holds the object at `position`).
     func object(for id: ObjectID, atPosition position: Int? = nil) -> ManagedObject? {
-        if let position, let indexPath = rows.indexPath(at: position), indexPath.section < controller.sections?.count ?? 0 {
-            let keys = controller.rowKeys(inSection: indexPath.section)
-            if indexPath.item < keys.count, keys[indexPath.item] == id.rowKey { return controller.object(at: indexPath) }
-        }
-        return try? context.existingObject(with: id)
+        rows.object(for: id, atPosition: position)
     }
 
     /// The object at a position of the list; nil for a header.

@@ -45,7 +45,7 @@ extension ViewerWindow {
         self.factory = factory
         // Without a model first, so that the new factory never binds the old dataset's items.
         gtk_list_view_set_model(listView.opaque, nil)
-        gtk_list_view_set_factory(listView.opaque, factory.factory)
+        gtk_list_view_set_factory(listView.opaque, factory.items.factory)
         gtk_list_view_set_model(listView.opaque, session.selection.selectionModel)
         gtk_window_set_title(window.cast(), dataset.view.title ?? dataset.name)
         setChoices(for: dataset)

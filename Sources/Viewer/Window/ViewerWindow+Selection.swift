@@ -74,31 +74,16 @@ extension ViewerWindow {
     /// GTK 4.8 drops the widget of a row that moved or went at the list's next layout. When
     /// that widget had the keyboard focus, GTK gives the focus to the first widget that takes
     /// it: a row's +1 or the header's Undo, where Enter would add a win or undo one instead of
-    /// editing. The focus goes back to the selected row before the next key is handled, or
-    /// once the selection has followed the change that moved it (`focusLostWithItsRow`).
-    func watchFocusLostWithItsRow() {
-        Signal.connect(window.object, "notify::focus-widget") { [weak self] (_: gpointer?) in
-            guard let self else { return }
-            let focus = gtk_root_get_focus(OpaquePointer(self.window))
-            // The row widget that has the focus, or holds the widget that has it.
-            var row = focus
-            while let widget = row, gtk_widget_get_parent(widget) != self.listView { row = gtk_widget_get_parent(widget) }
-            // Lost: from a row GTK took out of the list to a widget other than a row.
-            let dropped = self.focusedRow.map { gtk_widget_get_root($0) == nil && focus != $0 } ?? false
-            let lost = dropped && (focus == nil || row != focus)
-            // Given back, or taken elsewhere by the person since (a click, Tab): it stays there.
-            self.focusLostWithItsRow = lost
-            if let previous = self.focusedRow { g_object_unref(UnsafeMutableRawPointer(previous)) }
-            self.focusedRow = row.map { UnsafeMutablePointer(OpaquePointer(g_object_ref(UnsafeMutableRawPointer($0)))) }
-            if lost {
-                MainLoop.idle(priority: G_PRIORITY_HIGH) { [weak self] in self?.keepFocusOnSelection(retry: false, onScreenOnly: true) }
-            }
+    /// editing. GtkBinding's `SelectionFocus` sees it; the focus goes back to the selected row
+    /// before the next key is handled, or once the selection has followed the change that
+    /// moved it (`focusLostWithItsRow`), by the window's own `keepFocusOnSelection`, which
+    /// also knows the window opening and the search.
+    func watchFocusLostWithItsRow() -> SelectionFocus {
+        let focus = SelectionFocus(listView: listView) { [weak self] in
+            self?.session?.selection.selectedObject.flatMap { self?.factory?.rowWidget(showing: $0.objectID) }
         }
-        Signal.connect(window.object, "destroy") { [weak self] in
-            guard let self, let row = self.focusedRow else { return }
-            self.focusedRow = nil
-            g_object_unref(UnsafeMutableRawPointer(row))
-        }
+        focus.repair = { [weak self] in self?.keepFocusOnSelection(retry: false, onScreenOnly: true) }
+        return focus
     }
 
     /// Whether some of `row` shows in the list's scrolled window.

@@ -62,12 +62,14 @@ package final class ViewerWindow {
     /// button or a label of the detail pane, and the arrows would not move the selection
     /// until a click or a Tab); 0 once the row has it, or once the person went to the search.
     var openingFocusTries = 0
-    /// The list's row that has the keyboard focus, referenced, to tell when GTK drops its
-    /// widget with the focus in it (see `watchFocusLostWithItsRow`).
-    var focusedRow: UnsafeMutablePointer<GtkWidget>?
+    /// GtkBinding's watch of the focus lost with a dropped row (see `watchFocusLostWithItsRow`).
+    private(set) var selectionFocus: SelectionFocus!
     /// Whether GTK took the focus out of the list with a dropped row's widget, and it has
     /// not been given back to the selected row yet (nor taken elsewhere by the person).
-    var focusLostWithItsRow = false
+    var focusLostWithItsRow: Bool {
+        get { selectionFocus?.isLost ?? false }
+        set { selectionFocus?.isLost = newValue }
+    }
     /// Called after the window showed a change: an edit, a selection, another dataset.
     package var didUpdate: (() -> Void)?
     /// The text of the toast shown last, while it shows (for ``textDump``).
@@ -168,7 +170,7 @@ package final class ViewerWindow {
         (shareAction, stopSharingAction) = addSharingActions()
         shareRequest = options.shareURL.map { (options.datasetName, .share(url: $0)) } ?? (options.unshare ? (options.datasetName, .unshare) : nil)
         enterController = addEnterEdits()
-        watchFocusLostWithItsRow()
+        selectionFocus = watchFocusLostWithItsRow()
         addListNavigation()
         addShortcuts()
         openingFocusTries = 50
