@@ -8,7 +8,7 @@ extension ObjectContext {
     /// ones get their saved values. Observers are told of what they had been told of; changes
     /// they never heard of (made in this event-loop turn) go without a word.
     public func rollback() {
-        assertOnQueue()
+        preconditionOnQueue()
         // Inserts and deletes observers were never told of are undone without a word (a
         // refused save then rolled back shows nothing, not rows in and out again).
         let untold = unprocessed

@@ -30,7 +30,7 @@ extension ObjectContext {
     /// ``MergeConflictError``, `save(mergePolicy: .editWins)` overwrites the other changes
     /// and `save(mergePolicy: .storeWins)` keeps them.
     public func save(mergePolicy: MergePolicy) throws {
-        assertOnQueue()
+        preconditionOnQueue()
         try save(mergePolicy: mergePolicy, writingAlso: nil)
     }
 

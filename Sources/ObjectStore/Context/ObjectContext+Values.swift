@@ -18,7 +18,7 @@ extension ObjectContext {
     }
 
     func setAttribute(_ value: Value, of object: ManagedObject, key: String) throws {
-        assertOnQueue("setValue(_:forKey:)")
+        preconditionOnQueue("setValue(_:forKey:)")
         try setStored(.attribute(value), of: object, key: key)
     }
 

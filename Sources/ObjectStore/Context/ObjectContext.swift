@@ -120,10 +120,22 @@ public final class ObjectContext: @unchecked Sendable {
         return DispatchQueue.getSpecific(key: queueMarkKey)?.queue === queue
     }
 
-    /// In debug builds, stops a call made off the context's queue.
+    /// In debug builds, stops a call made off the context's queue: the reads (a fetch, an
+    /// object by its ID), which release builds leave unchecked.
     @inline(__always)
     func assertOnQueue(_ function: StaticString = #function) {
         assert(isOnQueue, "ObjectContext.\(function) called off the context's queue (\(queue.label)); use the context inside perform { } or performAndWait { }")
+    }
+
+    /// In every build, stops a call made off the context's queue where it would corrupt the
+    /// context's state, as GRDB's `SchedulingWatchdog` does for its databases: an insert, a
+    /// delete, a value set, pending changes processed, a save, a rollback. Two threads
+    /// changing one context at once would lose changes or tell observers of changes that
+    /// were never made; a crash that names the call is better. (A look-up of the queue's
+    /// mark, tens of nanoseconds.)
+    @inline(__always)
+    func preconditionOnQueue(_ function: StaticString = #function) {
+        precondition(isOnQueue, "ObjectContext.\(function) called off the context's queue (\(queue.label)); use the context inside perform { } or performAndWait { }")
     }
 
     /// Whether the changes observers are being told about were saved elsewhere (merged by
@@ -151,7 +163,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Inserts a new object of the entity `entityName`, with the attributes' default values.
     @discardableResult
     public func insert(entityName: String) throws -> ManagedObject {
-        assertOnQueue()
+        preconditionOnQueue()
         let entity = try model.existingEntity(named: entityName)
         let object = (entity.objectClass ?? ManagedObject.self).init(
             entity: entity, objectID: .makeTemporary(entityName: entity.name), context: self)
@@ -163,7 +175,7 @@ public final class ObjectContext: @unchecked Sendable {
     ///
     /// Throws ``ContextError`` when the model has no entity for the class.
     public func insert<T: ManagedObject>(_ type: T.Type) throws -> T {
-        assertOnQueue()
+        preconditionOnQueue()
         let entity = try entity(for: T.self)
         let object = T(entity: entity, objectID: .makeTemporary(entityName: entity.name), context: self)
         register(inserted: object)
@@ -228,7 +240,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Marks `object` deleted, applying its relationships' delete rules now (cascade deletes
     /// related objects, nullify clears their inverse); `deny` is checked at save.
     public func delete(_ object: ManagedObject) throws {
-        assertOnQueue()
+        preconditionOnQueue()
         guard object.managedObjectContext === self else {
             throw ContextError(.unavailableObject, objectID: object.objectID, "\(object.objectID) does not belong to this context")
         }
@@ -295,7 +307,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// (``ContextEvent/objectsDidChange(_:)``). Runs by itself on the context's queue after
     /// changes, and before a save, fetch or rollback.
     public func processPendingChanges() {
-        assertOnQueue()
+        preconditionOnQueue()
         guard !unprocessed.isEmpty else { return }
         post(.objectsDidChange(takeUnprocessedChanges()))
     }
