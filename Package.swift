@@ -20,6 +20,12 @@ let package = Package(
             name: "TestSupport",
             path: "Tests/TestSupport"
         ),
+        // The World Cup model and its rows, shared by the tests of ObjectStore and FetchedResults.
+        .target(
+            name: "ObjectStoreTestSupport",
+            dependencies: ["TestSupport", "ObjectStore"],
+            path: "Tests/ObjectStoreTestSupport"
+        ),
         // The League model, its random edits and the checks of a controller's batches, shared
         // by the tests of FetchedResults and of GtkBinding; TestSupport stays free of our modules.
         .target(
@@ -90,11 +96,11 @@ let package = Package(
         ),
         .testTarget(
             name: "FetchedResultsTests",
-            dependencies: ["TestSupport", "FetchedResultsTestSupport", "FetchedResults", "ObjectStore", "Datasets"]
+            dependencies: ["TestSupport", "ObjectStoreTestSupport", "FetchedResultsTestSupport", "FetchedResults", "ObjectStore", "Datasets"]
         ),
         .testTarget(
             name: "ObjectStoreTests",
-            dependencies: ["TestSupport", "ObjectStore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["TestSupport", "ObjectStoreTestSupport", "ObjectStore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "SharingTests",

@@ -67,7 +67,7 @@ final class ControllerTests: XCTestCase {
         let (_, context) = try WorldCup.open(in: temporaryFolder(self))
         let message = performFetchError(WorldCup.controller(context, request: WorldCup.request(predicate: try FetchPredicate(format: "winz > 2"))))
         XCTAssertTrue(message.contains("'winz'"), message)
-        XCTAssertTrue(message.contains("teamName, qualifyingZone, wins"), message)
+        XCTAssertTrue(message.contains("teamName, qualifyingZone, imageName, wins"), message)
     }
 
     func testAnUnknownSectionKeyPathIsRefused() throws {

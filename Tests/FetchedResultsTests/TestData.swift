@@ -1,64 +1,14 @@
 import FetchedResults
 import Foundation
 import ObjectStore
+@_exported import ObjectStoreTestSupport
 import XCTest
 
 // The small data sets of the reference articles, built in code so that each test states the
 // rows it depends on.
 
-/// The World Cup app: teams in qualifying zones, tapped to add wins.
-enum WorldCup {
-    final class Team: ManagedObject {
-        @Attribute var teamName: String
-        @Attribute var qualifyingZone: String
-        @Attribute var wins: Int
-    }
-
-    static func model() throws -> Model {
-        try Model(entities: [
-            EntityDescription(
-                name: "Team",
-                attributes: [
-                    AttributeDescription(name: "teamName", type: .string, minLength: 1),
-                    AttributeDescription(name: "qualifyingZone", type: .string),
-                    AttributeDescription(name: "wins", type: .integer, defaultValue: .integer(0), minValue: .integer(0)),
-                ],
-                indexes: [IndexDescription(properties: ["qualifyingZone", "-wins", "teamName"])],
-                objectClass: Team.self)
-        ])
-    }
-
-    /// In the controller's order (zone, wins descending, name):
-    /// Africa: Nigeria 2, Ghana 1, Algeria 0 · Asia: Japan 1, Australia 0 ·
-    /// Europe: Spain 3, Germany 2, England 1, France 0 · South America: Brazil 4, Argentina 1.
-    static let teams: [(name: String, zone: String, wins: Int)] = [
-        ("Algeria", "Africa", 0), ("Ghana", "Africa", 1), ("Nigeria", "Africa", 2),
-        ("Australia", "Asia", 0), ("Japan", "Asia", 1),
-        ("England", "Europe", 1), ("France", "Europe", 0), ("Germany", "Europe", 2), ("Spain", "Europe", 3),
-        ("Argentina", "South America", 1), ("Brazil", "South America", 4),
-    ]
-
-    /// A saved store of ``teams`` in `folder`, and a context on the main queue.
-    static func open(in folder: URL, sqlLog: SQLLog? = nil) throws -> (PersistentStore, ObjectContext) {
-        let store = try PersistentStore(url: folder.appendingPathComponent("worldcup.sqlite"), model: model(),
-                                        sqlLog: sqlLog?.handler)
-        let context = ObjectContext(store: store)
-        if try context.count(for: FetchRequest<Team>()) == 0 {
-            for team in teams { try insert(team.name, team.zone, wins: team.wins, into: context) }
-            try context.save()
-        }
-        return (store, context)
-    }
-
-    @discardableResult
-    static func insert(_ name: String, _ zone: String, wins: Int = 0, into context: ObjectContext) throws -> Team {
-        let team = try context.insert(Team.self)
-        team.teamName = name
-        team.qualifyingZone = zone
-        team.wins = wins
-        return team
-    }
-
+/// The World Cup app (the model and rows are `ObjectStoreTestSupport`'s): its controller.
+extension WorldCup {
     /// The article's request: by zone, most wins first, then by name.
     static func request(predicate: FetchPredicate? = nil) -> FetchRequest<Team> {
         FetchRequest<Team>(predicate: predicate, sortDescriptors: [

@@ -15,15 +15,7 @@ final class ExampleAppTests: XCTestCase, @unchecked Sendable {
         guard environmentNamesADisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: path), "\(path) was not built")
         let folder = try temporaryFolder(self)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--demo", "--store", folder.appendingPathComponent("notes.sqlite").path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["G_DEBUG"] = "fatal-criticals"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, output) = try launchNotes(path, ["--demo"], in: folder)
         defer { if process.isRunning { process.terminate() } }
         var shown = ""
         let deadline = Date().addingTimeInterval(20)
@@ -52,15 +44,7 @@ final class ExampleAppTests: XCTestCase, @unchecked Sendable {
         }
         guard environmentNamesADisplay else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
         let folder = try temporaryFolder(self)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--store", folder.appendingPathComponent("notes.sqlite").path]
-        var environment = ProcessInfo.processInfo.environment
-        environment["G_DEBUG"] = "fatal-criticals"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
+        let (process, output) = try launchNotes(path, [], in: folder)
         defer { if process.isRunning { process.terminate() } }
         let said = Said(output.fileHandleForReading)
         // The window shows at the display's top left, 360 × 420: the entry, then
@@ -95,6 +79,20 @@ final class ExampleAppTests: XCTestCase, @unchecked Sendable {
             while !text.contains(line) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
             return text.contains(line)
         }
+    }
+
+    /// Starts the Notes app on a store in `folder`, with G_DEBUG=fatal-criticals; its output.
+    private func launchNotes(_ path: String, _ arguments: [String], in folder: URL) throws -> (Process, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments + ["--store", folder.appendingPathComponent("notes.sqlite").path]
+        var environment = ProcessInfo.processInfo.environment
+        environment["G_DEBUG"] = "fatal-criticals"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        return (process, output)
     }
 
     @discardableResult

@@ -2,15 +2,10 @@ import Foundation
 import GRDB
 import ObjectStore
 import XCTest
+@_exported import ObjectStoreTestSupport
 @_exported import TestSupport
 
-
-final class Team: ManagedObject {
-    @Attribute var teamName: String
-    @Attribute var qualifyingZone: String
-    @Attribute var imageName: String?
-    @Attribute var wins: Int
-}
+typealias Team = WorldCup.Team
 
 final class FailedBankInfo: ManagedObject {
     @Attribute var name: String
@@ -26,18 +21,9 @@ final class FailedBankDetails: ManagedObject {
 }
 
 enum Fixtures {
-    static let team = EntityDescription(
-        name: "Team",
-        attributes: [
-            AttributeDescription(name: "teamName", type: .string, minLength: 1),
-            AttributeDescription(name: "qualifyingZone", type: .string),
-            AttributeDescription(name: "imageName", type: .string, isOptional: true),
-            AttributeDescription(name: "wins", type: .integer, defaultValue: .integer(0), minValue: .integer(0)),
-        ],
-        indexes: [IndexDescription(properties: ["qualifyingZone", "-wins", "teamName"])],
-        objectClass: Team.self)
+    static let team = WorldCup.team
 
-    static func worldCupModel() throws -> Model { try Model(entities: [team]) }
+    static func worldCupModel() throws -> Model { try WorldCup.model() }
 
     static func banksModel() throws -> Model {
         try Model(entities: [
@@ -116,26 +102,12 @@ enum Fixtures {
         return url
     }
 
-    static let worldCupTeams: [(String, String)] = [
-        ("Algeria", "Africa"), ("Cameroon", "Africa"), ("Ghana", "Africa"), ("Nigeria", "Africa"),
-        ("Australia", "Asia"), ("Japan", "Asia"), ("Iran", "Asia"), ("South Korea", "Asia"),
-        ("Belgium", "Europe"), ("England", "Europe"), ("France", "Europe"), ("Germany", "Europe"),
-        ("Costa Rica", "North America"), ("Mexico", "North America"), ("USA", "North America"),
-        ("Argentina", "South America"), ("Brazil", "South America"), ("Chile", "South America"),
-    ]
+    static var worldCupTeams: [(name: String, zone: String)] { WorldCup.allTeams }
 
-    /// Inserts the World Cup teams and saves.
+    /// Inserts the World Cup teams (``WorldCup/allTeams``) and saves.
     @discardableResult
     static func insertTeams(into context: ObjectContext) throws -> [Team] {
-        let teams = try worldCupTeams.map { name, zone in
-            let team = try context.insert(Team.self)
-            team.teamName = name
-            team.qualifyingZone = zone
-            team.imageName = name.lowercased() + "-flag"
-            return team
-        }
-        try context.save()
-        return teams
+        try WorldCup.insertAllTeams(into: context)
     }
 }
 
