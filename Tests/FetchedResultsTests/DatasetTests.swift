@@ -24,6 +24,32 @@ final class DatasetTests: XCTestCase {
         XCTAssertEqual(ViewConfiguration.render(dataset.view.row.subtitle!, for: first), "Wins: 0")
     }
 
+    /// Every text a shipped dataset stores has a length its meaning allows (a 500-character
+    /// team name once pushed the window to 7,000 pixels); a longer one is refused on save,
+    /// naming the attribute and its limit, and nothing is written.
+    func testEveryTextHasASensibleMaximumAndALongerOneIsRefused() throws {
+        for name in Dataset.shipped {
+            let dataset = try Dataset.load(named: name)
+            for entity in dataset.model.entities {
+                for attribute in entity.attributes where attribute.type == .string {
+                    let limit = try XCTUnwrap(attribute.maxLength, "\(name): \(entity.name).\(attribute.name) has no maxLength")
+                    XCTAssertTrue((2...200).contains(limit), "\(name): \(entity.name).\(attribute.name) maxLength \(limit)")
+                }
+            }
+        }
+        let (_, context, controller) = try open("worldcup")
+        let team = controller.object(at: IndexPath(item: 0, section: 0))
+        try team.setValue(String(repeating: "W", count: 61), forKey: "teamName")
+        XCTAssertThrowsError(try context.save()) { error in
+            XCTAssertTrue("\(error)".contains("teamName"), "\(error)")
+            XCTAssertTrue("\(error)".contains("60"), "the limit is named: \(error)")
+        }
+        context.rollback()
+        XCTAssertEqual(ViewConfiguration.render("{teamName}", for: team), "Algeria", "nothing was written")
+        try team.setValue(String(repeating: "W", count: 60), forKey: "teamName")
+        XCTAssertNoThrow(try context.save(), "60 characters fit")
+    }
+
     func testMoviesAreSharedOrNot() throws {
         let (dataset, _, controller) = try open("movies")
         XCTAssertEqual(controller.sections?.map { dataset.view.sectionTitle(forSectionName: $0.name) }, ["Shared", "Not Shared"])

@@ -6,9 +6,9 @@ import XCTest
 /// The README's examples, run as written (in a temporary folder).
 final class ReadmeExampleTests: XCTestCase {
     final class Team: ManagedObject {
-        @Attribute(minLength: 1) var teamName: String
-        @Attribute var qualifyingZone: String
-        @Attribute var imageName: String?           // optional
+        @Attribute(minLength: 1, maxLength: 60) var teamName: String
+        @Attribute(maxLength: 40) var qualifyingZone: String
+        @Attribute(maxLength: 100) var imageName: String?   // optional
         @Attribute(default: 0, minValue: 0, merge: .add) var wins: Int   // a counter: taps add up
 
         override class var entityIndexes: [IndexDescription] {
