@@ -152,7 +152,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// its batch (`fetchBatchSize`); otherwise alone. Nil when it is gone.
     public func object(for id: ObjectID, atPosition position: Int? = nil) -> Result? {
         if let position, position < count, let indexPath = indexPath(at: position),
-           indexPath.section < controller.sections?.count ?? 0 {
+           indexPath.section < controller.numberOfSections {
             let keys = controller.rowKeys(inSection: indexPath.section)
             if indexPath.item < keys.count, keys[indexPath.item] == id.rowKey { return controller.object(at: indexPath) }
         }

@@ -34,15 +34,23 @@ extension FetchedResultsController {
         case .none:
             break
         case .makeBatch(let changes, let merged):
-            makeBatch(of: changes, merged: merged)
+            makeBatchOrHold(changes, merged: merged)
         case .makeBatchOfHeld(let changes, let merged):
-            makeBatch(of: changes.namingSavedObjects(in: managedObjectContext), merged: merged)
+            makeBatchOrHold(changes.namingSavedObjects(in: managedObjectContext), merged: merged)
         case .showPlacement:
             preconditionFailure("a placement is shown by finishPlacingInBackground, which found it")
         case .finishLoading(let held, let completions, let error):
-            if let held { makeBatch(of: held.namingSavedObjects(in: managedObjectContext), merged: false) }
+            if let held { makeBatchOrHold(held.namingSavedObjects(in: managedObjectContext), merged: false) }
             for completion in completions { completion(error) }
         }
+    }
+
+    /// Makes a batch of changes an action released, unless work started meanwhile (a
+    /// delegate that merged a save while it was told of the batch before, which started a
+    /// placement in the background): then they are held again, as a change that comes then is.
+    private func makeBatchOrHold(_ changes: ObjectChanges, merged: Bool) {
+        guard case .showing = machine.state else { return run(machine.contextChanged(changes, merged: merged)) }
+        makeBatch(of: changes, merged: merged)
     }
 
     /// Turns one set of context changes into a change batch for the delegate, the way the

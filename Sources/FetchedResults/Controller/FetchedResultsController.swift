@@ -205,6 +205,10 @@ public final class FetchedResultsController<Result: ManagedObject> {
         return layout.indices.flatMap { s in layout[s].keys.indices.map { object(at: IndexPath(item: $0, section: s)) } }
     }
 
+    /// The number of sections, without making their ``SectionInfo``s (a list binding asks it
+    /// for every row it binds).
+    package var numberOfSections: Int { layout.count }
+
     /// The number of fetched objects, without making them.
     public var numberOfObjects: Int { layout.reduce(0) { $0 + $1.keys.count } }
 

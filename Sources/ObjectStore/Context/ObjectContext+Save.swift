@@ -30,7 +30,6 @@ extension ObjectContext {
     /// ``MergeConflictError``, `save(mergePolicy: .editWins)` overwrites the other changes
     /// and `save(mergePolicy: .storeWins)` keeps them.
     public func save(mergePolicy: MergePolicy) throws {
-        preconditionOnQueue()
         try save(mergePolicy: mergePolicy, writingAlso: nil)
     }
 
@@ -52,6 +51,7 @@ extension ObjectContext {
     /// commit changes the context.
     private func save(mergePolicy policy: MergePolicy, checkingFirst check: ((Database) throws -> Void)? = nil,
                       writingAlso extraWrite: ((Database) throws -> Void)?) throws {
+        preconditionOnQueue("save()")
         if store.isReadOnly && (hasChanges || extraWrite != nil) {
             throw StoreError(.readOnly, path: store.url?.path ?? ":memory:", "the store was opened read-only; nothing was written and every change is kept")
         }

@@ -129,7 +129,7 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// In every build, stops a call made off the context's queue where it would corrupt the
     /// context's state, as GRDB's `SchedulingWatchdog` does for its databases: an insert, a
-    /// delete, a value set, pending changes processed, a save, a rollback. Two threads
+    /// delete, a value set, pending changes told to observers, a save, a rollback. Two threads
     /// changing one context at once would lose changes or tell observers of changes that
     /// were never made; a crash that names the call is better. (A look-up of the queue's
     /// mark, tens of nanoseconds.)
@@ -307,8 +307,9 @@ public final class ObjectContext: @unchecked Sendable {
     /// (``ContextEvent/objectsDidChange(_:)``). Runs by itself on the context's queue after
     /// changes, and before a save, fetch or rollback.
     public func processPendingChanges() {
+        // Every read calls it: with nothing pending, only debug builds check the queue.
+        guard !unprocessed.isEmpty else { return assertOnQueue() }
         preconditionOnQueue()
-        guard !unprocessed.isEmpty else { return }
         post(.objectsDidChange(takeUnprocessedChanges()))
     }
 
