@@ -22,8 +22,9 @@ import ObjectStore
 /// let focus = SelectionFocus(listView: listView, selection: selection, factory: factory)
 /// ```
 ///
-/// Keep it as long as the list view: it holds the list view, the selection and the factory
-/// weakly. ``RowClicks`` is its companion for clicks on rows that move under a still pointer.
+/// Keep it as long as the window: it holds a reference to the list view, and the selection
+/// and the factory weakly. ``RowClicks`` is its companion for clicks on rows that move under
+/// a still pointer.
 @MainActor
 public final class SelectionFocus {
     /// Whether GTK took the focus out of the list with a dropped row's widget, and it has not
@@ -46,6 +47,7 @@ public final class SelectionFocus {
     public init(listView: UnsafeMutablePointer<GtkWidget>, selectedRowWidget: @escaping () -> UnsafeMutablePointer<GtkWidget>?) {
         self.listView = listView
         self.selectedRowWidget = selectedRowWidget
+        g_object_ref(UnsafeMutableRawPointer(listView))
         Signal.connect(UnsafeMutableRawPointer(listView), "map") { [weak self] in self?.watchWindow() }
         if gtk_widget_get_mapped(listView) != 0 { watchWindow() }
     }
@@ -124,6 +126,7 @@ public final class SelectionFocus {
 
     isolated deinit {
         if let row = focusedRow { g_object_unref(UnsafeMutableRawPointer(row)) }
+        g_object_unref(UnsafeMutableRawPointer(listView))
     }
 
     /// Whether some of `row` shows in the list's scrolled window (or the list's parent).
