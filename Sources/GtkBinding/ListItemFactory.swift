@@ -130,8 +130,7 @@ public final class ListItemFactory<Result: ManagedObject> {
     }
 
     private func unbind(item listItem: OpaquePointer) {
-        if let id = shownObjects.removeValue(forKey: listItem), objectItems[id] == listItem { objectItems[id] = nil }
-        forgetHeader(of: listItem)
+        forget(listItem)
         unbind?(listItem)
     }
 

@@ -130,7 +130,7 @@ public final class SelectionFocus {
     }
 
     /// Whether some of `row` shows in the list's scrolled window (or the list's parent).
-    private func isOnScreen(_ row: UnsafeMutablePointer<GtkWidget>) -> Bool {
+    package func isOnScreen(_ row: UnsafeMutablePointer<GtkWidget>) -> Bool {
         guard let scrolled = gtk_widget_get_parent(listView) else { return false }
         var bounds = graphene_rect_t()
         guard gtk_widget_compute_bounds(row, scrolled, &bounds) != 0 else { return false }

@@ -55,7 +55,7 @@ extension ViewerWindow {
             gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(position)))
             return
         }
-        if let row = factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0, !onScreenOnly || isOnScreen(row) {
+        if let row = factory?.rowWidget(showing: object.objectID), gtk_widget_get_mapped(row) != 0, !onScreenOnly || selectionFocus.isOnScreen(row) {
             gtk_widget_grab_focus(row)  // GTK scrolls to the focused row when it is out of view
             openingFocusTries = 0
             focusLostWithItsRow = false
@@ -84,14 +84,6 @@ extension ViewerWindow {
         }
         focus.repair = { [weak self] in self?.keepFocusOnSelection(retry: false, onScreenOnly: true) }
         return focus
-    }
-
-    /// Whether some of `row` shows in the list's scrolled window.
-    private func isOnScreen(_ row: Widget) -> Bool {
-        guard let scrolled = gtk_widget_get_parent(listView) else { return false }
-        var bounds = graphene_rect_t()
-        guard gtk_widget_compute_bounds(row, scrolled, &bounds) != 0 else { return false }
-        return bounds.origin.y + bounds.size.height > 0 && bounds.origin.y < Float(gtk_widget_get_height(scrolled))
     }
 
     /// Brings the selected row fully into view, with its section's header when it is the
