@@ -77,8 +77,9 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     public var showsSectionHeaders: Bool { flattened.showsHeaders }
     /// Called after the list followed a batch of the controller (all its emissions done).
     public var didChange: ((ChangeBatch) -> Void)?
-    /// Called before the list follows a batch, before its first emission (the selection's).
-    var willChange: ((ChangeBatch) -> Void)?
+    /// Called before the list follows a batch, before its first emission, in order (the
+    /// selection's, the list anchor's).
+    var willChange: [(ChangeBatch) -> Void] = []
 
     let flattened: FlattenedSections
     private let items: ListItems
@@ -199,7 +200,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// not followed: the list takes the controller's sections in one emission instead, and
     /// the mistake is reported to `FetchedResultsDiagnostics/warningHandler`.
     public func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith batch: ChangeBatch) {
-        willChange?(batch)
+        for observer in willChange { observer(batch) }
         // The list's own controller holds the sections the batch leads to: the list shares
         // their keys rather than copying its own.
         let own = self.controller, sectionCount = own.sections?.count ?? 0

@@ -85,7 +85,7 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         handlers.append((list, Signal.connect(list, "items-changed") { [weak self] (_: guint, _: guint, _: guint) in
             self?.scheduleRestore()
         }))
-        rows.willChange = { [weak self] batch in
+        rows.willChange.append { [weak self] batch in
             guard let self, let object = self.selectedObject else { return }
             self.selectedIndexPath = self.selectedIndexPath.flatMap { batch.indexPath(of: object.objectID, from: $0) }
             if batch.isReload { self.setSelected(nil, keepingLastPosition: true) }

@@ -43,7 +43,7 @@ public enum ListItemContent<Result: ManagedObject> {
 public final class ListItemFactory<Result: ManagedObject> {
     /// The `GtkListItemFactory *`, owned by this object.
     public let factory: OpaquePointer
-    private weak var rows: FetchedResultsListModel<Result>?
+    private(set) weak var rows: FetchedResultsListModel<Result>?
     private let setup: (OpaquePointer) -> Void
     private let bind: (OpaquePointer, ListItemContent<Result>) -> Void
     private let unbind: ((OpaquePointer) -> Void)?
@@ -105,7 +105,13 @@ public final class ListItemFactory<Result: ManagedObject> {
     /// again when its section empties or fills).
     public var boundHeaders: [String: OpaquePointer] { headerItems }
 
-    private static func rowWidget(of listItem: OpaquePointer) -> UnsafeMutablePointer<GtkWidget>? {
+    /// The list items bound to rows now, objects' and headers'.
+    var boundListItems: [OpaquePointer] { Array(shownObjects.keys) + Array(headerItems.values) }
+
+    /// The object `listItem` is bound to now; nil for a header or an item not bound.
+    func objectID(shownBy listItem: OpaquePointer) -> ObjectID? { shownObjects[listItem] }
+
+    static func rowWidget(of listItem: OpaquePointer) -> UnsafeMutablePointer<GtkWidget>? {
         gtk_list_item_get_child(listItem).flatMap(gtk_widget_get_parent)
     }
 

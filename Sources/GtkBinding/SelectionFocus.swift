@@ -131,9 +131,6 @@ public final class SelectionFocus {
 
     /// Whether some of `row` shows in the list's scrolled window (or the list's parent).
     package func isOnScreen(_ row: UnsafeMutablePointer<GtkWidget>) -> Bool {
-        guard let scrolled = gtk_widget_get_parent(listView) else { return false }
-        var bounds = graphene_rect_t()
-        guard gtk_widget_compute_bounds(row, scrolled, &bounds) != 0 else { return false }
-        return bounds.origin.y + bounds.size.height > 0 && bounds.origin.y < Float(gtk_widget_get_height(scrolled))
+        RowPlace(of: row, in: listView)?.isPartlyShown ?? false
     }
 }

@@ -122,7 +122,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         connect(factory, "setup", Self.setup, nil)
         connect(factory, "bind", Self.bind, Unmanaged.passUnretained(rows).toOpaque())
         let listView = gtk_list_view_new(selection.selectionModelReference(), factory)
-        let window = present(listView)
+        let window = presentInWindow(listView)
         defer { gtk_window_destroy(window) }
         let selected = rows.controller.object(at: IndexPath(item: 5, section: 0))
         selection.select(selected)
@@ -186,7 +186,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
             _ = listItem.map { listItems.remove(OpaquePointer($0)) }
         }
         let listView = gtk_list_view_new(selection.selectionModelReference(), factory.factoryReference())
-        let window = present(listView)
+        let window = presentInWindow(listView)
         defer { gtk_window_destroy(window) }
         let recorder = ItemsChangedRecorder(rows.listModel) { rows.identity(ofItem: $0) }
 
@@ -238,18 +238,6 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         }
         XCTAssertGreaterThan(keptWidgets, 3, "seed \(seed): reloads that keep every row checked")
     } }
-
-    /// A 320 × 400 window showing `listView` in a scrolled window, drawn.
-    @MainActor private func present(_ listView: UnsafeMutablePointer<GtkWidget>?) -> UnsafeMutablePointer<GtkWindow> {
-        let scrolled = gtk_scrolled_window_new()
-        gtk_scrolled_window_set_child(OpaquePointer(scrolled), listView)
-        let window = UnsafeMutableRawPointer(gtk_window_new()!).assumingMemoryBound(to: GtkWindow.self)
-        gtk_window_set_default_size(window, 320, 400)
-        gtk_window_set_child(window, scrolled)
-        gtk_window_present(window)
-        MainLoop.iterate()
-        return window
-    }
 
     @MainActor private func connect(_ instance: OpaquePointer?, _ signal: String,
                          _ handler: @convention(c) (OpaquePointer?, OpaquePointer?, gpointer?) -> Void, _ data: gpointer?) {

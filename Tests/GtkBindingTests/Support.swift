@@ -96,3 +96,15 @@ enum Reloads {
         if now != replica { replica = now }
     }
 }
+
+/// A 320 × 400 window showing `listView` in a scrolled window, drawn.
+@MainActor func presentInWindow(_ listView: UnsafeMutablePointer<GtkWidget>?) -> UnsafeMutablePointer<GtkWindow> {
+    let scrolled = gtk_scrolled_window_new()
+    gtk_scrolled_window_set_child(OpaquePointer(scrolled), listView)
+    let window = UnsafeMutableRawPointer(gtk_window_new()!).assumingMemoryBound(to: GtkWindow.self)
+    gtk_window_set_default_size(window, 320, 400)
+    gtk_window_set_child(window, scrolled)
+    gtk_window_present(window)
+    MainLoop.iterate()
+    return window
+}

@@ -43,6 +43,7 @@ extension ViewerWindow {
         self.session?.sharing?.stop()
         self.session = session
         self.factory = factory
+        listAnchor = ListAnchor(listView: listView, factory: factory.items)
         // Without a model first, so that the new factory never binds the old dataset's items.
         gtk_list_view_set_model(listView.opaque, nil)
         gtk_list_view_set_factory(listView.opaque, factory.items.factory)

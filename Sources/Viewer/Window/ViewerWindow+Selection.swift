@@ -149,10 +149,7 @@ extension ViewerWindow {
 
     /// Whether all of `row` shows in the list's scrolled window.
     func isFullyOnScreen(_ row: Widget) -> Bool {
-        guard let scrolled = gtk_widget_get_parent(listView), gtk_widget_get_mapped(row) != 0 else { return false }
-        var bounds = graphene_rect_t()
-        guard gtk_widget_compute_bounds(row, scrolled, &bounds) != 0 else { return false }
-        return bounds.origin.y >= -1 && bounds.origin.y + bounds.size.height <= Float(gtk_widget_get_height(scrolled)) + 1
+        RowPlace(of: row, in: listView)?.isWhollyShown ?? false
     }
 
     /// Shows the selected object in the detail pane, and the list or its status page.

@@ -48,6 +48,8 @@ package final class ViewerWindow {
     /// The dataset shown now (``open(datasetNamed:)`` replaces it).
     var session: DatasetSession?
     var factory: RowFactory?
+    /// Keeps the rows on screen still while a tap or another program's change moves rows.
+    var listAnchor: ListAnchor<ManagedObject>?
     var contextObservation: ObservationToken?
     /// The title of the selected object when the detail pane last showed it.
     var selectedTitle: String?

@@ -5,7 +5,8 @@
 // is printed ("starred: …", "editing: …").
 //
 // The rows come from GtkBinding's kit: a ListItemFactory, the clicks on rows that move under
-// a still pointer (RowClicks), and the keyboard focus kept on the selected row when a tap
+// a still pointer (RowClicks), the rows on screen kept still while a tap moves one of them
+// (ListAnchor), and the keyboard focus kept on the selected row when a tap
 // moves it (SelectionFocus), so that Enter after a ★ edits the note instead of pressing
 // whichever button GTK gave the focus to.
 //
@@ -58,6 +59,7 @@ try store.insertInitialContents { context in
     let selection: FetchedResultsSelection<Note>
     let factory: ListItemFactory<Note>
     let focus: SelectionFocus
+    let anchor: ListAnchor<Note>
     let window: Widget
     let entry: Widget
     /// The note being renamed (Enter on a note), else nil: the entry adds a note.
@@ -109,8 +111,10 @@ try store.insertInitialContents { context in
         gtk_entry_set_placeholder_text(entry.cast(), "New note title")
         let listView = gtk_list_view_new(selection.selectionModelReference(), factory.factoryReference())!
         // The kit's defaults for a list whose rows move: clicks reach the row under the
-        // pointer, and the focus stays on the selected row.
+        // pointer, the rows on screen stay where they are, and the focus stays on the
+        // selected row.
         RowClicks.retargetClicks(in: listView)
+        anchor = ListAnchor(listView: listView, factory: factory)
         focus = SelectionFocus(listView: listView, selection: selection, factory: factory)
         let scrolled = gtk_scrolled_window_new()!
         gtk_scrolled_window_set_child(scrolled.opaque, listView)
