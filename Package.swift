@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        // Already postgres-nio's (its TLS); named for the TLS settings of ServerConfiguration.
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
     ],
     targets: [
         .target(
@@ -48,7 +50,8 @@ let package = Package(
         // Beside the store: only apps that share a store through PostgreSQL depend on it.
         .target(
             name: "Sharing",
-            dependencies: ["ObjectStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["ObjectStore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                           .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .systemLibrary(
             name: "CGtk",

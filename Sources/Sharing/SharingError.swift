@@ -12,6 +12,8 @@ import Foundation
 /// - ``reason``
 /// - ``unreadableChange(entity:object:reason:)``
 /// - ``invalidURL(_:reason:)``
+/// - ``insecureConnection(server:reason:)``
+/// - ``authenticationFailed(server:reason:)``
 public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem this is.
     ///
@@ -23,6 +25,14 @@ public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let unreadableChange = Kind("unreadableChange")
         /// A server address that is not a `postgresql://` URL this library understands.
         public static let invalidURL = Kind("invalidURL")
+        /// A connection that cannot be secured as ``ServerConfiguration/sslMode`` asks: the
+        /// server offers no TLS, its certificate is not signed by a trusted authority or is
+        /// made out to another host, or the authorities' file cannot be read. Not retried
+        /// every few seconds: the server's or the desktop's settings must change first.
+        public static let insecureConnection = Kind("insecureConnection")
+        /// The server refused the user: a wrong or missing password, a role that may not
+        /// log in, no `pg_hba.conf` line for it. Not retried every few seconds either.
+        public static let authenticationFailed = Kind("authenticationFailed")
 
         private let name: String
         private init(_ name: String) { self.name = name }
@@ -34,7 +44,8 @@ public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
     public var entity: String?
     /// The global ID of the object concerned, for ``Kind-swift.struct/unreadableChange``.
     public var globalID: UUID?
-    /// The server address concerned, without its password, for ``Kind-swift.struct/invalidURL``.
+    /// The server address concerned, without its password, for ``Kind-swift.struct/invalidURL``,
+    /// ``Kind-swift.struct/insecureConnection`` and ``Kind-swift.struct/authenticationFailed``.
     public var url: String?
     /// Why: what is wrong with the row or the address.
     public var reason: String
@@ -49,6 +60,21 @@ public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
         SharingError(kind: .invalidURL, url: url, reason: reason)
     }
 
+    /// A connection to `server` that cannot be secured as its `sslmode` asks (`reason` says
+    /// what failed and what to change).
+    public static func insecureConnection(server: String, reason: String) -> SharingError {
+        SharingError(kind: .insecureConnection, url: server, reason: reason)
+    }
+
+    /// `server` refused the user (`reason`: the server's words, and what to check).
+    public static func authenticationFailed(server: String, reason: String) -> SharingError {
+        SharingError(kind: .authenticationFailed, url: server, reason: reason)
+    }
+
+    /// Whether this is an error that trying again soon cannot mend (the settings of the
+    /// server or of the desktop must change first).
+    public var isRefusal: Bool { kind == .insecureConnection || kind == .authenticationFailed }
+
     private init(kind: Kind, entity: String? = nil, globalID: UUID? = nil, url: String? = nil, reason: String) {
         self.kind = kind
         self.entity = entity
@@ -61,8 +87,12 @@ public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .unreadableChange:
             return "the server's change log has a change of \(entity ?? "?") \(globalID.map { "\($0)" } ?? "?") that this model cannot read (\(reason)); make every desktop use the same model, or fix the row"
+        case .insecureConnection:
+            return "cannot connect to \(url ?? "the server") securely: \(reason)"
+        case .authenticationFailed:
+            return "\(url ?? "the server") refused the connection: \(reason)"
         case .invalidURL:
-            return "\(url ?? "?") is not a server address this library reads (\(reason)); write postgresql://USER@HOST[:PORT]/DATABASE"
+            return "\(url ?? "?") is not a server address this library reads (\(reason)); write postgresql://USER@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=FILE]"
         default:
             return "\(kind): \(reason)"
         }

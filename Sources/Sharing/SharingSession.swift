@@ -10,7 +10,32 @@ import Synchronization
 /// - ``state``
 /// - ``pendingChanges``
 /// - ``rejectedChanges``
+/// - ``Security``
+/// - ``security``
 public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
+    /// How the connection to the server is secured (see ``ServerConfiguration/sslMode``).
+    public enum Security: Sendable, Hashable, CustomStringConvertible {
+        /// Not encrypted: what crosses the network, rows and all, can be read on the way.
+        case plain
+        /// Encrypted, but the server's certificate is not checked (`sslmode` `prefer` or
+        /// `require`): another machine could pose as the server.
+        case encrypted
+        /// Encrypted, the server's certificate signed by a trusted authority (`verify-ca`).
+        case verifiedAuthority
+        /// Encrypted, the server's certificate signed by a trusted authority and made out to
+        /// the host connected to (`verify-full`).
+        case verifiedHost
+
+        public var description: String {
+            switch self {
+            case .plain: return "not encrypted"
+            case .encrypted: return "encrypted, the server not verified"
+            case .verifiedAuthority: return "encrypted, the server's certificate verified"
+            case .verifiedHost: return "encrypted, the server verified"
+            }
+        }
+    }
+
     public enum State: Sendable, Hashable {
         /// Connecting (at the start, and after the server was unreachable).
         case connecting
@@ -36,12 +61,15 @@ public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
     /// How many changes were refused for not fitting the model and are not dismissed (see
     /// ``SharingSession/rejectedChanges(after:)``).
     public var rejectedChanges: Int = 0
+    /// How the last connection to the server was secured; nil before the first.
+    public var security: Security? = nil
 
     public var description: String {
         let rejected = rejectedChanges == 0 ? "" : ", \(rejectedChanges) rejected"
+        let secured = security.map { " (\($0))" } ?? ""
         switch state {
         case .connecting: return "connecting to \(server)"
-        case .connected: return (pendingChanges == 0 ? "connected to \(server)" : "connected to \(server), \(pendingChanges) pending") + rejected
+        case .connected: return (pendingChanges == 0 ? "connected to \(server)" : "connected to \(server), \(pendingChanges) pending") + secured + rejected
         case .offline(let reason): return "offline, \(pendingChanges) pending\(rejected) (\(reason))"
         case .resyncing: return "resyncing from \(server)"
         case .stopped: return "stopped"

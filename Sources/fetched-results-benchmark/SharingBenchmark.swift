@@ -53,12 +53,12 @@ private func measureSharing(serverURL: String, folder: URL) async throws -> Shar
     let server = try ServerConfiguration(url: serverURL)
     let logger = Logger(label: "benchmark")
     let name = "bench_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-    let admin = try await PostgresConnection.connect(configuration: server.connection, id: 1, logger: logger)
+    let admin = try await PostgresConnection.connect(configuration: try server.connection, id: 1, logger: logger)
     try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
     try await admin.close()
     defer {
         Task {
-            let admin = try await PostgresConnection.connect(configuration: server.connection, id: 2, logger: logger)
+            let admin = try await PostgresConnection.connect(configuration: try server.connection, id: 2, logger: logger)
             try await admin.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"), logger: logger)
             try await admin.close()
         }
@@ -100,7 +100,7 @@ private func measureSharing(serverURL: String, folder: URL) async throws -> Shar
 /// 50 round trips of `SELECT 1` to the server.
 private func roundTrips(_ configuration: ServerConfiguration, logger: Logger) async throws -> [Double] {
     var roundTrips: [Double] = []
-    let probe = try await PostgresConnection.connect(configuration: configuration.connection, id: 99, logger: logger)
+    let probe = try await PostgresConnection.connect(configuration: try configuration.connection, id: 99, logger: logger)
     for _ in 0..<50 {
         let start = ContinuousClock.now
         for try await _ in try await probe.query("SELECT 1", logger: logger).decode(Int.self) {}

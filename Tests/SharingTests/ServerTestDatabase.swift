@@ -66,7 +66,7 @@ struct ServerTestDatabase {
     }
 
     private static func connect(_ configuration: ServerConfiguration) async throws -> PostgresConnection {
-        try await PostgresConnection.connect(configuration: configuration.connection, id: 1, logger: logger)
+        try await PostgresConnection.connect(configuration: try configuration.connection, id: 1, logger: logger)
     }
 
     /// A new connection to the database; closed when `body` ends.

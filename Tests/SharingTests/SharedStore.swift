@@ -13,13 +13,20 @@ final class SharedStore {
     let store: PersistentStore
     let session: SharingSession
 
-    init(_ url: URL, database: ServerTestDatabase, model: Model = BoardModel.model, policy: MergePolicy = .error,
-         seed: ((ObjectContext) throws -> Void)? = nil) throws {
+    convenience init(_ url: URL, database: ServerTestDatabase, model: Model = BoardModel.model, policy: MergePolicy = .error,
+                     seed: ((ObjectContext) throws -> Void)? = nil) throws {
+        try self.init(url, configuration: database.configuration, model: model, policy: policy, seed: seed)
+    }
+
+    /// A store sharing through `configuration`; its session's log lines go to `logLines` when given.
+    init(_ url: URL, configuration: ServerConfiguration, model: Model = BoardModel.model, policy: MergePolicy = .error,
+         seed: ((ObjectContext) throws -> Void)? = nil, logLines: LogLines? = nil) throws {
         self.url = url
         store = try PersistentStore(url: url, model: model)
         if let seed { try store.insertInitialContents(seed) }
-        var sharing = PostgresSharing(database.configuration, mergePolicy: policy)
+        var sharing = PostgresSharing(configuration, mergePolicy: policy)
         sharing.reconnectDelay = .milliseconds(100)
+        if let logLines { sharing.logger = logLines.logger() }
         session = try store.share(through: sharing)
         let updates = session.statusUpdates()
         let seen = seen

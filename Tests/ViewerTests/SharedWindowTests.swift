@@ -33,6 +33,8 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(window.sharingIndicator.widget.isVisible)
         XCTAssertEqual(String(cString: gtk_widget_get_tooltip_text(window.sharingIndicator.widget)), shared)
         XCTAssertEqual(window.textDump.split(separator: "\n").last.map(String.init), "sharing: \(shared)")
+        // The test server takes TLS; the address does not ask to check its certificate.
+        XCTAssertEqual(window.sharingIndicator.securityText, "Encrypted. The server's certificate is not checked (sslmode=verify-full checks it).")
         XCTAssertFalse(Action.isEnabled(window.shareAction), "Share… does not apply")
         XCTAssertTrue(Action.isEnabled(window.stopSharingAction))
 

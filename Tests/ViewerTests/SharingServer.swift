@@ -49,7 +49,7 @@ enum SharingServer {
     /// `psql` would), waiting for it.
     static func run(_ sql: String, on configuration: ServerConfiguration) throws {
         try waiting {
-            let connection = try await PostgresConnection.connect(configuration: configuration.connection, id: 1, logger: logger)
+            let connection = try await PostgresConnection.connect(configuration: try configuration.connection, id: 1, logger: logger)
             do {
                 try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
             } catch {

@@ -32,6 +32,8 @@ actor SharingEngine {
     private var retryAt: ContinuousClock.Instant?
     private var retryTask: Task<Void, Never>?
     private var lastState: SharingStatus.State = .connecting
+    /// How the current (or last) connection is secured.
+    private var security: SharingStatus.Security?
 
     init(store: PersistentStore, sharing: PostgresSharing) {
         self.store = store
@@ -101,15 +103,21 @@ actor SharingEngine {
             for waiter in waiting { waiter.resume() }
         } catch {
             await closeConnection()
-            let reason = Self.reason(error)
-            if failures == 0 { logger.info("sharing: \(reason)") }
+            let refusal = sharing.configuration.refusal(error)
+            let reason = refusal.map { "\($0)" } ?? Self.reason(error)
+            if failures == 0 {
+                if refusal != nil { logger.error("sharing: \(reason)") } else { logger.info("sharing: \(reason)") }
+            }
             pending = (try? await countPending()) ?? pending
             status(.offline(reason: reason))
-            for waiter in waiting { waiter.resume(throwing: error) }
+            for waiter in waiting { waiter.resume(throwing: refusal ?? error) }
             // Try again later, waiting longer after each failure (up to 30 s, or the delay
-            // itself when it is longer); a synchronize() call tries at once.
+            // itself when it is longer; 5 minutes when the server refused us: its settings
+            // or ours must change first); a synchronize() call, or the listener connecting
+            // again, tries at once.
             failures += 1
-            let delay = min(sharing.reconnectDelay * (1 << min(failures - 1, 10)), max(sharing.reconnectDelay, .seconds(30)))
+            let longest = refusal == nil ? Self.longestRetryDelay : Self.refusalRetryDelay
+            let delay = min(sharing.reconnectDelay * (1 << min(failures - 1, 10)), max(sharing.reconnectDelay, longest))
             retryAt = ContinuousClock.now + delay
             retryTask?.cancel()
             let wake = self.wake
@@ -119,6 +127,11 @@ actor SharingEngine {
             }
         }
     }
+
+    /// The longest wait between tries to reach a server that does not answer, and between
+    /// tries to connect to one that refused the connection (TLS, a password).
+    static let longestRetryDelay: Duration = .seconds(30)
+    static let refusalRetryDelay: Duration = .seconds(300)
 
     /// How long a round may go without progress (a page pulled, a chunk pushed) before it
     /// is given up: postgres-nio 1.33 can leave a query's rows unfinished forever when the
@@ -175,7 +188,8 @@ actor SharingEngine {
     func status(_ state: SharingStatus.State) {
         lastState = state
         let rejected = (try? store.database.read { db in try SharingState.rejectedCount(in: db) }) ?? 0
-        report?(SharingStatus(state: state, pendingChanges: pending, server: sharing.configuration.description, rejectedChanges: rejected))
+        report?(SharingStatus(state: state, pendingChanges: pending, server: sharing.configuration.description, rejectedChanges: rejected,
+                              security: security))
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -202,12 +216,13 @@ actor SharingEngine {
         // Not while offline: each try would flip the status, and its lines, back and forth.
         if case .offline = lastState {} else { status(.connecting) }
         connectionNumber += 1
-        let connection = try await PostgresConnection.connect(configuration: sharing.configuration.connection, id: connectionNumber, logger: logger)
+        let connection = try await PostgresConnection.connect(configuration: try sharing.configuration.connection, id: connectionNumber, logger: logger)
         do {
             // A round never waits long on the server: a lock held by a desktop that hangs
             // ends the statement with an error, and the round is tried again.
             try await connection.query("SET lock_timeout = '10s'", logger: logger)
             try await connection.query("SET statement_timeout = '60s'", logger: logger)
+            security = try await Self.security(of: connection, mode: sharing.configuration.sslMode, logger: logger)
             logger.trace("sharing: round: creating the schema")
             try await ServerSchema(model: model).create(on: connection, logger: logger)
             let identity = try await log.identity(on: connection, logger: logger) ?? ""
@@ -224,6 +239,21 @@ actor SharingEngine {
         } catch {
             Task { try? await connection.close() }
             throw error
+        }
+    }
+
+    /// How `connection` is secured: whether the server encrypts it (`pg_stat_ssl`, which a
+    /// role reads for its own connections), and what `mode` checked of its certificate.
+    private static func security(of connection: PostgresConnection, mode: ServerConfiguration.SSLMode,
+                                 logger: Logger) async throws -> SharingStatus.Security {
+        let rows = try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger)
+        var encrypted = false
+        for try await ssl in rows.decode(Bool.self) { encrypted = ssl }
+        guard encrypted else { return .plain }
+        switch mode {
+        case .verifyFull: return .verifiedHost
+        case .verifyCA: return .verifiedAuthority
+        default: return .encrypted
         }
     }
 
@@ -301,7 +331,15 @@ actor SharingEngine {
         let listener = ServerListener(configuration: sharing.configuration, reconnectDelay: sharing.reconnectDelay,
                                       safetyInterval: sharing.safetyInterval, logger: logger)
         for await event in listener.events() {
-            if case .disconnected(let reason) = event { logger.debug("sharing: listener: \(reason)") }
+            switch event {
+            case .disconnected(let reason):
+                logger.debug("sharing: listener: \(reason)")
+            case .connected:
+                // The server answers (again): no need to wait for the next try.
+                retryAt = nil
+            default:
+                break
+            }
             wake.yield()
         }
     }

@@ -61,12 +61,15 @@ package struct ServerListener: Sendable {
 
     private func listen(_ continuation: AsyncStream<Event>.Continuation) async {
         var attempt = 0
+        var failures = 0
         while !Task.isCancelled {
             attempt += 1
+            var refused = false
             do {
-                let connection = try await PostgresConnection.connect(configuration: configuration.connection, id: attempt, logger: logger)
+                let connection = try await PostgresConnection.connect(configuration: try configuration.connection, id: attempt, logger: logger)
                 do {
                     try await connection.listen(on: ServerSchema.notificationChannel) { notifications in
+                        failures = 0
                         continuation.yield(.connected)
                         for try await _ in notifications { continuation.yield(.woken) }
                     }
@@ -79,9 +82,15 @@ package struct ServerListener: Sendable {
                 }
             } catch {
                 if Task.isCancelled { return }
-                continuation.yield(.disconnected("\(configuration): \(String(reflecting: error))"))
+                let refusal = configuration.refusal(error)
+                refused = refusal != nil
+                continuation.yield(.disconnected(refusal.map { "\($0)" } ?? "\(configuration): \(String(reflecting: error))"))
             }
-            try? await Task.sleep(for: reconnectDelay)
+            // Longer after each failure in a row, as the engine's rounds: a server that is
+            // down, or that refuses this desktop, is not asked every second.
+            failures += 1
+            let longest = refused ? SharingEngine.refusalRetryDelay : SharingEngine.longestRetryDelay
+            try? await Task.sleep(for: min(reconnectDelay * (1 << min(failures - 1, 10)), max(reconnectDelay, longest)))
         }
     }
 }

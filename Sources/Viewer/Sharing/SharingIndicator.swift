@@ -6,17 +6,20 @@ import Sharing
 
 /// The header bar's sharing indicator: an icon that says where the store stands with its
 /// server (shared, offline with the changes waiting, resyncing, connecting) in its tooltip
-/// and to screen readers; a click opens a popover with the server, the state in full and
-/// Stop Sharing. Hidden while the store does not share.
+/// and to screen readers; a click opens a popover with the server, the state in full, how
+/// the connection is secured and Stop Sharing. Hidden while the store does not share.
 final class SharingIndicator {
     /// A `GtkMenuButton`.
     let widget: Widget
     private let serverLabel: Widget
     private let stateLabel: Widget
     private let reasonLabel: Widget
+    private let securityLabel: Widget
     /// What the indicator says (its tooltip and accessible name); nil while hidden.
     private(set) var text: String?
     private var shown: SharingStatus.State?
+    /// What the popover says of the connection's security; nil before the first connection.
+    private(set) var securityText: String?
 
     init() {
         widget = gtk_menu_button_new()
@@ -25,7 +28,8 @@ final class SharingIndicator {
         serverLabel = makeLabel()
         stateLabel = makeLabel()
         reasonLabel = makeLabel(classes: ["dim-label"])
-        for label in [serverLabel, stateLabel, reasonLabel] {
+        securityLabel = makeLabel(classes: ["dim-label"])
+        for label in [serverLabel, stateLabel, reasonLabel, securityLabel] {
             wrapAnywhere(label)
             gtk_label_set_max_width_chars(label.opaque, 40)
         }
@@ -34,7 +38,7 @@ final class SharingIndicator {
         let stop = makeButton(mnemonic: "_Stop Sharing")
         gtk_actionable_set_action_name(OpaquePointer(stop), "win.stop-sharing")
         gtk_widget_set_halign(stop, GTK_ALIGN_END)
-        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 6, [title, serverLabel, stateLabel, reasonLabel, stop])
+        let content = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 6, [title, serverLabel, stateLabel, securityLabel, reasonLabel, stop])
         content.addClass("sharing-popover")
         let popover = gtk_popover_new()!
         gtk_popover_set_child(popover.cast(), content)
@@ -67,6 +71,12 @@ final class SharingIndicator {
         fr_accessible_set_text(widget, GTK_ACCESSIBLE_PROPERTY_LABEL, text)
         gtk_label_set_text(serverLabel.opaque, status.server)
         gtk_label_set_text(stateLabel.opaque, state)
+        securityText = status.security.map(Self.describe)
+        securityLabel.isVisible = securityText != nil
+        if let security = status.security {
+            gtk_label_set_text(securityLabel.opaque, Self.describe(security))
+            securityLabel.setClass("warning", security == .plain)
+        }
         if case .offline(let reason) = status.state {
             let why = reason.prefix(1).uppercased() + reason.dropFirst()
             gtk_label_set_text(reasonLabel.opaque, "\(why). Changes made here are kept in this store and sent once the server can be reached.")
@@ -75,6 +85,16 @@ final class SharingIndicator {
             reasonLabel.isVisible = false
         }
         widget.isVisible = true
+    }
+
+    /// How the connection is secured, in words, with what to do when it is not.
+    static func describe(_ security: SharingStatus.Security) -> String {
+        switch security {
+        case .plain: return "Not encrypted: what is shared can be read on the network. The server's address can ask for TLS (sslmode=verify-full)."
+        case .encrypted: return "Encrypted. The server's certificate is not checked (sslmode=verify-full checks it)."
+        case .verifiedAuthority: return "Encrypted. The server's certificate is signed by a trusted authority."
+        case .verifiedHost: return "Encrypted. The server's certificate is checked: it is the server named."
+        }
     }
 
     /// The icon and the state in words for `status`; nil when stopped.

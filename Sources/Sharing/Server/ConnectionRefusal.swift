@@ -1,0 +1,39 @@
+import NIOSSL
+import PostgresNIO
+
+extension ServerConfiguration {
+    /// The refusal `error`, thrown while connecting to this server, stands for, with a message
+    /// that says what to change; nil for an error that trying again may mend (the server
+    /// unreachable, restarting).
+    func refusal(_ error: any Error) -> SharingError? {
+        if let error = error as? SharingError { return error.isRefusal ? error : nil }
+        guard let error = error as? PSQLError else { return nil }
+        switch error.code {
+        case .sslUnsupported:
+            return .insecureConnection(server: description, reason: "the server does not offer TLS, and sslmode=\(sslMode.rawValue) requires it: turn ssl on in the server's postgresql.conf, or use sslmode=prefer")
+        case .authMechanismRequiresPassword:
+            return .authenticationFailed(server: description, reason: "it asks for \(username)'s password and none was given: put it in PGPASSWORD, in ~/.pgpass or in the URL")
+        case .server:
+            // 28000: invalid_authorization_specification (no pg_hba.conf line, a role that
+            // may not log in); 28P01: invalid_password.
+            guard let state = error.serverInfo?[.sqlState], state.hasPrefix("28") else { return nil }
+            let message = error.serverInfo?[.message] ?? "authentication failed"
+            let hint = state == "28P01" ? "check \(username)'s password (PGPASSWORD, ~/.pgpass or the URL)" : "ask the server's administrator to let \(username) connect"
+            return .authenticationFailed(server: description, reason: "\(message); \(hint)")
+        default:
+            return error.underlying.flatMap(tlsRefusal)
+        }
+    }
+
+    /// What a TLS handshake's error says of the server's certificate, when it says something.
+    private func tlsRefusal(_ error: any Error) -> SharingError? {
+        if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
+            return .insecureConnection(server: description, reason: "the server's certificate is made out to another host than \(host) (sslmode=verify-full): connect by the name on its certificate, or use sslmode=verify-ca")
+        }
+        if let error = error as? NIOSSLError, case .handshakeFailed(let ssl) = error, "\(ssl)".contains("CERTIFICATE_VERIFY_FAILED") {
+            let authorities = sslRootCertificate ?? "~/.postgresql/root.crt"
+            return .insecureConnection(server: description, reason: "the server's certificate is not signed by a certificate authority of \(authorities) (sslmode=\(sslMode.rawValue)): give the authority that signed it as sslrootcert")
+        }
+        return nil
+    }
+}
