@@ -12,6 +12,8 @@ import Synchronization
 /// - ``rejectedChanges``
 /// - ``Security``
 /// - ``security``
+/// - ``readOnlyReason``
+/// - ``isReadOnly``
 public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
     /// How the connection to the server is secured (see ``ServerConfiguration/sslMode``).
     public enum Security: Sendable, Hashable, CustomStringConvertible {
@@ -63,10 +65,15 @@ public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
     public var rejectedChanges: Int = 0
     /// How the last connection to the server was secured; nil before the first.
     public var security: Security? = nil
+    /// Why this desktop's changes are not sent to the server (its role may only read, or the
+    /// server refused a push for permission); nil when they are. They stay in the store.
+    public var readOnlyReason: String? = nil
+    /// Whether this desktop's changes are not sent (see ``readOnlyReason``).
+    public var isReadOnly: Bool { readOnlyReason != nil }
 
     public var description: String {
         let rejected = rejectedChanges == 0 ? "" : ", \(rejectedChanges) rejected"
-        let secured = security.map { " (\($0))" } ?? ""
+        let secured = (security.map { " (\($0))" } ?? "") + (isReadOnly ? ", read-only" : "")
         switch state {
         case .connecting: return "connecting to \(server)"
         case .connected: return (pendingChanges == 0 ? "connected to \(server)" : "connected to \(server), \(pendingChanges) pending") + secured + rejected

@@ -197,6 +197,37 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(window.sharingIndicator.text?.hasPrefix("Shared through") == true, window.sharingIndicator.text ?? "hidden")
     } }
 
+    /// A role that may only read the shared list (GRANT SELECT, a password): its window shows
+    /// the list and what others change, says "Read-only" and why, and offers no edit: Add,
+    /// Edit, Delete and Undo are off, and a tap is refused with a toast, its store unchanged.
+    func testARoleThatMayOnlyReadSeesTheListAndIsOfferedNoEdit() throws { try MainActor.assumeIsolated {
+        let url = try SharingServer.database(for: self)
+        let owner = try otherDesktop("owner.sqlite", sharingThrough: url)
+        let server = try ServerConfiguration(url: url)
+        let role = "reader_\(UInt32.random(in: 0..<UInt32.max))"
+        try SharingServer.run("CREATE ROLE \(role) LOGIN PASSWORD 'reader-pass' IN ROLE password_users", on: server)
+        try SharingServer.run("GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(role)", on: server)
+        let readerURL = url.replacingOccurrences(of: "//\(server.username)@", with: "//\(role):reader-pass@")
+        let window = try openWindow(shareURL: readerURL)
+        XCTAssertTrue(MainLoop.iterate(until: { window.sharingIndicator.text?.hasSuffix(", read-only") == true }, timeout: 20),
+                      window.sharingIndicator.text ?? "hidden")
+        XCTAssertFalse(window.sharingIndicator.text?.contains("reader-pass") ?? true, "no password shown")
+        for button in [window.addButton, window.editButton, window.deleteButton, window.undoButton] {
+            XCTAssertEqual(gtk_widget_get_sensitive(button), 0, "no edit is offered")
+        }
+        window.activateRow(titled: "Algeria")
+        XCTAssertEqual(window.shownToast, "Read-only: \(role) may only read the shared list on this server")
+        MainLoop.iterate(for: 0.3)
+        XCTAssertTrue(window.rows(inSection: "Africa").contains { $0.hasSuffix("Algeria · Wins: 0") }, window.listLines.joined(separator: "\n"))
+        XCTAssertEqual(window.session?.sharing?.status.pendingChanges, 0, "nothing was saved to wait")
+
+        _ = try sqlite3(owner.url, "UPDATE Team SET wins = 5 WHERE teamName = 'Ghana'")
+        try waiting { try await owner.session.synchronize() }
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 5") == true }, timeout: 10),
+                      "the owner's change arrives:\n\(window.listLines.joined(separator: "\n"))")
+        try stop(owner.session)
+    } }
+
     /// The window `window` opened last (a dialog transient for it).
     @MainActor private func dialog(of window: ViewerWindow) -> Widget? {
         let toplevels = gtk_window_get_toplevels()!

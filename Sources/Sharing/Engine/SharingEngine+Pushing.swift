@@ -133,3 +133,41 @@ extension SharingEngine {
         }
     }
 }
+
+// MARK: Roles that may not write
+
+extension SharingEngine {
+    /// PostgreSQL's `insufficient_privilege`.
+    static let insufficientPrivilege = "42501"
+
+    /// Pushes what waits, unless this desktop's role may not write: then its changes stay in
+    /// the store, counted as pending. A push the server refuses for permission makes the
+    /// connection read-only, said once, instead of failing every round.
+    func pushUnlessReadOnly(on connection: PostgresConnection) async throws {
+        guard readOnlyReason == nil else {
+            pending = try await countPending()
+            return
+        }
+        do {
+            try await pushAll(on: connection)
+        } catch where serverError(error)?.sqlState == Self.insufficientPrivilege {
+            let message = serverError(error)?.message ?? "permission denied"
+            refusePushes("the server refused this desktop's changes (\(message)); they stay in this store")
+            pending = try await countPending()
+        }
+    }
+
+    /// Whether the role may insert, update and delete the rows of every entity's table.
+    func mayWrite(on connection: PostgresConnection) async throws -> Bool {
+        for entity in model.entities {
+            let table = ServerNames.quoted(entity.name)
+            let rows = try await connection.query("""
+                SELECT has_table_privilege('\(unescaped: table)', 'INSERT')
+                   AND has_table_privilege('\(unescaped: table)', 'UPDATE')
+                   AND has_table_privilege('\(unescaped: table)', 'DELETE')
+                """, logger: logger)
+            for try await may in rows.decode(Bool.self) where !may { return false }
+        }
+        return true
+    }
+}

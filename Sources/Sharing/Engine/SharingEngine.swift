@@ -34,6 +34,16 @@ actor SharingEngine {
     private var lastState: SharingStatus.State = .connecting
     /// How the current (or last) connection is secured.
     private var security: SharingStatus.Security?
+    /// Why this desktop's changes are not sent over the current connection (its role may
+    /// only read, or the server refused a push for permission); nil when they are.
+    private(set) var readOnlyReason: String?
+
+    /// Sends nothing more over this connection, for `reason` (said once, as an error).
+    func refusePushes(_ reason: String) {
+        guard readOnlyReason == nil else { return }
+        readOnlyReason = reason
+        logger.error("sharing: \(reason)")
+    }
 
     init(store: PersistentStore, sharing: PostgresSharing) {
         self.store = store
@@ -177,11 +187,16 @@ actor SharingEngine {
         logger.trace("sharing: round: pulling")
         try await pullAll(on: connection)
         logger.trace("sharing: round: pushing")
-        try await pushAll(on: connection)
+        try await pushUnlessReadOnly(on: connection)
         logger.trace("sharing: round: done")
         if ContinuousClock.now - lastPrune > .seconds(300) {
             lastPrune = .now
-            try await log.prune(keepingLast: sharing.logLimit, on: connection, logger: logger)
+            // Only a role that may delete from the log prunes it (the schema's owner, say).
+            do {
+                try await log.prune(keepingLast: sharing.logLimit, on: connection, logger: logger)
+            } catch where serverError(error)?.sqlState == Self.insufficientPrivilege {
+                logger.debug("sharing: this role may not prune the change log; its owner's desktops do")
+            }
         }
     }
 
@@ -189,7 +204,7 @@ actor SharingEngine {
         lastState = state
         let rejected = (try? store.database.read { db in try SharingState.rejectedCount(in: db) }) ?? 0
         report?(SharingStatus(state: state, pendingChanges: pending, server: sharing.configuration.description, rejectedChanges: rejected,
-                              security: security))
+                              security: security, readOnlyReason: readOnlyReason))
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -223,8 +238,13 @@ actor SharingEngine {
             try await connection.query("SET lock_timeout = '10s'", logger: logger)
             try await connection.query("SET statement_timeout = '60s'", logger: logger)
             security = try await Self.security(of: connection, mode: sharing.configuration.sslMode, logger: logger)
+            readOnlyReason = nil
             logger.trace("sharing: round: creating the schema")
             try await ServerSchema(model: model).create(on: connection, logger: logger)
+            if try await !mayWrite(on: connection) {
+                readOnlyReason = "\(sharing.configuration.username) may only read the shared list on this server"
+                logger.notice("sharing: \(readOnlyReason!); changes made here stay in this store")
+            }
             let identity = try await log.identity(on: connection, logger: logger) ?? ""
             let known = try await store.database.read { db in try SharingState.value(.serverIdentity, in: db) }
             if known != identity {
@@ -275,7 +295,7 @@ actor SharingEngine {
         let seedOnly = try await Task.detached { try store.holdsOnlyInitialContents() }.value
         let serverWasEmpty = try await connection.withTransaction(logger: logger) { connection -> Bool in
             try await connection.query("SELECT pg_advisory_xact_lock(\(ServerSchema.advisoryLockKey + 1))", logger: logger)
-            guard try await self.serverIsEmpty(connection) else { return false }
+            guard await self.readOnlyReason == nil, try await self.serverIsEmpty(connection) else { return false }
             let (operations, through) = try await self.store.database.write { db in try self.outbox.pending(everything: true, in: db) }
             let (written, conflicts) = try await self.writer.push(operations, on: connection)
             let cursor = try await self.horizonCursor(connection)

@@ -37,3 +37,13 @@ extension ServerConfiguration {
         return nil
     }
 }
+
+/// The server's error behind `error`: a `PSQLError` the server sent, also when a transaction
+/// wrapped it (`PostgresTransactionError`); nil for any other error.
+func serverError(_ error: any Error) -> (sqlState: String, message: String)? {
+    if let error = error as? PostgresTransactionError {
+        return [error.closureError, error.beginError, error.commitError].lazy.compactMap { $0.flatMap(serverError) }.first
+    }
+    guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return nil }
+    return (state, error.serverInfo?[.message] ?? "error \(state)")
+}

@@ -20,7 +20,13 @@ import PostgresNIO
 ///
 /// ``create(on:logger:)`` is idempotent and safe to run from several desktops at once: it
 /// creates what is missing, adds the columns of attributes and relationships that a newer
-/// model has, and replaces the trigger functions with this version's.
+/// model has, and replaces the trigger functions with this version's. A schema already as
+/// this version makes it is left alone (a fingerprint of its statements is kept on the
+/// server), so that roles that do not own it (a reader, a colleague's role) connect to it.
+///
+/// The trigger function that writes the change log runs as the schema's owner (`SECURITY
+/// DEFINER`): a role that writes entity tables needs no right on the log but reading it,
+/// and cannot forge its entries.
 ///
 /// ## Topics
 /// - ``init(model:)``
@@ -46,11 +52,25 @@ package struct ServerSchema: Sendable {
     /// there.
     package func create(on connection: PostgresConnection, logger: Logger) async throws {
         let statements = self.statements
+        let fingerprint = statements.joined(separator: ";\n")
+        let state = ServerNames.quoted(ServerNames.state)
+        let exists = try await connection.query("SELECT to_regclass('\(unescaped: state)') IS NOT NULL", logger: logger)
+        var stateExists = false
+        for try await value in exists.decode(Bool.self) { stateExists = value }
+        if stateExists {
+            let current = try await connection.query("SELECT EXISTS (SELECT 1 FROM \(unescaped: state) WHERE key = 'schema' AND value = md5(\(fingerprint)))",
+                                                     logger: logger)
+            for try await isCurrent in current.decode(Bool.self) where isCurrent { return }
+        }
         try await connection.withTransaction(logger: logger) { connection in
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
             for statement in statements {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
+            try await connection.query("""
+                INSERT INTO \(unescaped: state) (key, value) VALUES ('schema', md5(\(fingerprint)))
+                ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                """, logger: logger)
         }
     }
 
@@ -162,7 +182,7 @@ package struct ServerSchema: Sendable {
             // log), and the names of the columns that changed: all of them for an insert.
             """
             CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.recordChange))() RETURNS trigger
-            LANGUAGE plpgsql AS $$
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
             DECLARE
                 new_row jsonb;
                 changed text[];

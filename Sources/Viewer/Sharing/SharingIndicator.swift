@@ -61,7 +61,7 @@ final class SharingIndicator {
         // What the icon stands for, the server included where it is one.
         let text: String
         switch status.state {
-        case .connected: text = "Shared through \(status.server)" + (status.pendingChanges == 0 ? "" : ", \(state.lowercased())")
+        case .connected: text = "Shared through \(status.server)" + (status.pendingChanges == 0 && !status.isReadOnly ? "" : ", \(state.lowercased())")
         case .connecting: text = "Connecting to \(status.server)…"
         default: text = state
         }
@@ -77,7 +77,11 @@ final class SharingIndicator {
             gtk_label_set_text(securityLabel.opaque, Self.describe(security))
             securityLabel.setClass("warning", security == .plain)
         }
-        if case .offline(let reason) = status.state {
+        if let reason = status.readOnlyReason {
+            let why = reason.prefix(1).uppercased() + reason.dropFirst()
+            gtk_label_set_text(reasonLabel.opaque, "\(why). Changes made here stay in this store.")
+            reasonLabel.isVisible = true
+        } else if case .offline(let reason) = status.state {
             let why = reason.prefix(1).uppercased() + reason.dropFirst()
             gtk_label_set_text(reasonLabel.opaque, "\(why). Changes made here are kept in this store and sent once the server can be reached.")
             reasonLabel.isVisible = true
@@ -101,6 +105,8 @@ final class SharingIndicator {
     static func describe(_ status: SharingStatus) -> (icon: String, state: String)? {
         let changes = status.pendingChanges == 1 ? "1 change" : "\(status.pendingChanges) changes"
         switch status.state {
+        case .connected where status.isReadOnly:
+            return ("network-server-symbolic", "Read-only" + (status.pendingChanges == 0 ? "" : ", \(changes) kept here"))
         case .connected:
             return ("network-server-symbolic", status.pendingChanges == 0 ? "Connected" : "Sending \(changes)")
         case .offline:

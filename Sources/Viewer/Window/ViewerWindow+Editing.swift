@@ -6,14 +6,14 @@ import GtkBinding
 extension ViewerWindow {
     /// Opens the Add dialog (when the dataset has `addFields`).
     func showAddDialog() {
-        guard let session, addButton.isVisible else { return }
+        guard let session, addButton.isVisible, !refusesEdits() else { return }
         present(ObjectDialog(session: session, mode: .add(section: session.sectionObjectForNewRow()), parent: window))
     }
 
     /// Opens the Edit dialog on the selected object (when the dataset has `editFields`).
     func showEditDialog() {
         applyPendingMove()
-        guard let session, editButton.isVisible, let object = session.selection.selectedObject else { return }
+        guard let session, editButton.isVisible, let object = session.selection.selectedObject, !refusesEdits() else { return }
         present(ObjectDialog(session: session, mode: .edit(object), parent: window))
     }
 
@@ -43,12 +43,13 @@ extension ViewerWindow {
     /// Deletes the selected object; Undo brings it back.
     func deleteSelection() {
         applyPendingMove()
-        guard let object = session?.selection.selectedObject else { return }
+        guard let object = session?.selection.selectedObject, !refusesEdits() else { return }
         perform { try $0.delete(object) }
     }
 
     /// Reverts the last saved edit and selects what it brought back.
     func undo() {
+        guard !refusesEdits() else { return }
         perform { session in
             if let object = try session.edits.undo() { session.selection.select(object) }
         }
@@ -56,10 +57,22 @@ extension ViewerWindow {
 
     /// Edit and Delete need a selected object; Undo a saved edit.
     func updateButtons() {
-        let selected = session?.selection.selectedObject != nil
-        gtk_widget_set_sensitive(editButton, selected ? 1 : 0)
-        gtk_widget_set_sensitive(deleteButton, selected ? 1 : 0)
-        gtk_widget_set_sensitive(undoButton, session?.edits.canUndo == true ? 1 : 0)
+        let selected = session?.selection.selectedObject != nil, writable = readOnlyReason == nil
+        gtk_widget_set_sensitive(addButton, writable ? 1 : 0)
+        gtk_widget_set_sensitive(editButton, selected && writable ? 1 : 0)
+        gtk_widget_set_sensitive(deleteButton, selected && writable ? 1 : 0)
+        gtk_widget_set_sensitive(undoButton, session?.edits.canUndo == true && writable ? 1 : 0)
+    }
+
+    /// Why the list may not be edited here: the server lets this desktop's role only read
+    /// it (edits would stay in this store, never shared); nil when it may be.
+    var readOnlyReason: String? { session?.sharing?.status.readOnlyReason }
+
+    /// Whether edits are refused (the list is read-only on its server), saying so in a toast.
+    func refusesEdits() -> Bool {
+        guard let reason = readOnlyReason else { return false }
+        showToast("Read-only: \(reason)")
+        return true
     }
 
     /// Runs an edit now; a failure shows in the banner (``Edits`` decides what it leaves:
@@ -67,7 +80,7 @@ extension ViewerWindow {
     /// row in view (and the focus on it) if the edit moves it; an edit of another row (a
     /// check box ticked far from the selection) leaves the view where it is.
     func perform(followsSelection: Bool = true, _ edit: (DatasetSession) throws -> Void) {
-        guard let session else { return }
+        guard let session, !refusesEdits() else { return }
         followsSelectionOnce = followsSelection
         do {
             try edit(session)

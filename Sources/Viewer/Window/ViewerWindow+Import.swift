@@ -46,7 +46,7 @@ extension ViewerWindow {
     /// imported about a tenth faster but stalled the window longer (p99 46 ms against 40 ms;
     /// the benchmark's `--only viewer1m`).
     package func startImport(file: URL, chunkSize: Int? = nil) {
-        guard let session else { return }
+        guard let session, !refusesEdits() else { return }
         importBar.start(file: file, entityName: session.controller.fetchRequest.entityName, store: session.context.store,
                         chunkSize: chunkSize ?? (listedObjectCount > 200_000 ? 500 : 1000),
                         firstChunkSize: chunkSize == nil ? 25 : nil)

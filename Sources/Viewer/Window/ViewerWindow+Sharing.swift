@@ -59,6 +59,7 @@ extension ViewerWindow {
         sharingIndicator.show(sharing?.status)
         Action.setEnabled(shareAction, session != nil && sharing == nil)
         Action.setEnabled(stopSharingAction, sharing != nil)
+        updateButtons()
         didUpdate?()
     }
 
