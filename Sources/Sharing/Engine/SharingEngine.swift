@@ -237,7 +237,7 @@ actor SharingEngine {
             // ends the statement with an error, and the round is tried again.
             try await connection.query("SET lock_timeout = '10s'", logger: logger)
             try await connection.query("SET statement_timeout = '60s'", logger: logger)
-            security = try await Self.security(of: connection, mode: sharing.configuration.sslMode, logger: logger)
+            security = try await SharingStatus.Security(of: connection, mode: sharing.configuration.sslMode, logger: logger)
             readOnlyReason = nil
             logger.trace("sharing: round: creating the schema")
             try await ServerSchema(model: model).create(on: connection, logger: logger)
@@ -259,21 +259,6 @@ actor SharingEngine {
         } catch {
             Task { try? await connection.close() }
             throw error
-        }
-    }
-
-    /// How `connection` is secured: whether the server encrypts it (`pg_stat_ssl`, which a
-    /// role reads for its own connections), and what `mode` checked of its certificate.
-    private static func security(of connection: PostgresConnection, mode: ServerConfiguration.SSLMode,
-                                 logger: Logger) async throws -> SharingStatus.Security {
-        let rows = try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger)
-        var encrypted = false
-        for try await ssl in rows.decode(Bool.self) { encrypted = ssl }
-        guard encrypted else { return .plain }
-        switch mode {
-        case .verifyFull: return .verifiedHost
-        case .verifyCA: return .verifiedAuthority
-        default: return .encrypted
         }
     }
 

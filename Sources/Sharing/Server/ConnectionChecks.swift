@@ -1,3 +1,4 @@
+import Logging
 import NIOSSL
 import PostgresNIO
 
@@ -46,4 +47,20 @@ func serverError(_ error: any Error) -> (sqlState: String, message: String)? {
     }
     guard let error = error as? PSQLError, let state = error.serverInfo?[.sqlState] else { return nil }
     return (state, error.serverInfo?[.message] ?? "error \(state)")
+}
+
+extension SharingStatus.Security {
+    /// How `connection` is secured: whether the server encrypts it (`pg_stat_ssl`, which a
+    /// role reads for its own connections), and what `mode` checked of its certificate.
+    init(of connection: PostgresConnection, mode: ServerConfiguration.SSLMode, logger: Logger) async throws {
+        let rows = try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger)
+        var encrypted = false
+        for try await ssl in rows.decode(Bool.self) { encrypted = ssl }
+        switch (encrypted, mode) {
+        case (false, _): self = .plain
+        case (true, .verifyFull): self = .verifiedHost
+        case (true, .verifyCA): self = .verifiedAuthority
+        case (true, _): self = .encrypted
+        }
+    }
 }
