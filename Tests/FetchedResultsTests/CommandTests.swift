@@ -28,7 +28,7 @@ final class CommandTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.errors)
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         let sections = try XCTUnwrap(json["sections"] as? [[String: Any]])
-        XCTAssertEqual(sections.map { $0["title"] as? String }, ["Shared", "Not Shared"])
+        XCTAssertEqual(sections.map { $0["title"] as? String }, ["Lent", "Not lent"])
     }
 
     func testApplyPrintsEachSavesBatchAndReportsBadLines() throws {

@@ -214,7 +214,7 @@ final class ControllerTests: XCTestCase {
         try controller.performFetch()
         let start = controller.snapshot
         XCTAssertEqual(controller.sections?.map(\.name), ["1", "0"])
-        XCTAssertEqual(controller.sections?.map { Movies.title(forSectionName: $0.name) }, ["Shared", "Not Shared"])
+        XCTAssertEqual(controller.sections?.map { Movies.title(forSectionName: $0.name) }, ["Lent", "Not lent"])
         XCTAssertEqual(controller.rows("title"), ["1: Amélie", "0: Alien, Brazil, Casablanca"])
 
         // Lending Casablanca moves it to Shared, after Amélie.

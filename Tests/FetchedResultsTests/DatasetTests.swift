@@ -52,7 +52,7 @@ final class DatasetTests: XCTestCase {
 
     func testMoviesAreSharedOrNot() throws {
         let (dataset, _, controller) = try open("movies")
-        XCTAssertEqual(controller.sections?.map { dataset.view.sectionTitle(forSectionName: $0.name) }, ["Shared", "Not Shared"])
+        XCTAssertEqual(controller.sections?.map { dataset.view.sectionTitle(forSectionName: $0.name) }, ["Lent", "Not lent"])
         XCTAssertGreaterThanOrEqual(controller.numberOfObjects, 40)
     }
 

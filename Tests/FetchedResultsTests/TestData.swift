@@ -49,7 +49,7 @@ extension WorldCup {
     }
 }
 
-/// The movie list: sections by the Bool `lent`, "1" (Shared) before "0" (Not Shared).
+/// The movie list: sections by the Bool `lent`, "1" (Lent) before "0" (Not lent).
 enum Movies {
     final class Movie: ManagedObject {
         @Attribute var title: String
@@ -89,7 +89,7 @@ enum Movies {
     }
 
     /// What the movie list shows as a section header.
-    static func title(forSectionName name: String) -> String { name == "1" ? "Shared" : "Not Shared" }
+    static func title(forSectionName name: String) -> String { name == "1" ? "Lent" : "Not lent" }
 
     static func movie(_ title: String, in context: ObjectContext) throws -> Movie {
         try XCTUnwrap(context.fetch(FetchRequest<Movie>(predicate: FetchPredicate(format: "title == %@", title))).first)

@@ -8,25 +8,25 @@ import XCTest
 
 /// The other shipped datasets in the window.
 final class DatasetWindowTests: ViewerTestCase, @unchecked Sendable {
-    func testMoviesShowSharedAndNotSharedAndTheCheckButtonMovesAMovie() throws { try MainActor.assumeIsolated {
+    func testMoviesShowLentAndNotLentAndTheCheckButtonMovesAMovie() throws { try MainActor.assumeIsolated {
         let window = try openWindow("movies")
         let headers = window.listLines.filter { $0.hasPrefix("[") }
-        XCTAssertEqual(headers, ["[Shared]", "[Not Shared]"])
-        XCTAssertEqual(window.rows(inSection: "Shared").count, 6)
-        let notShared = window.rows(inSection: "Not Shared")
-        XCTAssertEqual(notShared.count, 38)
-        XCTAssertTrue(notShared.allSatisfy { $0.hasPrefix("  [ ] ") || $0.hasPrefix("> [ ] ") }, "unchecked: \(notShared.prefix(3))")
+        XCTAssertEqual(headers, ["[Lent]", "[Not lent]"])
+        XCTAssertEqual(window.rows(inSection: "Lent").count, 6)
+        let notLent = window.rows(inSection: "Not lent")
+        XCTAssertEqual(notLent.count, 38)
+        XCTAssertTrue(notLent.allSatisfy { $0.hasPrefix("  [ ] ") || $0.hasPrefix("> [ ] ") }, "unchecked: \(notLent.prefix(3))")
 
         // Check a movie that GTK shows, with its real check button.
         MainLoop.iterate(for: 0.2)
-        let title = String(notShared[0].dropFirst(6).split(separator: " · ")[0])
+        let title = String(notLent[0].dropFirst(6).split(separator: " · ")[0])
         let movie = try XCTUnwrap(window.object(titled: title))
         let row = try XCTUnwrap(window.factory?.rowWidget(showing: movie.objectID), "\(title) is shown")
         let check = try XCTUnwrap(row.descendants.first { $0.isA(gtk_check_button_get_type()) })
         gtk_check_button_set_active(check.cast(), 1)
         MainLoop.iterate(for: 0.2)
-        XCTAssertEqual(window.rows(inSection: "Shared").count, 7)
-        XCTAssertTrue(window.rows(inSection: "Shared").contains { $0.contains("[x] \(title) · ") }, "\(window.rows(inSection: "Shared"))")
+        XCTAssertEqual(window.rows(inSection: "Lent").count, 7)
+        XCTAssertTrue(window.rows(inSection: "Lent").contains { $0.contains("[x] \(title) · ") }, "\(window.rows(inSection: "Lent"))")
         XCTAssertEqual(movie.attributeValue(forKey: "lent"), .bool(true))
         XCTAssertFalse(movie.hasChanges, "saved")
     } }

@@ -211,7 +211,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         gtk_drop_down_set_selected(window.datasetChoice.opaque, guint(movies))
         MainLoop.iterate(for: 0.2)
         XCTAssertEqual(String(cString: gtk_window_get_title(window.window.cast())), "Movies")
-        XCTAssertEqual(window.listLines.first, "[Shared]")
+        XCTAssertEqual(window.listLines.first, "[Lent]")
         XCTAssertTrue(window.searchButton.isVisible)
         XCTAssertTrue(FileManager.default.fileExists(atPath: storeFolder.appendingPathComponent("movies.sqlite").path))
     } }
