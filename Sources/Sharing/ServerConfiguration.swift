@@ -28,7 +28,9 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible {
         case disable
         /// TLS when the server offers it, without checking its certificate; else plain.
         case prefer
-        /// TLS or no connection, without checking the server's certificate.
+        /// TLS or no connection. The server's certificate is checked as for ``verifyCA`` when
+        /// certificate authorities are given (`sslrootcert`, or `~/.postgresql/root.crt`
+        /// exists), as libpq does; otherwise not.
         case require
         /// TLS, with a server certificate signed by a trusted certificate authority.
         case verifyCA = "verify-ca"
@@ -84,6 +86,23 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible {
         self.sslMode = sslMode
         sslRootCertificate = query["sslrootcert"] ?? environment["PGSSLROOTCERT"]
         home = environment["HOME"]
+        if sslRootCertificate == "system", sslMode != .verifyFull {
+            // As libpq 16: the system's authorities vouch for any host they certify.
+            throw SharingError.invalidURL(Self.redacted(url), reason: "sslrootcert=system needs sslmode=verify-full, not \(sslMode.rawValue)")
+        }
+    }
+
+    /// The certificate authorities' file to check the server against: ``sslRootCertificate``,
+    /// else `~/.postgresql/root.crt`.
+    private var authoritiesFile: String {
+        sslRootCertificate ?? home.map { $0 + "/.postgresql/root.crt" } ?? "~/.postgresql/root.crt"
+    }
+
+    /// Whether the server's certificate is checked against ``authoritiesFile``: for
+    /// `verify-ca` and `verify-full`, and for `require` when authorities are given or the
+    /// default file exists (libpq's rule).
+    var checksAuthority: Bool {
+        sslMode.verifiesServer || (sslMode == .require && (sslRootCertificate != nil || FileManager.default.fileExists(atPath: authoritiesFile)))
     }
 
     private var home: String?
@@ -102,12 +121,12 @@ public struct ServerConfiguration: Sendable, CustomStringConvertible {
         var configuration = TLSConfiguration.makeClientConfiguration()
         switch sslMode {
         case .disable: return .disable
-        case .prefer, .require: configuration.certificateVerification = .none
-        case .verifyCA: configuration.certificateVerification = .noHostnameVerification
+        case .prefer: configuration.certificateVerification = .none
+        case .require, .verifyCA: configuration.certificateVerification = checksAuthority ? .noHostnameVerification : .none
         case .verifyFull: configuration.certificateVerification = .fullVerification
         }
-        if sslMode.verifiesServer {
-            let file = sslRootCertificate ?? home.map { $0 + "/.postgresql/root.crt" } ?? "~/.postgresql/root.crt"
+        if checksAuthority {
+            let file = authoritiesFile
             if file == "system" {
                 configuration.trustRoots = .default
             } else {

@@ -14,6 +14,8 @@ import Foundation
 /// - ``invalidURL(_:reason:)``
 /// - ``insecureConnection(server:reason:)``
 /// - ``authenticationFailed(server:reason:)``
+/// - ``permissionDenied(reason:)``
+/// - ``isRefusal``
 public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of problem this is.
     ///
@@ -27,12 +29,16 @@ public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidURL = Kind("invalidURL")
         /// A connection that cannot be secured as ``ServerConfiguration/sslMode`` asks: the
         /// server offers no TLS, its certificate is not signed by a trusted authority or is
-        /// made out to another host, or the authorities' file cannot be read. Not retried
-        /// every few seconds: the server's or the desktop's settings must change first.
+        /// made out to another host, or the authorities' file cannot be read. Like the other
+        /// refusals (``SharingError/isRefusal``), tried again less and less often, up to
+        /// every 5 minutes: the server's or the desktop's settings must change first.
         public static let insecureConnection = Kind("insecureConnection")
         /// The server refused the user: a wrong or missing password, a role that may not
-        /// log in, no `pg_hba.conf` line for it. Not retried every few seconds either.
+        /// log in, no `pg_hba.conf` line for it.
         public static let authenticationFailed = Kind("authenticationFailed")
+        /// The server refused what sharing needs for permission: the shared tables were made
+        /// for another version of the model, and only their owner may change them.
+        public static let permissionDenied = Kind("permissionDenied")
 
         private let name: String
         private init(_ name: String) { self.name = name }
@@ -71,9 +77,15 @@ public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
         SharingError(kind: .authenticationFailed, url: server, reason: reason)
     }
 
+    /// The server refused what sharing needs for permission (`reason` says what, and who can
+    /// mend it).
+    public static func permissionDenied(reason: String) -> SharingError {
+        SharingError(kind: .permissionDenied, reason: reason)
+    }
+
     /// Whether this is an error that trying again soon cannot mend (the settings of the
     /// server or of the desktop must change first).
-    public var isRefusal: Bool { kind == .insecureConnection || kind == .authenticationFailed }
+    public var isRefusal: Bool { kind == .insecureConnection || kind == .authenticationFailed || kind == .permissionDenied }
 
     private init(kind: Kind, entity: String? = nil, globalID: UUID? = nil, url: String? = nil, reason: String) {
         self.kind = kind
@@ -91,6 +103,8 @@ public struct SharingError: Error, Sendable, Hashable, CustomStringConvertible {
             return "cannot connect to \(url ?? "the server") securely: \(reason)"
         case .authenticationFailed:
             return "\(url ?? "the server") refused the connection: \(reason)"
+        case .permissionDenied:
+            return reason
         case .invalidURL:
             return "\(url ?? "?") is not a server address this library reads (\(reason)); write postgresql://USER@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=FILE]"
         default:

@@ -42,6 +42,8 @@ final class ConnectionSecurityTests: XCTestCase {
             let cases = [
                 ("127.0.0.1", "sslmode=verify-full&sslrootcert=\(ca)", "made out to another host than 127.0.0.1"),
                 ("localhost", "sslmode=verify-ca&sslrootcert=\(other)", "not signed by a certificate authority of \(other)"),
+                // require with authorities given checks the certificate, as libpq does.
+                ("localhost", "sslmode=require&sslrootcert=\(other)", "not signed by a certificate authority of \(other)"),
                 ("localhost", "sslmode=verify-full&sslrootcert=/nonexistent/root.crt", "/nonexistent/root.crt cannot be read"),
             ]
             for (index, (host, query, expected)) in cases.enumerated() {
@@ -110,7 +112,7 @@ final class ConnectionSecurityTests: XCTestCase {
                 try await ServerTestDatabase.execute("CREATE ROLE \(role) LOGIN PASSWORD 'right-horse' IN ROLE password_users", on: connection)
                 try await ServerTestDatabase.execute("ALTER DATABASE \(database.configuration.database) OWNER TO \(role)", on: connection)
             }
-            defer { Task { try? await database.withConnection { try await ServerTestDatabase.execute("DROP ROLE IF EXISTS \(role)", on: $0) } } }
+            defer { database.dropRole(role) }
             var member = try database.configuration(user: role, password: "right-horse")
             let right = try SharedStore(temporaryFolder(self).appendingPathComponent("a.sqlite"), configuration: member)
             try right.insertBoard("By password")

@@ -51,7 +51,8 @@ final class ServerConfigurationTests: XCTestCase {
         XCTAssertEqual(fromURL.sslRootCertificate, "system")
         XCTAssertEqual(try ServerConfiguration(url: url + "?sslmode=disable", environment: [:]).sslMode, .disable)
         for (bad, named) in [("?sslmode=verify", "sslmode verify is not one of disable, prefer, require, verify-ca, verify-full"),
-                             ("?sslmod=require", "sslmod is not a setting this library reads")] {
+                             ("?sslmod=require", "sslmod is not a setting this library reads"),
+                             ("?sslmode=require&sslrootcert=system", "sslrootcert=system needs sslmode=verify-full")] {
             XCTAssertThrowsError(try ServerConfiguration(url: url + bad, environment: [:])) { error in
                 XCTAssertEqual((error as? SharingError)?.kind, .invalidURL)
                 XCTAssertTrue("\(error)".contains(named), "\(error)")

@@ -226,6 +226,8 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 5") == true }, timeout: 10),
                       "the owner's change arrives:\n\(window.listLines.joined(separator: "\n"))")
         try stop(owner.session)
+        window.session?.sharing?.stop()
+        try SharingServer.run("DROP OWNED BY \(role)", on: server)
     } }
 
     /// The window `window` opened last (a dialog transient for it).

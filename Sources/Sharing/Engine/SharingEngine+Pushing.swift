@@ -142,9 +142,10 @@ extension SharingEngine {
 
     /// Pushes what waits, unless this desktop's role may not write: then its changes stay in
     /// the store, counted as pending. A push the server refuses for permission makes the
-    /// connection read-only, said once, instead of failing every round.
+    /// connection read-only, said once, instead of failing every round; the server is asked
+    /// again after ``refusalRetryDelay``.
     func pushUnlessReadOnly(on connection: PostgresConnection) async throws {
-        guard readOnlyReason == nil else {
+        guard try await mayPush(on: connection) else {
             pending = try await countPending()
             return
         }

@@ -37,12 +37,35 @@ actor SharingEngine {
     /// Why this desktop's changes are not sent over the current connection (its role may
     /// only read, or the server refused a push for permission); nil when they are.
     private(set) var readOnlyReason: String?
+    /// Since when, to ask the server again after ``refusalRetryDelay`` (a grant or a policy
+    /// may have changed).
+    private var readOnlySince: ContinuousClock.Instant?
+    /// The last refusal or read-only reason logged: each is logged once, not every round.
+    private var lastReasonLogged: String?
 
-    /// Sends nothing more over this connection, for `reason` (said once, as an error).
-    func refusePushes(_ reason: String) {
-        guard readOnlyReason == nil else { return }
+    /// Sends nothing more for `reason` until the server is asked again (logged once).
+    func refusePushes(_ reason: String, level: Logger.Level = .error) {
         readOnlyReason = reason
-        logger.error("sharing: \(reason)")
+        readOnlySince = .now
+        logOnce(reason, level: level)
+    }
+
+    private func logOnce(_ reason: String, level: Logger.Level) {
+        guard reason != lastReasonLogged else { return }
+        lastReasonLogged = reason
+        logger.log(level: level, "sharing: \(reason)")
+    }
+
+    /// Whether this connection may push: not while read-only, but after
+    /// ``refusalRetryDelay`` the server is asked again.
+    func mayPush(on connection: PostgresConnection) async throws -> Bool {
+        guard let since = readOnlySince else { return true }
+        guard ContinuousClock.now - since >= Self.refusalRetryDelay else { return false }
+        readOnlySince = .now
+        guard try await mayWrite(on: connection) else { return false }
+        readOnlyReason = nil
+        readOnlySince = nil
+        return true
     }
 
     init(store: PersistentStore, sharing: PostgresSharing) {
@@ -115,9 +138,7 @@ actor SharingEngine {
             await closeConnection()
             let refusal = sharing.configuration.refusal(error)
             let reason = refusal.map { "\($0)" } ?? Self.reason(error)
-            if failures == 0 {
-                if refusal != nil { logger.error("sharing: \(reason)") } else { logger.info("sharing: \(reason)") }
-            }
+            if refusal != nil { logOnce(reason, level: .error) } else if failures == 0 { logger.info("sharing: \(reason)") }
             pending = (try? await countPending()) ?? pending
             status(.offline(reason: reason))
             for waiter in waiting { waiter.resume(throwing: refusal ?? error) }
@@ -237,13 +258,14 @@ actor SharingEngine {
             // ends the statement with an error, and the round is tried again.
             try await connection.query("SET lock_timeout = '10s'", logger: logger)
             try await connection.query("SET statement_timeout = '60s'", logger: logger)
-            security = try await SharingStatus.Security(of: connection, mode: sharing.configuration.sslMode, logger: logger)
-            readOnlyReason = nil
+            security = try await SharingStatus.Security(of: connection, configuration: sharing.configuration, logger: logger)
             logger.trace("sharing: round: creating the schema")
             try await ServerSchema(model: model).create(on: connection, logger: logger)
-            if try await !mayWrite(on: connection) {
-                readOnlyReason = "\(sharing.configuration.username) may only read the shared list on this server"
-                logger.notice("sharing: \(readOnlyReason!); changes made here stay in this store")
+            if try await mayWrite(on: connection) {
+                readOnlyReason = nil
+                readOnlySince = nil
+            } else {
+                refusePushes("\(sharing.configuration.username) may only read the shared list on this server", level: .notice)
             }
             let identity = try await log.identity(on: connection, logger: logger) ?? ""
             let known = try await store.database.read { db in try SharingState.value(.serverIdentity, in: db) }

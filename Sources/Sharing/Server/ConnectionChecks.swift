@@ -52,15 +52,14 @@ func serverError(_ error: any Error) -> (sqlState: String, message: String)? {
 extension SharingStatus.Security {
     /// How `connection` is secured: whether the server encrypts it (`pg_stat_ssl`, which a
     /// role reads for its own connections), and what `mode` checked of its certificate.
-    init(of connection: PostgresConnection, mode: ServerConfiguration.SSLMode, logger: Logger) async throws {
+    init(of connection: PostgresConnection, configuration: ServerConfiguration, logger: Logger) async throws {
         let rows = try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger)
         var encrypted = false
         for try await ssl in rows.decode(Bool.self) { encrypted = ssl }
-        switch (encrypted, mode) {
+        switch (encrypted, configuration.sslMode) {
         case (false, _): self = .plain
         case (true, .verifyFull): self = .verifiedHost
-        case (true, .verifyCA): self = .verifiedAuthority
-        case (true, _): self = .encrypted
+        case (true, _): self = configuration.checksAuthority ? .verifiedAuthority : .encrypted
         }
     }
 }

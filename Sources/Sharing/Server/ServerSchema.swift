@@ -20,13 +20,15 @@ import PostgresNIO
 ///
 /// ``create(on:logger:)`` is idempotent and safe to run from several desktops at once: it
 /// creates what is missing, adds the columns of attributes and relationships that a newer
-/// model has, and replaces the trigger functions with this version's. A schema already as
-/// this version makes it is left alone (a fingerprint of its statements is kept on the
-/// server), so that roles that do not own it (a reader, a colleague's role) connect to it.
+/// model has, and replaces the trigger functions with this version's. A schema this version
+/// already made is left alone (the fingerprints of the versions that ran are kept on the
+/// server, `schema:MD5` in `"Z_SHARING"`), so that roles that do not own it (a reader, a
+/// colleague's role) connect to it; another version needs the owner's desktop once.
 ///
 /// The trigger function that writes the change log runs as the schema's owner (`SECURITY
-/// DEFINER`): a role that writes entity tables needs no right on the log but reading it,
-/// and cannot forge its entries.
+/// DEFINER`, its search path the schema's then `pg_temp`, and no role but the owner may
+/// attach it to a table): a role that writes entity tables needs no right on the log but
+/// reading it, and cannot forge its entries.
 ///
 /// ## Topics
 /// - ``init(model:)``
@@ -58,19 +60,26 @@ package struct ServerSchema: Sendable {
         var stateExists = false
         for try await value in exists.decode(Bool.self) { stateExists = value }
         if stateExists {
-            let current = try await connection.query("SELECT EXISTS (SELECT 1 FROM \(unescaped: state) WHERE key = 'schema' AND value = md5(\(fingerprint)))",
+            let current = try await connection.query("SELECT EXISTS (SELECT 1 FROM \(unescaped: state) WHERE key = 'schema:' || md5(\(fingerprint)))",
                                                      logger: logger)
             for try await isCurrent in current.decode(Bool.self) where isCurrent { return }
         }
-        try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
-            for statement in statements {
-                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        do {
+            try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
+                // The trigger functions keep this search path (SET search_path FROM CURRENT):
+                // pg_temp last, so that no temporary table of a role stands in for the log.
+                try await connection.query("SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)", logger: logger)
+                for statement in statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query("""
+                    INSERT INTO \(unescaped: state) (key, value) VALUES ('schema:' || md5(\(fingerprint)), now()::text)
+                    ON CONFLICT (key) DO NOTHING
+                    """, logger: logger)
             }
-            try await connection.query("""
-                INSERT INTO \(unescaped: state) (key, value) VALUES ('schema', md5(\(fingerprint)))
-                ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                """, logger: logger)
+        } catch where serverError(error)?.sqlState == "42501" {
+            throw SharingError.permissionDenied(reason: "the shared tables on this server were made for another version of the model (or before this version of the library), and only their owner may change them: the owner's desktop must connect once with this version (\(serverError(error)!.message))")
         }
     }
 
@@ -219,6 +228,9 @@ package struct ServerSchema: Sendable {
             END
             $$
             """,
+            // Run as the owner: no other role may attach it to a table of its own. (A trigger
+            // that fires is not checked again.)
+            "REVOKE EXECUTE ON FUNCTION \(ServerNames.quoted(ServerNames.recordChange))() FROM PUBLIC",
         ]
     }
 }
