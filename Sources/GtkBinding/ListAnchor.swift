@@ -20,7 +20,8 @@ import ObjectStore
 /// let anchor = ListAnchor(listView: listView, factory: factory)
 /// ```
 ///
-/// Keep it as long as the list view; it holds the list view and the factory weakly.
+/// Keep it as long as the list view: it holds a reference to the list view (a list view
+/// destroyed meanwhile is no longer mapped, and is left alone), and the factory weakly.
 @MainActor
 public final class ListAnchor<Result: ManagedObject> {
     /// The most changes (objects and sections) a batch may have for the list to be anchored
@@ -30,7 +31,6 @@ public final class ListAnchor<Result: ManagedObject> {
     private weak var factory: ListItemFactory<Result>?
     private weak var rows: FetchedResultsListModel<Result>?
     private let listView: UnsafeMutablePointer<GtkWidget>
-    private var listViewAlive = true
 
     /// Anchors `listView`, which shows `factory`'s rows, before each batch of the factory's
     /// list model.
@@ -38,12 +38,14 @@ public final class ListAnchor<Result: ManagedObject> {
         self.listView = listView
         self.factory = factory
         rows = factory.rows
+        g_object_ref(UnsafeMutableRawPointer(listView))
         factory.rows?.willChange.append { [weak self] batch in self?.anchor(before: batch) }
-        Signal.connect(UnsafeMutableRawPointer(listView), "destroy") { [weak self] in self?.listViewAlive = false }
     }
 
+    isolated deinit { g_object_unref(UnsafeMutableRawPointer(listView)) }
+
     private func anchor(before batch: ChangeBatch) {
-        guard listViewAlive, !batch.isReload, batch.objectChanges.count + batch.sectionChanges.count <= Self.largestBatchFollowed,
+        guard !batch.isReload, batch.objectChanges.count + batch.sectionChanges.count <= Self.largestBatchFollowed,
               gtk_widget_get_mapped(listView) != 0, let factory, let rows else { return }
         let movedSections = Set(batch.sectionChanges.lazy.filter { $0.type == .delete || $0.type == .move }.map(\.index))
         let movedObjects = Set(batch.objectChanges.lazy.filter { $0.type == .delete || $0.type == .move }.map(\.objectID))
