@@ -136,7 +136,47 @@ extension SharingEngine {
 
 // MARK: Roles that may not write
 
+/// Whether a desktop's changes are sent: not while its role may only read, or after the
+/// server refused a push for permission, until the server is asked again.
+struct PushPermission {
+    /// Why changes are not sent; nil when they are.
+    private(set) var readOnlyReason: String?
+    /// Since when, to ask the server again after `SharingEngine.refusalRetryDelay` (a grant
+    /// or a policy may have changed).
+    private(set) var since: ContinuousClock.Instant?
+
+    mutating func refuse(_ reason: String) {
+        readOnlyReason = reason
+        since = .now
+    }
+
+    mutating func allow() {
+        readOnlyReason = nil
+        since = nil
+    }
+
+    /// Asked again: not before another `delay`.
+    mutating func asked() { since = .now }
+}
+
 extension SharingEngine {
+    /// Sends nothing more for `reason` until the server is asked again (logged once).
+    func refusePushes(_ reason: String, level: Logger.Level = .error) {
+        permission.refuse(reason)
+        logOnce(reason, level: level)
+    }
+
+    /// Whether this connection may push: not while read-only, but after
+    /// ``refusalRetryDelay`` the server is asked again.
+    func mayPush(on connection: PostgresConnection) async throws -> Bool {
+        guard let since = permission.since else { return true }
+        guard ContinuousClock.now - since >= Self.refusalRetryDelay else { return false }
+        permission.asked()
+        guard try await mayWrite(on: connection) else { return false }
+        permission.allow()
+        return true
+    }
+
     /// PostgreSQL's `insufficient_privilege`.
     static let insufficientPrivilege = "42501"
 

@@ -34,38 +34,16 @@ actor SharingEngine {
     private var lastState: SharingStatus.State = .connecting
     /// How the current (or last) connection is secured.
     private var security: SharingStatus.Security?
-    /// Why this desktop's changes are not sent over the current connection (its role may
-    /// only read, or the server refused a push for permission); nil when they are.
-    private(set) var readOnlyReason: String?
-    /// Since when, to ask the server again after ``refusalRetryDelay`` (a grant or a policy
-    /// may have changed).
-    private var readOnlySince: ContinuousClock.Instant?
+    /// Whether this desktop's changes are sent over the current connection.
+    var permission = PushPermission()
     /// The last refusal or read-only reason logged: each is logged once, not every round.
     private var lastReasonLogged: String?
 
-    /// Sends nothing more for `reason` until the server is asked again (logged once).
-    func refusePushes(_ reason: String, level: Logger.Level = .error) {
-        readOnlyReason = reason
-        readOnlySince = .now
-        logOnce(reason, level: level)
-    }
-
-    private func logOnce(_ reason: String, level: Logger.Level) {
+    /// Logs `reason` unless it is the last one logged.
+    func logOnce(_ reason: String, level: Logger.Level) {
         guard reason != lastReasonLogged else { return }
         lastReasonLogged = reason
         logger.log(level: level, "sharing: \(reason)")
-    }
-
-    /// Whether this connection may push: not while read-only, but after
-    /// ``refusalRetryDelay`` the server is asked again.
-    func mayPush(on connection: PostgresConnection) async throws -> Bool {
-        guard let since = readOnlySince else { return true }
-        guard ContinuousClock.now - since >= Self.refusalRetryDelay else { return false }
-        readOnlySince = .now
-        guard try await mayWrite(on: connection) else { return false }
-        readOnlyReason = nil
-        readOnlySince = nil
-        return true
     }
 
     init(store: PersistentStore, sharing: PostgresSharing) {
@@ -225,7 +203,7 @@ actor SharingEngine {
         lastState = state
         let rejected = (try? store.database.read { db in try SharingState.rejectedCount(in: db) }) ?? 0
         report?(SharingStatus(state: state, pendingChanges: pending, server: sharing.configuration.description, rejectedChanges: rejected,
-                              security: security, readOnlyReason: readOnlyReason))
+                              security: security, readOnlyReason: permission.readOnlyReason))
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -262,8 +240,7 @@ actor SharingEngine {
             logger.trace("sharing: round: creating the schema")
             try await ServerSchema(model: model).create(on: connection, logger: logger)
             if try await mayWrite(on: connection) {
-                readOnlyReason = nil
-                readOnlySince = nil
+                permission.allow()
             } else {
                 refusePushes("\(sharing.configuration.username) may only read the shared list on this server", level: .notice)
             }
@@ -302,7 +279,7 @@ actor SharingEngine {
         let seedOnly = try await Task.detached { try store.holdsOnlyInitialContents() }.value
         let serverWasEmpty = try await connection.withTransaction(logger: logger) { connection -> Bool in
             try await connection.query("SELECT pg_advisory_xact_lock(\(ServerSchema.advisoryLockKey + 1))", logger: logger)
-            guard await self.readOnlyReason == nil, try await self.serverIsEmpty(connection) else { return false }
+            guard await self.permission.readOnlyReason == nil, try await self.serverIsEmpty(connection) else { return false }
             let (operations, through) = try await self.store.database.write { db in try self.outbox.pending(everything: true, in: db) }
             let (written, conflicts) = try await self.writer.push(operations, on: connection)
             let cursor = try await self.horizonCursor(connection)
