@@ -10,7 +10,9 @@ struct View: ParsableCommand {
         discussion: """
             Without a display (no DISPLAY or WAYLAND_DISPLAY), the window is shown on a virtual \
             X server (Xvfb) and saved as a PNG screenshot whose path is printed. A store that \
-            shares (--share) shows how it stands with its server in the header bar.
+            shares (--share) shows how it stands with its server in the header bar. The window \
+            opens with the size and on the dataset it had when it was last closed, unless \
+            --window-size, --dataset or --store says otherwise.
             """)
 
     @OptionGroup var options: DatasetOptions
@@ -52,11 +54,16 @@ struct View: ParsableCommand {
                 .appendingPathComponent("fetched-results-\(options.dataset).png")
         }
         defer { display?.stop() }
-        let viewerOptions = ViewerOptions(
+        var viewerOptions = ViewerOptions(
             datasetName: options.dataset, storeURL: options.store.map { URL(fileURLWithPath: $0) },
             screenshotURL: screenshotURL, dumpURL: dump.map { URL(fileURLWithPath: $0) }, busyTimeout: options.busyTimeout,
             windowSize: windowSize.flatMap(Self.size), colorScheme: colorScheme.viewerValue,
             shareURL: sharing.share, unshare: sharing.unshare)
+        // A window for a person (not a screenshot) opens as it was last closed, on the dataset
+        // it showed unless one (or a store) is asked for.
+        viewerOptions.remembersWindow = screenshotURL == nil
+        let asked = CommandLine.arguments.contains { ["--dataset", "--store"].contains($0.split(separator: "=").first.map(String.init)) }
+        viewerOptions.reopensLastDataset = !asked
         // A command runs on the main thread, where GTK (and the viewer's every declaration) runs.
         let status = try MainActor.assumeIsolated { try ViewerApplication(options: viewerOptions).run() }
         guard status == 0 else { throw ExitCode(status) }

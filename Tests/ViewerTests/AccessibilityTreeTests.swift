@@ -27,6 +27,7 @@ final class AccessibilityTreeTests: XCTestCase {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = try temporaryFolder(self).path
+        environment["XDG_CONFIG_HOME"] = try temporaryFolder(self).path
         process.environment = environment
         // One pipe for both: a failure shows why among what was listed.
         let output = Pipe()

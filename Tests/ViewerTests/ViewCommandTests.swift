@@ -15,6 +15,7 @@ final class ViewCommandTests: XCTestCase {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = try temporaryFolder(self).path
+        environment["XDG_CONFIG_HOME"] = try temporaryFolder(self).path
         for (key, value) in changes { environment[key] = value }
         process.environment = environment
         let output = Pipe(), errors = Pipe()
@@ -96,6 +97,68 @@ final class ViewCommandTests: XCTestCase {
 
             """)
         XCTAssertGreaterThan(try pngSize(picture).width, 800)
+    }
+
+    /// The window opens as it was last closed: its size and the dataset it showed (run from the
+    /// build tree, no schema installed: a key file in $XDG_CONFIG_HOME); --window-size and
+    /// --dataset win over what was kept; a kept size below the window's minimum, or a dataset
+    /// that does not exist, opens the defaults instead. (Xvfb has no window manager to resize
+    /// the window by hand: the first launch gives its size with --window-size.)
+    func testTheWindowOpensWithTheSizeAndDatasetItWasClosedWith() throws {
+        guard hasDisplay, tool("which", ["xdotool"]) != nil else { throw XCTSkip("needs a display and xdotool (scripts/test, scripts/install-deps)") }
+        if tool("gsettings", ["list-schemas"])?.contains("org.fetchedresults.Viewer") == true {
+            throw XCTSkip("the viewer's GSettings schema is installed on this machine: the state would go to dconf, not the test's key file")
+        }
+        let folder = try temporaryFolder(self)
+        let environment = ["XDG_CONFIG_HOME": folder.path, "XDG_DATA_HOME": folder.path]
+        let dump = folder.appendingPathComponent("window.txt")
+        func shown() -> String { (try? String(contentsOf: dump, encoding: .utf8)) ?? "" }
+        func open(_ arguments: [String]) throws -> Process {
+            try? FileManager.default.removeItem(at: dump)
+            let (process, _, _) = try launch(["view", "--dump", dump.path] + arguments, environment: environment)
+            let deadline = Date().addingTimeInterval(20)
+            while !shown().contains("\nwindow @ ") && Date() < deadline && process.isRunning { usleep(50_000) }
+            usleep(300_000)
+            return process
+        }
+        func size() -> String? { shown().split(separator: "\n").first { $0.hasPrefix("window @ ") }.map { String($0.dropFirst("window @ 0 0 ".count)) } }
+
+        let zeroth = try open([])
+        XCTAssertEqual(size(), "900 640", "the default size at the first launch")
+        zeroth.terminate()
+        zeroth.waitUntilExit()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder.appendingPathComponent("fetched-results/window.ini").path),
+                       "killed, the window kept nothing")
+
+        let first = try open(["--dataset", "movies", "--window-size", "700x520"])
+        XCTAssertTrue(shown().hasPrefix("title: Movies"), shown())
+        XCTAssertEqual(size(), "700 520")
+        XCTAssertNotNil(tool("xdotool", ["mousemove", "300", "300", "key", "ctrl+w"]))
+        first.waitUntilExit()
+        let kept = try String(contentsOf: folder.appendingPathComponent("fetched-results/window.ini"), encoding: .utf8)
+        XCTAssertTrue(kept.contains("width=700") && kept.contains("dataset=movies"), kept)
+
+        let second = try open([])
+        XCTAssertTrue(shown().hasPrefix("title: Movies"), "the last dataset:\n\(shown())")
+        XCTAssertEqual(size(), "700 520", "the last size")
+        second.terminate()
+        second.waitUntilExit()
+
+        let third = try open(["--dataset", "worldcup", "--window-size", "800x600"])
+        XCTAssertTrue(shown().hasPrefix("title: World Cup"), shown())
+        XCTAssertEqual(size(), "800 600", "the options win")
+        third.terminate()
+        third.waitUntilExit()
+
+        try "[window]\nwidth=12\nheight=x\ndataset=nonesuch\n".write(to: folder.appendingPathComponent("fetched-results/window.ini"), atomically: true, encoding: .utf8)
+        let fourth = try open([])
+        XCTAssertTrue(shown().hasPrefix("title: World Cup"), "an unknown dataset opens the default:\n\(shown())")
+        // The window's narrowest (360 px, and the margins GTK adds around it).
+        let narrowest = size()?.split(separator: " ").compactMap { Int($0) } ?? []
+        XCTAssertTrue(narrowest.count == 2 && (360...380).contains(narrowest[0]) && narrowest[1] == 640,
+                      "too narrow a width opens at the minimum, a height that is no number at the default: \(size() ?? "no size")")
+        fourth.terminate()
+        fourth.waitUntilExit()
     }
 
     func testAPersonTapsATeamUntilItLeadsItsZoneEditsMovesDeletesUndoesAddsAndSearchesWithTheKeyboard() throws {

@@ -1,5 +1,6 @@
 import CAdw
 import CGtk
+import Datasets
 import GtkBinding
 import Foundation
 
@@ -73,7 +74,20 @@ import Foundation
     /// Opens and presents a window on ``options``.
     @discardableResult
     package func openWindow() throws -> ViewerWindow {
+        var options = self.options
+        let state = options.remembersWindow ? WindowState.load() : nil
+        if let state {
+            options.windowSize = options.windowSize ?? (max(state.width, 360), max(state.height, 300))
+            if options.reopensLastDataset, let last = state.dataset, Dataset.shipped.contains(last) { options.datasetName = last }
+        }
         let window = try ViewerWindow(application: application, options: options)
+        if let state {
+            if state.isMaximized { gtk_window_maximize(window.window.cast()) }
+            Signal.connect(window.window.object, "close-request") { [weak window] () -> Bool in
+                window?.keepState()
+                return false
+            }
+        }
         windows.append(window)
         Signal.connect(window.window.object, "destroy") { [weak self, weak window] in
             self?.windows.removeAll { $0 === window }

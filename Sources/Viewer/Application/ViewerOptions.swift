@@ -26,6 +26,12 @@ nonisolated package struct ViewerOptions: Sendable {
     package var shareURL: String?
     /// Whether the first dataset's store stops sharing (forgets its server) as it opens.
     package var unshare: Bool
+    /// Whether the window opens as it was last closed (its size unless ``windowSize`` is
+    /// given, maximized or not) and keeps its state when it closes (``WindowState``).
+    package var remembersWindow = false
+    /// With ``remembersWindow``: whether it also opens on the dataset it showed last (not
+    /// when a dataset or a store was asked for).
+    package var reopensLastDataset = false
 
     /// Light or dark style.
     package enum ColorScheme: Sendable {

@@ -32,7 +32,7 @@ extension ViewerWindow {
 
     /// Where the list and its rows are, in the coordinates of the window's surface (its X
     /// window), for driving it from outside with xdotool: `list @ x y width height` (the
-    /// visible area), then `[HEADER] @ …` for the section headers and `TITLE @ …` for the
+    /// visible area; before it `window @ 0 0 width height`, the window's size as it is kept when it closes), then `[HEADER] @ …` for the section headers and `TITLE @ …` for the
     /// rows GTK has laid out, each row followed by ` counter x y` (the centre of its +1
     /// button) when it shows one.
     package var layoutDump: String {
@@ -47,6 +47,9 @@ extension ViewerWindow {
         }
         // The list's visible area (its scrolled window), then the section headers and rows
         // GTK has laid out, on screen or not.
+        var width: gint = 0, height: gint = 0
+        gtk_window_get_default_size(window.cast(), &width, &height)
+        let size = "window @ 0 0 \(width) \(height)"
         let visible = gtk_widget_get_parent(listView).flatMap(place).map { "list @ \($0)" }
         let laidOut = listView.descendants.filter { gtk_widget_get_mapped($0) != 0 }
         let headers = laidOut.filter { gtk_widget_has_css_class($0, "section-header") != 0 }
@@ -63,6 +66,6 @@ extension ViewerWindow {
                 }
                 return line
             }
-        return ([visible].compactMap { $0 } + headers + rows).joined(separator: "\n")
+        return ([size, visible].compactMap { $0 } + headers + rows).joined(separator: "\n")
     }
 }
