@@ -61,6 +61,7 @@ final class AccessibilityTreeTests: XCTestCase {
             "list item 'Ghana, Wins: 0'",  // a row: one sentence from its title and subtitle
             "push button 'Add a win to Ghana'",  // the counter, from view.json's counterLabel
             "heading 'Africa'",  // section headers
+            "heading 'Algeria'",  // the detail pane's title
             "combo box 'Dataset'", "push button 'Search'", "push button 'Main Menu'",  // the sort orders and Import are in the menu
             "entry 'Search'",
             "push button 'Add'", "push button 'Edit'", "push button 'Delete'", "push button 'Undo'",

@@ -19,6 +19,8 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(MainLoop.iterate(until: { window.session?.rows.count == 0 }), "nothing matches")
         XCTAssertTrue(MainLoop.iterate(until: { String(cString: gtk_stack_get_visible_child_name(window.listStack.opaque)) == "empty" }))
         XCTAssertEqual(String(cString: adw_status_page_get_title(window.emptyPage.opaque)), "No Results")
+        // Nothing is selected: the detail pane is a status page too (#24 item 7).
+        XCTAssertEqual(window.detailLines, ["Nothing Selected", "Choose a row in the list to see all of it here."])
 
         // Escape in the entry ends the search: the text goes, the bar closes, every team is back.
         emit("stop-search", on: window.searchEntry, type: gtk_search_entry_get_type())

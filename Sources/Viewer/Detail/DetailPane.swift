@@ -1,5 +1,6 @@
 import CAdw
 import CGtk
+import CViewer
 import GtkBinding
 import Datasets
 import Foundation
@@ -16,9 +17,18 @@ final class DetailPane {
     private var gridRows: Int32 = 0
 
     init() {
-        title = makeLabel(classes: ["detail-title"])
+        // A heading, for screen readers as for the eye.
+        title = fr_label_new_with_role(GTK_ACCESSIBLE_ROLE_HEADING)!
+        title.addClass("detail-title")
+        gtk_label_set_xalign(title.opaque, 0)
         wrapAnywhere(title)
-        placeholder = makeLabel("Nothing selected", classes: ["dim-label"], xalign: 0.5)
+        // Empty, the pane is a status page, as GNOME apps show an empty pane.
+        placeholder = adw_status_page_new()!
+        adw_status_page_set_icon_name(placeholder.opaque, "view-list-symbolic")
+        adw_status_page_set_title(placeholder.opaque, "Nothing Selected")
+        adw_status_page_set_description(placeholder.opaque, "Choose a row in the list to see all of it here.")
+        placeholder.addClass("compact")
+        gtk_widget_set_vexpand(placeholder, 1)
         grid = gtk_grid_new()
         gtk_grid_set_row_spacing(grid.cast(), 6)
         gtk_grid_set_column_spacing(grid.cast(), 18)
