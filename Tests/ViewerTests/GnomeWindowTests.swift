@@ -159,6 +159,11 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
             gtk_widget_activate_action_variant(window.window, action, nil)
             XCTAssertTrue(MainLoop.iterate(until: { self.toplevel(ofType: type) != nil }), "\(action) opens its window")
             if let opened = toplevel(ofType: type) {
+                if type == adw_about_window_get_type() {
+                    // Run from the build tree, the icon is found in the source tree's data/icons.
+                    let theme = gtk_icon_theme_get_for_display(gdk_display_get_default())
+                    XCTAssertEqual(gtk_icon_theme_has_icon(theme, ViewerApplication.applicationID), 1, "the About window's icon is found")
+                }
                 if type == gtk_shortcuts_window_get_type() {
                     // Keys as they are printed ("Page Up", not GTK 4.8's "Page_Up"), and + for the counter.
                     let texts = labelTexts(in: UnsafeMutableRawPointer(opened).assumingMemoryBound(to: GtkWidget.self))

@@ -1,5 +1,6 @@
 import CAdw
 import CGtk
+import Datasets
 import Foundation
 import GtkBinding
 
@@ -9,6 +10,7 @@ extension ViewerWindow {
     package static var version = "0.1.0"
 
     func showAbout() {
+        Self.findIconsOfTheBuildTree()
         let about = adw_about_window_new()!
         adw_about_window_set_application_name(about.opaque, "Fetched Results")
         adw_about_window_set_application_icon(about.opaque, ViewerApplication.applicationID)
@@ -22,6 +24,21 @@ extension ViewerWindow {
         gtk_window_set_modal(about.cast(), 1)
         gtk_window_present(about.cast())
     }
+
+    /// Run from the build tree, the app's icon is in the source tree's `data/icons`, which no
+    /// icon theme searches (installed, meson puts it in `share/icons`): the display's theme
+    /// is told of it once, so that the About window and the window's icon show it.
+    static func findIconsOfTheBuildTree() {
+        guard !iconsSearched, let display = gdk_display_get_default() else { return }
+        iconsSearched = true
+        let theme = gtk_icon_theme_get_for_display(display)
+        guard gtk_icon_theme_has_icon(theme, ViewerApplication.applicationID) == 0,
+              let worldcup = try? Dataset.locate(named: "worldcup") else { return }
+        let icons = worldcup.deletingLastPathComponent().appendingPathComponent("icons")
+        if FileManager.default.fileExists(atPath: icons.path) { gtk_icon_theme_add_search_path(theme, icons.path) }
+    }
+
+    private static var iconsSearched = false
 
     func showShortcuts() {
         let builder = gtk_builder_new_from_string(Self.shortcutsUI(counterAction: session?.view.counterAction), -1)!
