@@ -155,6 +155,14 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
 
     func testAboutAndKeyboardShortcutsOpenTheirWindows() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
+        // The help (F1, and the menu's Help): the page of the source tree, run from it; opened
+        // in the desktop's browser, or, with none (as here), a toast says where it is.
+        gtk_widget_activate_action_variant(window.window, "win.help", nil)
+        let page = try XCTUnwrap(window.shownHelp, "win.help opens the help page")
+        XCTAssertTrue(try String(contentsOf: page, encoding: .utf8).contains("<h1>Fetched Results Help</h1>"), page.path)
+        if let toast = window.shownToast {
+            XCTAssertTrue(toast.hasPrefix("Cannot open the help (") && toast.hasSuffix("it is \(page.path)"), toast)
+        }
         for (action, type) in [("win.about", adw_about_window_get_type()), ("win.show-help-overlay", gtk_shortcuts_window_get_type())] {
             gtk_widget_activate_action_variant(window.window, action, nil)
             XCTAssertTrue(MainLoop.iterate(until: { self.toplevel(ofType: type) != nil }), "\(action) opens its window")
@@ -170,6 +178,7 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
                     XCTAssertTrue(texts.contains("Page Up") && texts.contains("Page Down"), "\(texts)")
                     XCTAssertFalse(texts.contains { $0.contains("_") }, "no raw key names: \(texts)")
                     XCTAssertTrue(texts.contains("Add a win"), "\(texts)")
+                    XCTAssertTrue(texts.contains("Help"), "F1 is listed: \(texts)")
                 }
                 gtk_window_destroy(opened)
             }

@@ -85,6 +85,7 @@ extension ViewerWindow {
         Action.add(to: map, "undo") { [weak self] _ in self?.undo() }
         Action.add(to: map, "about") { [weak self] _ in self?.showAbout() }
         Action.add(to: map, "show-help-overlay") { [weak self] _ in self?.showShortcuts() }
+        Action.add(to: map, "help") { [weak self] _ in self?.showHelp() }
         return Action.add(to: map, "sort", state: 0) { [weak self] parameter in
             guard let self, let parameter, !self.isSettingChoices else { return }
             let index = Int(g_variant_get_int32(parameter))
@@ -113,6 +114,7 @@ extension ViewerWindow {
         g_object_unref(UnsafeMutableRawPointer(data))
         let help = g_menu_new()!
         g_menu_append(help, "_Keyboard Shortcuts", "win.show-help-overlay")
+        g_menu_append(help, "_Help", "win.help")
         g_menu_append(help, "_About Fetched Results", "win.about")
         g_menu_append_section(menu, nil, model(help))
         g_object_unref(UnsafeMutableRawPointer(help))
@@ -202,6 +204,7 @@ extension ViewerWindow {
             gtk_widget_grab_focus(self.searchEntry)
         }
         Shortcut.add(to: controller, "<Control>question") { [weak self] in self?.showShortcuts() }
+        Shortcut.add(to: controller, "F1") { [weak self] in self?.showHelp() }
         // + adds to the selected row's counter, as its +1 button does (in the search entry,
         // the key types a +).
         for key in ["plus", "KP_Add"] {

@@ -4,7 +4,7 @@ import Datasets
 import Foundation
 import GtkBinding
 
-/// The About window and the Keyboard Shortcuts window (Ctrl+?).
+/// The About window, the Keyboard Shortcuts window (Ctrl+?) and the help page (F1).
 extension ViewerWindow {
     /// The version the About window shows (the command line's `--version`).
     package static var version = "0.1.0"
@@ -40,6 +40,28 @@ extension ViewerWindow {
 
     private static var iconsSearched = false
 
+    /// The help page: installed, `share/fetched-results/help/index.html` beside the
+    /// executable's `bin`; run from the build tree, the source tree's `data/help/index.html`
+    /// (found as the datasets are). Nil when neither is there.
+    static var helpPage: URL? {
+        let executable = (Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments.first ?? ".")).resolvingSymlinksInPath()
+        let installed = executable.deletingLastPathComponent().appendingPathComponent("../share/fetched-results/help/index.html").standardized
+        let source = (try? Dataset.locate(named: "worldcup"))?.deletingLastPathComponent().appendingPathComponent("help/index.html")
+        return [installed, source].compactMap { $0 }.first { FileManager.default.fileExists(atPath: $0.path) }
+    }
+
+    /// Opens the help page in the desktop's browser; says where it is when no program can
+    /// show it.
+    func showHelp() {
+        guard let page = Self.helpPage else { return showToast("The help page is not installed") }
+        shownHelp = page
+        var error: UnsafeMutablePointer<GError>?
+        if g_app_info_launch_default_for_uri(page.absoluteString, nil, &error) == 0 {
+            let reason = error.map { String(cString: $0.pointee.message) } ?? "no program opens web pages"
+            if let error { g_error_free(error) }
+            showToast("Cannot open the help (\(reason)): it is \(page.path)")
+        }
+    }
     func showShortcuts() {
         let builder = gtk_builder_new_from_string(Self.shortcutsUI(counterAction: session?.view.counterAction), -1)!
         defer { g_object_unref(UnsafeMutableRawPointer(builder)) }
@@ -97,6 +119,7 @@ extension ViewerWindow {
               <child><object class="GtkShortcutsGroup"><property name="title">General</property>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Main menu</property><property name="accelerator">F10</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Keyboard shortcuts</property><property name="accelerator">&lt;Control&gt;question</property></object></child>
+                <child><object class="GtkShortcutsShortcut"><property name="title">Help</property><property name="accelerator">F1</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Close the window</property><property name="accelerator">&lt;Control&gt;w &lt;Control&gt;q</property></object></child>
               </object></child>
             </object></child>

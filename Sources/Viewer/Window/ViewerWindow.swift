@@ -76,6 +76,8 @@ package final class ViewerWindow {
     package var didUpdate: (() -> Void)?
     /// The text of the toast shown last, while it shows (for ``textDump``).
     var shownToast: String?
+    /// The help page F1 last opened (or tried to), for tests.
+    var shownHelp: URL?
 
     let listView: Widget
     let detail = DetailPane()
