@@ -1,4 +1,5 @@
 import CGtk
+import CViewer
 import GtkBinding
 import Datasets
 import Foundation
@@ -63,6 +64,23 @@ final class ImportTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(window.importBar.widget.hasClass("import-error"), labelText(window.importBar.message))
         XCTAssertTrue(labelText(window.importBar.message).contains("already imported into Team completely"), labelText(window.importBar.message))
         XCTAssertEqual(window.listedObjectCount, 2_532)
+    } }
+
+    /// A CSV file dropped on the window (as a file manager drops it) is imported; a file of
+    /// another kind is refused with a toast that says which files are taken.
+    func testAFileDroppedOnTheWindowIsImported() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        let target = try XCTUnwrap(window.fileDrop)
+        let picture = storeFolder.appendingPathComponent("holiday.png")
+        try Data([0x89, 0x50]).write(to: picture)
+        XCTAssertEqual(fr_drop_target_drop_file(target, picture.path), 0, "not taken")
+        XCTAssertEqual(window.shownToast, "holiday.png is not a CSV or JSON-lines file: drop a .csv, .jsonl or .json file to import it")
+        XCTAssertEqual(window.listedObjectCount, 32)
+
+        let file = try teamsFile(100, name: "dropped.csv")
+        XCTAssertEqual(fr_drop_target_drop_file(target, file.path), 1, "taken")
+        _ = waitForImport(window)
+        XCTAssertEqual(window.listedObjectCount, 132, "the dropped file's 100 teams are in the list")
     } }
 
     func testABadRecordStopsTheImportKeepingWhatCameBeforeAndTheFixedFileResumes() throws { try MainActor.assumeIsolated {

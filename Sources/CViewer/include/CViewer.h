@@ -21,6 +21,21 @@ void fr_accessible_set_hidden (GtkWidget *widget, gboolean hidden);
 /// which g_object_new's variadic properties give.
 GtkWidget *fr_label_new_with_role (GtkAccessibleRole role);
 
+// MARK: Dropped files
+
+/// Called with the local path of the first file dropped on a widget; returns whether it took it.
+typedef gboolean (*FrDroppedFileFunc) (const char *path, gpointer data);
+
+/// Makes `widget` a drop target for files (a file manager's drag): `dropped` gets the first
+/// local file's path. Returns the GtkDropTarget (the widget owns it), whose "drop" signal a
+/// test can emit with a GdkFileList.
+GtkEventController *fr_widget_accept_dropped_files (GtkWidget *widget, FrDroppedFileFunc dropped, gpointer data, GDestroyNotify destroy);
+
+/// Drops the file at `path` on `target` (from ``fr_widget_accept_dropped_files``) as a file
+/// manager's drag does: its "drop" signal with a GdkFileList. For tests; returns whether the
+/// drop was taken.
+gboolean fr_drop_target_drop_file (GtkEventController *target, const char *path);
+
 // MARK: Rendering
 
 /// Whether OpenGL on `display` is drawn by the CPU (Mesa's llvmpipe, softpipe or swrast: a

@@ -1,5 +1,6 @@
 import CAdw
 import CGtk
+import CViewer
 import Foundation
 import GtkBinding
 
@@ -30,6 +31,33 @@ extension ViewerWindow {
         gtk_native_dialog_show(dialog)
     }
 
+    /// A CSV or JSON-lines file dropped on the window (from a file manager) is imported, as
+    /// one chosen with Import; another kind of file is refused with a toast saying which
+    /// files are taken. Returns the drop target.
+    func acceptDroppedFiles() -> OpaquePointer {
+        let dropped: FrDroppedFileFunc = { path, data in
+            guard let path, let data else { return 0 }
+            let window = Unmanaged<DroppedFiles>.fromOpaque(data).takeUnretainedValue().window
+            return MainActor.assumeIsolated { window?.importDropped(URL(fileURLWithPath: String(cString: path))) ?? false } ? 1 : 0
+        }
+        let box = Unmanaged.passRetained(DroppedFiles(self)).toOpaque()
+        let release: GDestroyNotify = { data in Unmanaged<DroppedFiles>.fromOpaque(data!).release() }
+        return fr_widget_accept_dropped_files(window, dropped, box, release)!
+    }
+
+    private func importDropped(_ file: URL) -> Bool {
+        guard ["csv", "jsonl", "ndjson", "json"].contains(file.pathExtension.lowercased()) else {
+            showToast("\(file.lastPathComponent) is not a CSV or JSON-lines file: drop a .csv, .jsonl or .json file to import it")
+            return false
+        }
+        guard !importBar.isRunning else {
+            showToast("An import is running: drop \(file.lastPathComponent) again when it has finished")
+            return false
+        }
+        startImport(file: file)
+        return true
+    }
+
     /// Imports `file` (CSV or JSON lines) into the list's entity, in chunks of `chunkSize`
     /// records on a background queue, with the progress in the import bar; the list shows
     /// each chunk as it commits. An import of the file that stopped earlier resumes.
@@ -57,4 +85,10 @@ extension ViewerWindow {
 
     /// The number of objects the list shows.
     package var listedObjectCount: Int { session?.controller.numberOfObjects ?? 0 }
+}
+
+/// Who a drop on the window goes to (the C drop target holds it; the window, weakly).
+private final class DroppedFiles {
+    weak var window: ViewerWindow?
+    init(_ window: ViewerWindow) { self.window = window }
 }

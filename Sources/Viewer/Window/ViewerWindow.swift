@@ -76,6 +76,8 @@ package final class ViewerWindow {
     package var didUpdate: (() -> Void)?
     /// The text of the toast shown last, while it shows (for ``textDump``).
     var shownToast: String?
+    /// The window's drop target for files (a `GtkDropTarget`).
+    var fileDrop: OpaquePointer?
     /// The help page F1 last opened (or tried to), for tests.
     var shownHelp: URL?
 
@@ -171,6 +173,7 @@ package final class ViewerWindow {
         connectSignals()
         sortAction = addActions()
         importAction = Action.add(to: actionMap, "import") { [weak self] _ in self?.chooseImportFile() }
+        fileDrop = acceptDroppedFiles()
         (shareAction, stopSharingAction) = addSharingActions()
         shareRequest = options.shareURL.map { (options.datasetName, .share(url: $0)) } ?? (options.unshare ? (options.datasetName, .unshare) : nil)
         enterController = addEnterEdits()
