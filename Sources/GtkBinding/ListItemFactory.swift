@@ -106,12 +106,12 @@ public final class ListItemFactory<Result: ManagedObject> {
     public var boundHeaders: [String: OpaquePointer] { headerItems }
 
     /// The list items bound to rows now, objects' and headers'.
-    var boundListItems: [OpaquePointer] { Array(shownObjects.keys) + Array(headerItems.values) }
+    package var boundListItems: [OpaquePointer] { Array(shownObjects.keys) + Array(headerItems.values) }
 
     /// The object `listItem` is bound to now; nil for a header or an item not bound.
     func objectID(shownBy listItem: OpaquePointer) -> ObjectID? { shownObjects[listItem] }
 
-    static func rowWidget(of listItem: OpaquePointer) -> UnsafeMutablePointer<GtkWidget>? {
+    package static func rowWidget(of listItem: OpaquePointer) -> UnsafeMutablePointer<GtkWidget>? {
         gtk_list_item_get_child(listItem).flatMap(gtk_widget_get_parent)
     }
 

@@ -31,6 +31,25 @@ final class GnomeWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(window.searchButton.isVisible)
     } }
 
+    /// Scrolled, the section of the first row shown stays at the top of the list (GTK 4.8 has
+    /// no sticky headers); at the top, where the section's own header shows, it does not.
+    func testTheCurrentSectionsHeaderStaysAtTheTopWhileScrolling() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        XCTAssertNil(window.stickyHeader.text, "at the top, Africa's own header shows")
+        let scrolled = try XCTUnwrap(gtk_widget_get_parent(window.listView))
+        let adjustment = gtk_scrolled_window_get_vadjustment(OpaquePointer(scrolled))
+        for (value, section) in [(200.0, "Africa"), (700.0, "Europe"), (0.0, nil as String?)] {
+            gtk_adjustment_set_value(adjustment, value)
+            MainLoop.iterate(for: 0.2)
+            XCTAssertEqual(window.stickyHeader.text, section, "scrolled to \(value):\n\(window.layoutDump)")
+        }
+        gtk_adjustment_set_value(adjustment, 700)
+        MainLoop.iterate(for: 0.2)
+        if let folder = ProcessInfo.processInfo.environment["VIEWER_SCREENSHOTS"] {
+            try Screenshot.save(window.window, to: URL(fileURLWithPath: folder + "/sticky-header.png"))
+        }
+    } }
+
     func testADeleteShowsAToastWhoseUndoBringsTheTeamBack() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let session = try XCTUnwrap(window.session)

@@ -194,7 +194,7 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
 
     /// The titles of the object rows GTK draws, top to bottom.
     @MainActor private func shownTitles(_ window: ViewerWindow) -> [String] {
-        window.layoutDump.split(separator: "\n").filter { !$0.hasPrefix("list @") && !$0.hasPrefix("[") }.map { line in
+        window.layoutDump.split(separator: "\n").filter { !$0.hasPrefix("list @") && !$0.hasPrefix("window @") && !$0.hasPrefix("[") }.map { line in
             let parts = line.components(separatedBy: " @ ")
             return (title: parts[0], y: Int(parts[1].split(separator: " ")[1])!)
         }.sorted { $0.y < $1.y }.map(\.title)

@@ -12,6 +12,8 @@ enum Style {
           border-top: 1px solid alpha(currentColor, 0.15);
         }
         .section-header { font-weight: bold; padding: 14px 6px 4px 6px; }
+        /* Over the list's top, as the list's own rows are inset (the row's 12 px and the header's 6 px). */
+        .sticky-header { background-color: @view_bg_color; padding: 8px 18px 6px 18px; border-bottom: 1px solid alpha(currentColor, 0.15); }
         .object-row { padding: 4px 6px; }
         .section-empty { padding: 6px 6px 14px 6px; font-style: italic; }
         .row-subtitle { font-size: smaller; }

@@ -33,6 +33,7 @@ extension ViewerWindow {
         Signal.connect(UnsafeMutableRawPointer(session.rows.listModel), "items-changed") { [weak self] (_: guint, _: guint, _: guint) in
             self?.showEmptyState()
             self?.factory?.refreshEmptySections()
+            self?.stickyHeader.updateSoon()
         }
         session.edits.keptChangesSaved = { [weak self] in self?.showError(nil) }
         session.didLoad = { [weak self, weak session] error in

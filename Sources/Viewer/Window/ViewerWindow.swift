@@ -48,6 +48,8 @@ package final class ViewerWindow {
     /// The dataset shown now (``open(datasetNamed:)`` replaces it).
     var session: DatasetSession?
     var factory: RowFactory?
+    /// The current section's header over the top of the list as it scrolls.
+    let stickyHeader = StickyHeader()
     /// Keeps the rows on screen still while a tap or another program's change moves rows.
     var listAnchor: ListAnchor<ManagedObject>?
     var contextObservation: ObservationToken?
@@ -149,7 +151,7 @@ package final class ViewerWindow {
         datasetNames = Dataset.shipped.contains(options.datasetName) ? Dataset.shipped : Dataset.shipped + [options.datasetName]
 
         let list = Self.makeListPane(datasetTitles: datasetNames.map { (try? Dataset.load(named: $0).view.title) ?? $0 },
-                                     window: window, sharingIndicator: sharingIndicator.widget)
+                                     window: window, sharingIndicator: sharingIndicator.widget, stickyHeader: stickyHeader)
         (datasetChoice, addButton, searchButton, menuButton) = (list.datasetChoice, list.addButton, list.searchButton, list.menuButton)
         (searchBar, searchEntry, listView) = (list.searchBar, list.searchEntry, list.listView)
         (listStack, emptyPage, loadingSpinner, listPane) = (list.stack, list.emptyPage, list.loadingSpinner, list.pane)
@@ -173,6 +175,7 @@ package final class ViewerWindow {
         connectSignals()
         sortAction = addActions()
         importAction = Action.add(to: actionMap, "import") { [weak self] _ in self?.chooseImportFile() }
+        stickyHeader.titleAboveTop = { [weak self] in self?.sectionTitleAboveTop() }
         fileDrop = acceptDroppedFiles()
         (shareAction, stopSharingAction) = addSharingActions()
         shareRequest = options.shareURL.map { (options.datasetName, .share(url: $0)) } ?? (options.unshare ? (options.datasetName, .unshare) : nil)
@@ -220,7 +223,7 @@ package final class ViewerWindow {
 
     /// The list pane: header bar (Add, the dataset, sharing, search, the menu), search bar,
     /// the list or its status page.
-    private static func makeListPane(datasetTitles: [String], window: Widget, sharingIndicator: Widget)
+    private static func makeListPane(datasetTitles: [String], window: Widget, sharingIndicator: Widget, stickyHeader: StickyHeader)
         -> (pane: Widget, header: Widget, datasetChoice: Widget, addButton: Widget, searchButton: Widget, menuButton: Widget,
             searchBar: Widget, searchEntry: Widget, listView: Widget, stack: Widget, emptyPage: Widget, loadingSpinner: Widget) {
         let datasetChoice = makeDropDown(datasetTitles, name: "Dataset")
@@ -271,7 +274,7 @@ package final class ViewerWindow {
         fr_accessible_set_text(loadingSpinner, GTK_ACCESSIBLE_PROPERTY_LABEL, "Loading")
         adw_status_page_set_child(emptyPage.opaque, loadingSpinner)
         let stack = gtk_stack_new()!
-        gtk_stack_add_named(stack.opaque, scrolled, "list")
+        gtk_stack_add_named(stack.opaque, stickyHeader.wrap(scrolled), "list")
         gtk_stack_add_named(stack.opaque, emptyPage, "empty")
         let pane = makeBox(GTK_ORIENTATION_VERTICAL, [header, searchBar, stack])
         gtk_widget_set_size_request(pane, 360, -1)
