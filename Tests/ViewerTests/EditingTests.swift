@@ -26,6 +26,32 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         return (window, object, try XCTUnwrap(window.dialog))
     }
 
+    /// Over a 360 px window, the Add and Edit dialogs of every dataset fit: no wider than the
+    /// window, whatever their fields (#24 item 9).
+    func testTheAddAndEditDialogsFitA360PixelWindow() throws { try MainActor.assumeIsolated {
+        for dataset in ["worldcup", "movies", "todo", "failedbanks"] {
+            let window = try openWindow(dataset)
+            gtk_window_set_default_size(window.window.cast(), 360, 640)
+            XCTAssertTrue(MainLoop.iterate(until: { gtk_widget_get_width(window.window) < 400 }), "the window is narrow")
+            window.session?.selection.select(window.session.flatMap { $0.object(atPosition: 1) })
+            for open in [window.showAddDialog, window.showEditDialog] {
+                open()
+                let dialog = try XCTUnwrap(window.dialog, dataset)
+                MainLoop.iterate(for: 0.2)
+                let title = String(cString: gtk_window_get_title(dialog.window.cast()))
+                var minimum: Int32 = 0
+                gtk_widget_measure(dialog.window, GTK_ORIENTATION_HORIZONTAL, -1, &minimum, nil, nil, nil)
+                XCTAssertLessThanOrEqual(minimum, 360, "\(title) can be as narrow as the window")
+                XCTAssertLessThanOrEqual(gtk_widget_get_width(dialog.window), gtk_widget_get_width(window.window), "\(title) is no wider than the window")
+                if let folder = ProcessInfo.processInfo.environment["VIEWER_SCREENSHOTS"] {
+                    try Screenshot.save(dialog.window, to: URL(fileURLWithPath: "\(folder)/\(title.replacingOccurrences(of: " ", with: "-"))-360.png"))
+                }
+                gtk_window_destroy(dialog.window.cast())
+                MainLoop.iterate(for: 0.05)
+            }
+        }
+    } }
+
     func testAddingATeamInANewZoneMakesANewSectionAndSelectsIt() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         window.showAddDialog()

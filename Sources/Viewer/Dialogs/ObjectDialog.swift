@@ -103,7 +103,9 @@ final class ObjectDialog {
         gtk_window_set_modal(window.cast(), 1)
         gtk_window_set_transient_for(window.cast(), parent.cast())
         gtk_window_set_destroy_with_parent(window.cast(), 1)
-        gtk_window_set_default_size(window.cast(), 420, -1)
+        // 420 px, or the window's own width when it is narrower (a 360 px phone-sized window).
+        let parentWidth = gtk_widget_get_width(parent)
+        gtk_window_set_default_size(window.cast(), parentWidth > 0 ? min(420, parentWidth) : 420, -1)
         gtk_window_set_title(window.cast(), title)
         return window
     }
