@@ -14,6 +14,22 @@ final class FollowingStoreTests: ViewerTestCase, @unchecked Sendable {
         lines.map { $0.hasPrefix(">") ? " " + $0.dropFirst() : $0 }
     }
 
+    /// A window closed while its store goes on changing: what the store tells afterwards
+    /// (another program's change) touches nothing of the closed window (with
+    /// `G_DEBUG=fatal-criticals`, a critical would end the run). It crashed the benchmark
+    /// when a window closed while its million rows were still being fetched.
+    func testAChangeAfterTheWindowClosedTouchesNothingOfIt() throws { try MainActor.assumeIsolated {
+        let window = try ViewerWindow(application: Self.application!.application,
+                                      options: ViewerOptions(datasetName: "worldcup", storeFolder: storeFolder))
+        gtk_window_present(window.window.cast())
+        XCTAssertTrue(MainLoop.iterate(until: { !window.isLoading && !window.listLines.isEmpty }))
+        gtk_window_destroy(window.window.cast())
+        XCTAssertNil(window.session, "the closed window let its session go")
+        try sqlite3(storeFolder.appendingPathComponent("worldcup.sqlite"), "UPDATE Team SET wins = 7 WHERE teamName = 'Ghana'")
+        MainLoop.iterate(for: 1)
+        withExtendedLifetime(window) {}
+    } }
+
     func testChangesFromTheSqliteShellShowInTheListAndDetailPane() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         let storeURL = storeFolder.appendingPathComponent("worldcup.sqlite")

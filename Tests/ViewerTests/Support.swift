@@ -11,7 +11,7 @@ import XCTest
 /// a window per test on stores in a temporary folder. Needs a display (scripts/test runs the
 /// tests under Xvfb); skipped without one.
 class ViewerTestCase: XCTestCase, @unchecked Sendable {
-    nonisolated(unsafe) private static var application: ViewerApplication?
+    nonisolated(unsafe) private(set) static var application: ViewerApplication?
     private(set) var storeFolder: URL!
     private var windows: [ViewerWindow] = []
 

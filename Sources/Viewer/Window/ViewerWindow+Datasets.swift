@@ -5,6 +5,18 @@ import GtkBinding
 
 /// Switching datasets: a new session, its sharing, its row factory and its choices.
 extension ViewerWindow {
+    /// The window closed: its session, rows and anchor go, so that what the session still
+    /// hears (its first rows fetched in the background, a change saved elsewhere) touches no
+    /// widget of the closed window.
+    func forgetSession() {
+        // Its sharing ends with it (local commits wait in the store for the next session).
+        session?.sharing?.stop()
+        contextObservation = nil
+        session = nil
+        factory = nil
+        listAnchor = nil
+    }
+
     /// Shows the dataset `name` instead of the current one.
     package func open(datasetNamed name: String) throws {
         show(try Self.makeSession(datasetNamed: name, options: options))

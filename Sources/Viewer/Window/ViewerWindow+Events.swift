@@ -33,7 +33,10 @@ extension ViewerWindow {
             Action.setEnabled(self.importAction, !self.importBar.isRunning)
             gtk_widget_set_sensitive(self.datasetChoice, self.importBar.isRunning ? 0 : 1)
         }
-        Signal.connect(window.object, "destroy") { [weak self] in self?.importBar.windowClosed() }
+        Signal.connect(window.object, "destroy") { [weak self] () -> Void in
+            self?.importBar.windowClosed()
+            self?.forgetSession()
+        }
         Signal.connect(datasetChoice.object, "notify::selected") { [weak self] (_: gpointer?) in
             guard let self, !self.isSettingChoices else { return }
             let index = Int(gtk_drop_down_get_selected(self.datasetChoice.opaque))

