@@ -73,9 +73,9 @@ final class SharingIndicator {
         gtk_label_set_text(stateLabel.opaque, state)
         securityText = status.security.map(Self.describe)
         securityLabel.isVisible = securityText != nil
-        if let security = status.security {
-            gtk_label_set_text(securityLabel.opaque, Self.describe(security))
-            securityLabel.setClass("warning", security == .plain)
+        if let securityText {
+            gtk_label_set_text(securityLabel.opaque, securityText)
+            securityLabel.setClass("warning", status.security == .plain)
         }
         if let reason = status.readOnlyReason {
             let why = reason.prefix(1).uppercased() + reason.dropFirst()

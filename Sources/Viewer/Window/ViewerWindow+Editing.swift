@@ -43,13 +43,12 @@ extension ViewerWindow {
     /// Deletes the selected object; Undo brings it back.
     func deleteSelection() {
         applyPendingMove()
-        guard let object = session?.selection.selectedObject, !refusesEdits() else { return }
+        guard let object = session?.selection.selectedObject else { return }
         perform { try $0.delete(object) }
     }
 
     /// Reverts the last saved edit and selects what it brought back.
     func undo() {
-        guard !refusesEdits() else { return }
         perform { session in
             if let object = try session.edits.undo() { session.selection.select(object) }
         }
