@@ -53,12 +53,17 @@ extension PersistentStore {
     /// A store joining others through a shared server takes their objects instead of adding
     /// its seed to them when this is true.
     public func holdsOnlyInitialContents() throws -> Bool {
-        try database.read { db in
-            if try neverWritten(db) { return true }
-            let generation = try Int64.fetchOne(db, sql: Schema.generationSQL) ?? 0
-            let seeded = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.initialContentsKey])
-            return seeded == generation
-        }
+        try database.read { db in try holdsOnlyInitialContents(in: db) }
+    }
+
+    /// ``holdsOnlyInitialContents()`` within a transaction of the caller's: what it finds
+    /// holds until that transaction ends (sharing gives a seed up in the transaction that
+    /// checks it, so that a save made meanwhile is never taken for the seed).
+    package func holdsOnlyInitialContents(in db: Database) throws -> Bool {
+        if try neverWritten(db) { return true }
+        let generation = try Int64.fetchOne(db, sql: Schema.generationSQL) ?? 0
+        let seeded = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.initialContentsKey])
+        return seeded == generation
     }
 
     /// Whether no row of an entity was ever written: the generation the triggers count is 0

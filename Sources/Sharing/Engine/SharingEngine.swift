@@ -275,14 +275,16 @@ actor SharingEngine {
     /// initial contents gives them up for the server's objects; a store with data of its own
     /// keeps it and pushes it beside the server's.
     private func join(on connection: PostgresConnection, identity: String) async throws {
-        let store = self.store
-        let seedOnly = try await Task.detached { try store.holdsOnlyInitialContents() }.value
         let serverWasEmpty = try await connection.withTransaction(logger: logger) { connection -> Bool in
             try await connection.query("SELECT pg_advisory_xact_lock(\(ServerSchema.advisoryLockKey + 1))", logger: logger)
+            // Before the server is found empty, not after: each statement sees the commits
+            // made before it, and a transaction that commits in between (another desktop's
+            // push) must sort after the cursor. (This one's own push, after it too, comes
+            // back at the versions the store took, and is skipped.)
+            let cursor = try await self.horizonCursor(connection)
             guard await self.permission.readOnlyReason == nil, try await self.serverIsEmpty(connection) else { return false }
             let (operations, through) = try await self.store.database.write { db in try self.outbox.pending(everything: true, in: db) }
             let (written, conflicts) = try await self.writer.push(operations, on: connection)
-            let cursor = try await self.horizonCursor(connection)
             try await self.store.database.write { db in
                 try self.takeWritten(written, sent: operations, conflicts: conflicts, in: db)
                 try SharingState.set(.pushedThrough, String(through), in: db)
@@ -297,6 +299,9 @@ actor SharingEngine {
         }
         let snapshot = try await log.snapshot(on: connection, logger: logger)
         try await store.database.write { db in
+            // Checked in the transaction that gives the seed up: a save made before it is
+            // data of the store's own, kept and pushed.
+            let seedOnly = try self.store.holdsOnlyInitialContents(in: db)
             if seedOnly {
                 for entity in model.entities { try db.execute(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier)") }
             }
