@@ -93,6 +93,19 @@ open class ManagedObject: KeyValueReading, Hashable, CustomStringConvertible {
         []
     }
 
+    /// Who may see objects of this class's entity on a shared server, in a model derived
+    /// from classes (``Model/init(classes:)``): nil (every role that may read its table)
+    /// unless a subclass overrides it.
+    ///
+    /// ```swift
+    /// override class var entityOwnership: Ownership? {
+    ///     .owner(attribute: "owner", sharedAttribute: "shared")
+    /// }
+    /// ```
+    open class var entityOwnership: Ownership? {
+        nil
+    }
+
     /// Whether the object has unsaved changes to its properties (and is not inserted or deleted).
     public var isUpdated: Bool { !changes.isEmpty && !isInserted && !isDeleted }
 

@@ -8,6 +8,7 @@ import Foundation
 /// - ``indexes``
 /// - ``objectClass``
 /// - ``validator``
+/// - ``ownership``
 public struct EntityDescription: Sendable {
     /// Checks an object before it is saved; throw ``ValidationError`` (or any error) to refuse.
     public typealias Validator = @Sendable (ManagedObject) throws -> Void
@@ -20,6 +21,9 @@ public struct EntityDescription: Sendable {
     public var objectClass: ManagedObject.Type?
     /// Extra validation run for every inserted or updated object of this entity at save.
     public var validator: Validator?
+    /// Who may see this entity's objects on a shared server, or nil: every role that may
+    /// read its table.
+    public var ownership: Ownership?
 
     public init(
         name: String,
@@ -27,7 +31,8 @@ public struct EntityDescription: Sendable {
         relationships: [RelationshipDescription] = [],
         indexes: [IndexDescription] = [],
         objectClass: ManagedObject.Type? = nil,
-        validator: Validator? = nil
+        validator: Validator? = nil,
+        ownership: Ownership? = nil
     ) {
         self.name = name
         self.attributes = attributes
@@ -35,6 +40,7 @@ public struct EntityDescription: Sendable {
         self.indexes = indexes
         self.objectClass = objectClass
         self.validator = validator
+        self.ownership = ownership
     }
 
     /// The attribute with this name, if any.

@@ -100,7 +100,7 @@ private struct ClassModelReader {
             }
             return EntityDescription(
                 name: info.entityName, attributes: attributes, relationships: relationships,
-                indexes: info.type.entityIndexes, objectClass: info.type)
+                indexes: info.type.entityIndexes, objectClass: info.type, ownership: info.type.entityOwnership)
         }
     }
 

@@ -51,6 +51,16 @@ extension Model {
     }
 
     private static func jsonObject(for entity: EntityDescription) -> [String: Any] {
+        var object = jsonProperties(of: entity)
+        switch entity.ownership {
+        case .owner(let owner, let shared)?: object["ownership"] = shared.map { ["owner": owner, "shared": $0] } ?? ["owner": owner]
+        case .inherited(let relationship)?: object["ownership"] = ["through": relationship]
+        case nil: break
+        }
+        return object
+    }
+
+    private static func jsonProperties(of entity: EntityDescription) -> [String: Any] {
         [
             "name": entity.name,
             "attributes": entity.attributes.map { attribute -> [String: Any] in
@@ -245,7 +255,7 @@ private struct JSONModelReader {
         let json = try object(any, at: basePath)
         let name = try string(json, "name", at: basePath)
         let path = "\(basePath) (\(name))"
-        try checkKeys(json, ["name", "attributes", "relationships", "indexes"], at: path)
+        try checkKeys(json, ["name", "attributes", "relationships", "indexes", "ownership"], at: path)
         let attributes = try array(json["attributes"], at: "\(path).attributes").enumerated().map { i, any in
             try attribute(from: any, at: "\(path).attributes[\(i)]")
         }
@@ -255,7 +265,20 @@ private struct JSONModelReader {
         let indexes = try array(json["indexes"], at: "\(path).indexes").enumerated().map { i, any in
             try index(from: any, at: "\(path).indexes[\(i)]")
         }
-        return EntityDescription(name: name, attributes: attributes, relationships: relationships, indexes: indexes)
+        return EntityDescription(name: name, attributes: attributes, relationships: relationships, indexes: indexes,
+                                 ownership: try json["ownership"].map { try ownership(from: $0, at: "\(path).ownership") })
+    }
+
+    /// `{ "owner": "attribute", "shared": "attribute" }` or `{ "through": "relationship" }`.
+    func ownership(from any: Any, at path: String) throws -> Ownership {
+        let json = try object(any, at: path)
+        try checkKeys(json, ["owner", "shared", "through"], at: path)
+        if json["through"] != nil {
+            guard json["owner"] == nil, json["shared"] == nil else { throw fail(path, "give either \"through\" or \"owner\" (with \"shared\"), not both") }
+            return .inherited(through: try string(json, "through", at: path))
+        }
+        guard json["owner"] != nil else { throw fail(path, "missing \"owner\" (the attribute naming each object's owner) or \"through\" (a relationship to the owned object)") }
+        return .owner(attribute: try string(json, "owner", at: path), sharedAttribute: try json["shared"].map { _ in try string(json, "shared", at: path) })
     }
 
     func attribute(from any: Any, at basePath: String) throws -> AttributeDescription {

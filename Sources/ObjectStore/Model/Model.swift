@@ -78,6 +78,7 @@ public struct Model: Sendable {
         }
         for attribute in entity.attributes { try validate(attribute, of: entity) }
         for relationship in entity.relationships { try validate(relationship, of: entity) }
+        try validateOwnership(of: entity)
         for index in entity.indexes {
             let place = "\(entity.name) index \(index.name ?? index.elements.map(\.property).joined(separator: ","))"
             if index.elements.isEmpty { throw ModelError(place, "an index needs at least one property") }
