@@ -30,6 +30,10 @@ public struct RejectedChange: Sendable, Hashable, CustomStringConvertible {
         case pulled
         /// From this store: not sent to the server.
         case notPushed = "not pushed"
+        /// From this store: sent, and refused by the server's row-level security (a row of
+        /// another role's that only its owner may change, or one this role no longer sees,
+        /// see `Ownership`); the store took the server's row back in its place.
+        case refused
     }
 
     /// Its number in the store's list (nil before it is recorded).
@@ -69,6 +73,7 @@ public struct RejectedChange: Sendable, Hashable, CustomStringConvertible {
         switch direction {
         case .pulled: return "\(entity) \(id), version \(version) from the server, not taken: \(reason)"
         case .notPushed: return "\(entity) \(id), not sent to the server: \(reason)"
+        case .refused: return "\(entity) \(id), refused by the server: \(reason)"
         }
     }
 }

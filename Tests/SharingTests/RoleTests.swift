@@ -160,13 +160,13 @@ extension ServerTestDatabase {
     /// A new role that logs in with the password "NAME-pass" (scram-sha-256, as a member of
     /// `password_users`), granted as Docs/Sharing.md says: SELECT on every table, and
     /// `privileges` on the entity tables (with INSERT on the counters' pushes when it writes).
-    func makeRole(granting privileges: String) async throws -> String {
-        let role = "role_\(UInt32.random(in: 0..<UInt32.max))"
+    func makeRole(named name: String? = nil, granting privileges: String, on tables: [String] = ["Board", "Card"]) async throws -> String {
+        let role = name ?? "role_\(UInt32.random(in: 0..<UInt32.max))"
         let writes = privileges.contains("INSERT")
         try await withConnection { connection in
             for sql in ["CREATE ROLE \(role) LOGIN PASSWORD '\(role)-pass' IN ROLE password_users",
                         "GRANT SELECT ON ALL TABLES IN SCHEMA public TO \(role)",
-                        #"GRANT \#(privileges) ON "Board", "Card" TO \#(role)"#]
+                        "GRANT \(privileges) ON \(tables.map { "\"\($0)\"" }.joined(separator: ", ")) TO \(role)"]
                 + (writes ? [#"GRANT INSERT ON "Z_PUSHES" TO \#(role)"#] : []) {
                 try await Self.execute(sql, on: connection)
             }

@@ -49,16 +49,16 @@ extension SharingEngine {
     /// A merge of `changes` into the store, whose relationships may name any of them.
     nonisolated func merge(arriving changes: [ServerChange]) -> ServerRowMerge {
         var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy, limits: sharing.limits)
-        merge.arriving = Set(changes.lazy.filter { $0.kind != .delete && $0.problem == nil }.map(\.object))
+        merge.arriving = Set(changes.lazy.filter { !$0.kind.removes && $0.problem == nil }.map(\.object))
         return merge
     }
 
     /// The objects that relationships in `changes` name and that neither `changes` nor the
     /// store has, by entity.
     nonisolated func unknownTargets(of changes: [ServerChange], in db: Database) throws -> [String: Set<UUID>] {
-        let arriving = Set(changes.lazy.filter { $0.kind != .delete }.map(\.object))
+        let arriving = Set(changes.lazy.filter { !$0.kind.removes }.map(\.object))
         var unknown: [String: Set<UUID>] = [:]
-        for change in changes where change.kind != .delete {
+        for change in changes where !change.kind.removes {
             guard let entity = model.entity(named: change.entity) else { continue }
             for relationship in entity.relationships where model.storesForeignKey(relationship, of: entity) {
                 guard case .string(let text)? = change.values[relationship.name], let id = UUID(uuidString: text),
@@ -99,7 +99,10 @@ extension SharingEngine {
             for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.contains(id) {
                 guard let entity = model.entity(named: entityName),
                       let base = try SharingState.base(of: id, entity: entity, model: model, in: db) else { continue }
-                try merge.take(ServerChange(cursor: .start, entity: entityName, object: id, kind: .delete, version: base.version + 1,
+                // Of an entity with an ownership, it may only be hidden from this role: it
+                // may come back at its version when shared again.
+                try merge.take(ServerChange(cursor: .start, entity: entityName, object: id, kind: entity.ownership == nil ? .delete : .hide,
+                                            version: base.version + 1,
                                             changedProperties: [], values: [:]), in: db)
             }
             try merge.finish(in: db)

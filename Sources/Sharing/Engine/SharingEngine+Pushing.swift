@@ -62,9 +62,25 @@ extension SharingEngine {
 
     /// Sends `operations` in one server transaction and takes what they left into the store;
     /// a push with an `identity` (it adds to counters) is then no longer in flight.
+    ///
+    /// Row-level security refuses rows, not pushes: when the server refuses a push with
+    /// changes of an entity with an ``Ownership`` for permission, each change is sent on its
+    /// own, and those refused again are undone here (see ``refuse(_:because:on:)``) while
+    /// the others go through.
     func push(_ operations: [Outbox.Operation], identity: UUID?, on connection: PostgresConnection) async throws {
-        let (written, conflicts) = try await connection.withTransaction(logger: logger) { connection in
-            try await self.writer.push(operations, identity: identity, on: connection)
+        let written: [ServerWriter.Written], conflicts: [SharingConflict]
+        do {
+            (written, conflicts) = try await connection.withTransaction(logger: logger) { connection in
+                try await self.writer.push(operations, identity: identity, on: connection)
+            }
+        } catch where identity == nil && serverError(error)?.sqlState == Self.insufficientPrivilege
+                        && operations.contains(where: { $0.entity.ownership != nil }) {
+            guard operations.count == 1, let operation = operations.first, operation.entity.ownership != nil else {
+                for operation in operations { try await push([operation], identity: nil, on: connection) }
+                return
+            }
+            try await refuse(operation, because: serverError(error)?.message ?? "permission denied", on: connection)
+            return
         }
         try await store.database.write { db in
             // A push of counters whose end was taken already (its record gone) left rows
@@ -120,6 +136,38 @@ extension SharingEngine {
         }
         try merge.finish(in: db)
         for conflict in conflicts { try SharingState.record(conflict, in: db) }
+    }
+
+    /// Undoes a change that the server's row-level security refused, and records it as a
+    /// ``RejectedChange`` (``RejectedChange/Direction/refused``): the object takes the row the
+    /// server has, field by field over what this store holds (a delete is undone), or, when
+    /// this role does not see it on the server, leaves the store as a hidden object does.
+    /// Its other edits would be refused again; the server's is what every desktop agrees on.
+    func refuse(_ operation: Outbox.Operation, because message: String, on connection: PostgresConnection) async throws {
+        let row = try await writer.rows(of: operation.entity, ids: [operation.id], on: connection).first
+        logger.warning("sharing: the server refused a change of \(operation.entity.name) \(operation.id) (\(message)); it is undone in this store")
+        try await store.database.write { db in
+            var merge = ServerRowMerge(model: model, policy: .error, limits: sharing.limits)
+            let rows = LocalRows(model: model)
+            let local = try GlobalIDs.object(for: operation.id, in: db)
+            let current = try local.flatMap { try rows.values(of: operation.entity, keys: [$0.rowKey], in: db)[$0.rowKey] }
+            // Forgotten first, so that the server's row is taken even at the version taken last.
+            try SharingState.setBase(.init(version: 0, values: nil), of: operation.id, entity: operation.entity.name, in: db)
+            if let row, let values = row.values {
+                merge.arriving = [operation.id]
+                try merge.take(ServerChange(cursor: .start, entity: row.entity, object: row.id, kind: .update, version: row.version,
+                                            changedProperties: [], values: values), assumingBase: current, in: db)
+            } else {
+                try merge.take(ServerChange(cursor: .start, entity: operation.entity.name, object: operation.id, kind: .hide, version: 0,
+                                            changedProperties: [], values: [:]), in: db)
+            }
+            try merge.finish(in: db)
+            try SharingState.record(RejectedChange(direction: .refused, entity: operation.entity.name, globalID: operation.id,
+                                                   objectID: local, version: row?.version ?? 0, key: nil,
+                                                   reason: "\(message); this store took the server's row back"), in: db)
+        }
+        pending = max(0, pending - 1)
+        madeProgress()
     }
 
     /// How many objects have changes to push (shown while offline).

@@ -62,29 +62,35 @@ struct ServerRowMerge {
     mutating func take(_ change: ServerChange, assumingBase assumed: [String: Value]? = nil, in db: Database) throws {
         guard let entity = model.entity(named: change.entity), change.problem == nil else { return reject(change, change.problem) }
         let base = try SharingState.base(of: change.object, entity: entity, model: model, in: db)
-        if let base, change.version <= base.version { return }
+        // A hide comes at the version the object has (its owner's change is one this role
+        // does not see): only an older one is skipped.
+        if let base, change.version < base.version || (change.version == base.version && change.kind != .hide) { return }
         let local = try GlobalIDs.object(for: change.object, in: db).flatMap { object -> Int64? in
             object.entityName == entity.name ? object.rowKey : nil
         }
         let localExists = try local.map { try rows.exists(entity, key: $0, in: db) } ?? false
-        if change.kind != .delete, let problem = try problem(with: change, entity: entity, inserting: !localExists, in: db) {
+        if !change.kind.removes, let problem = try problem(with: change, entity: entity, inserting: !localExists, in: db) {
             return reject(change, problem)
         }
         switch change.kind {
-        case .delete:
+        case .delete, .hide:
             if let local, localExists {
                 if let baseValues = base?.values, let current = try rows.values(of: entity, keys: [local], in: db)[local] {
                     // Taps on a counter are no edit a delete loses: it has no value left to add to.
                     let edited = current.keys.filter { current[$0] != (baseValues[$0] ?? .null) && entity.attribute(named: $0)?.isCounter != true }.sorted()
                     if !edited.isEmpty {
+                        let what = change.kind == .hide ? "no longer shared with this desktop's role (its owner unshared it, or it moved under an object this role does not see)"
+                            : "deleted on another desktop"
                         record(SharingConflict(entity: entity.name, globalID: change.object, objectID: ObjectID(entityName: entity.name, rowKey: local),
-                                               keys: edited, details: "deleted on another desktop while \(edited.joined(separator: ", ")) had edits here",
+                                               keys: edited, details: "\(what) while \(edited.joined(separator: ", ")) had edits here",
                                                resolution: .deleted))
                     }
                 }
                 try rows.delete(entity, key: local, in: db)
             }
-            try SharingState.setBase(.init(version: change.version, values: nil), of: change.object, entity: entity.name, in: db)
+            // A hidden object's tombstone is at version 0: if it is shared again, its row comes
+            // back at the version it has, which may be the one this store took last.
+            try SharingState.setBase(.init(version: change.kind == .hide ? 0 : change.version, values: nil), of: change.object, entity: entity.name, in: db)
         case .insert, .update:
             if let local, localExists {
                 var mergeBase = assumed ?? base?.values

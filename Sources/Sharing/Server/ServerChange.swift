@@ -15,6 +15,13 @@ package struct ServerChange: Sendable, Hashable {
     /// What the write did to the object.
     package enum Kind: String, Sendable, Hashable {
         case insert, update, delete
+        /// The object is no longer visible to this role (row-level security: it was
+        /// unshared, or moved under an object this role does not see): the store drops it,
+        /// and sends no delete.
+        case hide
+
+        /// Whether the change takes the object away (a delete or a hide): it has no row.
+        var removes: Bool { self == .delete || self == .hide }
     }
 
     /// Where the change stands in the log.

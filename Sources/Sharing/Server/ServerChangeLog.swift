@@ -105,7 +105,7 @@ package struct ServerChangeLog: Sendable {
             change.problem = .init(reason: "its operation \"\(JSONScalar.clipped(operation))\" is none of insert, update and delete")
         } else if let entity = model.entity(named: entityName) {
             guard let row else {
-                if change.kind != .delete { change.problem = .init(reason: "its \(change.kind.rawValue) has no row") }
+                if !change.kind.removes { change.problem = .init(reason: "its \(change.kind.rawValue) has no row") }
                 return change
             }
             if row.utf8.count > limits.rowBytes {

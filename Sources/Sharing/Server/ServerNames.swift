@@ -27,6 +27,15 @@ enum ServerNames {
     static let nextVersion = "Z_next_version"
     /// The function of the statement trigger that wakes listeners up.
     static let wakeUp = "Z_wake_up"
+    /// Row-level security (see ``RowSecurity``): the function that finds who sees an
+    /// object, the two that log who stopped and started seeing one, the trigger function
+    /// that keeps an owned row's owner, the policy of an entity table and the change log's.
+    static let visibleTo = "Z_visible_to"
+    static let hide = "Z_hide"
+    static let refollow = "Z_refollow"
+    static let keepOwner = "Z_keep_owner"
+    static let rowPolicy = "Z_visible"
+    static let logPolicy = "Z_readers"
     /// The channel of the wake-up notifications: they carry no payload, only the news that
     /// the change log grew.
     static let channel = "fetched_results_changes"

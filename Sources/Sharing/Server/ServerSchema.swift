@@ -30,6 +30,9 @@ import PostgresNIO
 /// attach it to a table): a role that writes entity tables needs no right on the log but
 /// reading it, and cannot forge its entries.
 ///
+/// Entities with an `Ownership` get row-level security, and the log's entries say who may
+/// read them: see ``RowSecurity``.
+///
 /// ## Topics
 /// - ``init(model:)``
 /// - ``create(on:logger:)``
@@ -89,7 +92,10 @@ package struct ServerSchema: Sendable {
 
     /// The statements that ``create(on:logger:)`` runs, in order; each is idempotent.
     package var statements: [String] {
-        Self.functionStatements + [createChangeLogSQL] + addPushColumnSQL + Self.stateStatements + model.entities.flatMap(entityStatements)
+        Self.functionStatements + [createChangeLogSQL] + addPushColumnSQL + RowSecurity.logStatements + Self.stateStatements
+            + model.entities.flatMap(entityStatements)
+            // After every table: a policy may name another entity's.
+            + model.entities.flatMap { RowSecurity.entityStatements($0, in: model) }
     }
 
     /// The server's own facts, `"Z_SHARING" (key, value)`: `identity`, a random ID given
@@ -142,6 +148,7 @@ package struct ServerSchema: Sendable {
         let columns = entity.attributes.map { ($0.name, $0.type.serverType) }
             + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map { ($0.name, "uuid") }
         let trigger = { (suffix: String) in ServerNames.quoted("Z_\(entity.name)_\(suffix)") }
+        let recordArguments = RowSecurity.recordArguments(of: entity, in: model).map { "'\($0)'" }.joined(separator: ", ")
         return ["CREATE TABLE IF NOT EXISTS \(table) (\(id) uuid PRIMARY KEY, \(version) bigint NOT NULL DEFAULT 1)"]
             // One column at a time: a newer model's columns are added to an older table.
             + columns.map { "ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(ServerNames.quoted($0.0)) \($0.1)" }
@@ -149,7 +156,7 @@ package struct ServerSchema: Sendable {
                 "CREATE OR REPLACE TRIGGER \(trigger("version")) BEFORE INSERT OR UPDATE ON \(table) "
                     + "FOR EACH ROW EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))()",
                 "CREATE OR REPLACE TRIGGER \(trigger("record")) AFTER INSERT OR UPDATE OR DELETE ON \(table) "
-                    + "FOR EACH ROW EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.recordChange))()",
+                    + "FOR EACH ROW EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.recordChange))(\(recordArguments))",
                 "CREATE OR REPLACE TRIGGER \(trigger("wake")) AFTER INSERT OR UPDATE OR DELETE ON \(table) "
                     + "FOR EACH STATEMENT EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.wakeUp))()",
             ]
@@ -161,7 +168,9 @@ package struct ServerSchema: Sendable {
         let log = ServerNames.quoted(ServerNames.changeLog)
         let id = ServerNames.quoted(ServerNames.objectID)
         let version = ServerNames.quoted(ServerNames.version)
-        return [
+        let visibleTo = ServerNames.quoted(ServerNames.visibleTo), hide = ServerNames.quoted(ServerNames.hide)
+        let refollow = ServerNames.quoted(ServerNames.refollow)
+        return RowSecurity.functionStatements + [
             // The version counts the writes of a row. Writes of one row are serialized by its
             // row lock, so versions follow their commit order, which transaction IDs do not
             // (a transaction may take its ID before another that commits first). An update
@@ -195,10 +204,27 @@ package struct ServerSchema: Sendable {
             DECLARE
                 new_row jsonb;
                 changed text[];
+                how text[] := '{}';
+                old_to text;
+                new_to text;
+                i int;
             BEGIN
+                -- Who may read the entry (see RowSecurity): every role, unless the entity
+                -- has an ownership.
+                IF TG_NARGS > 0 THEN
+                    FOR i IN 0 .. TG_NARGS - 1 LOOP
+                        how := how || TG_ARGV[i];
+                    END LOOP;
+                    IF TG_OP <> 'INSERT' THEN
+                        old_to := \(visibleTo)(to_jsonb(OLD), how);
+                    END IF;
+                    IF TG_OP <> 'DELETE' THEN
+                        new_to := \(visibleTo)(to_jsonb(NEW), how);
+                    END IF;
+                END IF;
                 IF TG_OP = 'DELETE' THEN
-                    INSERT INTO \(log) (entity, object, op, version)
-                    VALUES (TG_TABLE_NAME, OLD.\(id), 'delete', OLD.\(version) + 1);
+                    INSERT INTO \(log) (entity, object, op, version, visible_to)
+                    VALUES (TG_TABLE_NAME, OLD.\(id), 'delete', OLD.\(version) + 1, old_to);
                     RETURN NULL;
                 END IF;
                 new_row := to_jsonb(NEW) - '\(ServerNames.objectID)' - '\(ServerNames.version)';
@@ -210,9 +236,19 @@ package struct ServerSchema: Sendable {
                     JOIN jsonb_each(to_jsonb(OLD)) AS o ON o.key = n.key
                     WHERE n.value IS DISTINCT FROM o.value;
                 END IF;
-                INSERT INTO \(log) (entity, object, op, version, changed, "row", push)
+                INSERT INTO \(log) (entity, object, op, version, changed, "row", push, visible_to)
                 VALUES (TG_TABLE_NAME, NEW.\(id), lower(TG_OP), NEW.\(version), coalesce(changed, '{}'), new_row,
-                        nullif(current_setting('\(ServerNames.pushSetting)', true), '')::uuid);
+                        nullif(current_setting('\(ServerNames.pushSetting)', true), '')::uuid, new_to);
+                -- Seen by others now: those who lost it hide it (who gained it take the row
+                -- above), and the objects that inherit its visibility follow.
+                IF TG_OP = 'UPDATE' AND old_to IS DISTINCT FROM new_to THEN
+                    PERFORM \(hide)(TG_TABLE_NAME, NEW.\(id), NEW.\(version), old_to, new_to);
+                    i := 4;
+                    WHILE how[1] = 'owner' AND i < coalesce(array_length(how, 1), 0) LOOP
+                        PERFORM \(refollow)(how[i], how[i + 1], NEW.\(id), old_to, new_to);
+                        i := i + 2;
+                    END LOOP;
+                END IF;
                 RETURN NULL;
             END
             $$

@@ -62,7 +62,10 @@ struct ServerWriter: Sendable {
                 written.append(try await delete(operation, on: connection))
             }
         }
-        for (entityName, group) in inserts {
+        // Objects that inherit their visibility after those they inherit it from: row-level
+        // security checks that an inserted item's list is one the role sees.
+        let inheritsLast = { (name: String) in self.model.entity(named: name).map { if case .inherited? = $0.ownership { 1 } else { 0 } } ?? 0 }
+        for (entityName, group) in inserts.sorted(by: { (inheritsLast($0.key), $0.key) < (inheritsLast($1.key), $1.key) }) {
             try await insert(group, on: connection)
             reread[entityName, default: []] += group.map(\.id)
         }

@@ -135,6 +135,7 @@ extension ViewerWindow {
         switch rejected.direction {
         case .pulled: return "A change of \(name) from the server was not taken: \(why)"
         case .notPushed: return "A change of \(name) was not shared: \(why)"
+        case .refused: return "A change of \(name) was refused by the server and undone: \(why)"
         }
     }
 
