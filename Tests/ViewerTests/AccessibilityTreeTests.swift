@@ -69,9 +69,16 @@ final class AccessibilityTreeTests: XCTestCase {
             XCTAssertTrue(window.contains { $0 == line || $0.hasPrefix(line + " ") }, "\(line) in:\n\(window.joined(separator: "\n"))")
         }
         XCTAssertFalse(window.contains("label 'G'"), "the avatar's initials are hidden: the row's sentence has the name")
-        // The detail pane's values (Algeria is selected) are tied to their labels; GTK 4.8
-        // names a label by its text and then the labelling text.
-        XCTAssertTrue(window.contains("label 'Algeria Team name' labelled-by 'Team name'"), window.joined(separator: "\n"))
+        // The detail pane's values (Algeria is selected) read with their names, name first;
+        // the names are not read again on their own.
+        XCTAssertTrue(window.contains("label 'Team name: Algeria'"), window.joined(separator: "\n"))
+        XCTAssertTrue(window.contains("label 'Qualifying zone: Africa'"), window.joined(separator: "\n"))
+        XCTAssertFalse(window.contains("label 'Team name'"), window.joined(separator: "\n"))
+        // The list reads as the dataset; no node reads as a widget class (GTK 4.8 names a
+        // nameless node by its class: "AdwGizmo", "GtkImage", "GtkScrollbar").
+        XCTAssertTrue(window.contains("list 'World Cup'"), window.joined(separator: "\n"))
+        try assertNoWidgetClassIsRead(window + dialog)
+        XCTAssertTrue(window.contains("panel 'Rows'"), window.joined(separator: "\n"))
         for line in ["frame 'Add Team'", "text 'Team name' labelled-by 'Team name'", "text 'Qualifying zone' labelled-by 'Qualifying zone'",
                      "push button 'Cancel'", "push button 'Add'"] {
             XCTAssertTrue(dialog.contains { $0 == line || $0.hasPrefix(line + " ") }, "\(line) in:\n\(dialog.joined(separator: "\n"))")
@@ -85,6 +92,17 @@ final class AccessibilityTreeTests: XCTestCase {
             XCTAssertTrue(window.contains(line), "\(line) in:\n\(window.joined(separator: "\n"))")
         }
         XCTAssertTrue(dialog.contains { $0.hasPrefix("combo box 'List' labelled-by 'List'") }, dialog.joined(separator: "\n"))
+        // The check boxes' own boxes and the List choice's inner parts included.
+        try assertNoWidgetClassIsRead(window + dialog)
+    }
+
+    /// No line reads a widget class: GTK 4.8 names a nameless node by its class
+    /// ("AdwGizmo", "GtkImage", "GtkScrollbar").
+    private func assertNoWidgetClassIsRead(_ lines: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let className = try NSRegularExpression(pattern: "'(Gtk|Adw)[A-Z][A-Za-z]*'")
+        for text in lines {
+            XCTAssertNil(className.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)), "a widget class is read: \(text)", file: file, line: line)
+        }
     }
 
     func testTheSharingIndicatorSaysHowTheStoreStandsWithItsServer() throws {

@@ -225,6 +225,16 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         try waiting { try await owner.session.synchronize() }
         XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first?.hasSuffix("Ghana · Wins: 5") == true }, timeout: 10),
                       "the owner's change arrives:\n\(window.listLines.joined(separator: "\n"))")
+
+        // Searching and sorting are no edits: a read-only desktop does both.
+        window.shownToast = nil
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "gha")
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines == ["[Africa]", "> Ghana · Wins: 5"] }, timeout: 10), window.listLines.joined(separator: "\n"))
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "")
+        gtk_widget_activate_action_variant(window.window, "win.sort", g_variant_new_int32(1))
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Africa").first?.hasSuffix("Algeria · Wins: 0") == true }, timeout: 10),
+                      "sorted by name:\n\(window.listLines.joined(separator: "\n"))")
+        XCTAssertNil(window.shownToast, "no read-only refusal")
         try stop(owner.session)
         window.session?.sharing?.stop()
         try SharingServer.run("DROP OWNED BY \(role)", on: server)

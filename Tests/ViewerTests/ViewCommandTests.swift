@@ -213,7 +213,7 @@ final class ViewCommandTests: XCTestCase {
         let pixel = try XCTUnwrap(tool("convert", [screen.path, "-format", "%[pixel:p{\(top.x),\(top.y)}]", "info:"]))
         let rgb = pixel.split { !$0.isNumber }.compactMap { Int($0) }
         XCTAssertEqual(rgb.count, 3, pixel)
-        XCTAssertTrue(rgb.count == 3 && rgb[2] > 180 && rgb[0] < 120, "the selection's blue at the top row: \(pixel)")
+        XCTAssertTrue(rgb.count == 3 && rgb[2] >= 170 && rgb[0] < 60 && rgb[1] < 120, "the selection's blue at the top row: \(pixel)")
 
         /// Waits up to 10 s until a window titled `title` (a dialog) is shown or gone.
         func waitForWindow(_ title: String, shown expected: Bool) -> Bool {

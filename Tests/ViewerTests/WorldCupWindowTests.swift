@@ -161,6 +161,29 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(window.rows(inSection: "Europe").contains("> Croatia · Wins: 0"), "\(window.listLines)")
     } }
 
+    /// While a search is fetched, the rows shown are the old request's: a spinner spins in
+    /// the search bar and the rows are dimmed and busy (for a screen reader) until the
+    /// results are shown; then the spinner goes.
+    func testWhileASearchIsFetchedASpinnerTurnsAndTheOldRowsAreDimmedAndBusy() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        XCTAssertFalse(window.fetchProgress.spinner.isVisible)
+        gtk_search_bar_set_search_mode(window.searchBar.opaque, 1)
+        // Looked at as the search begins: after the window's own handler of the signal.
+        var sawProgress = false
+        Signal.connect(window.searchEntry.object, "search-changed") { () -> Void in
+            sawProgress = true
+            XCTAssertGreaterThan(window.listLines.count, 20, "the rows are still the old ones")
+            XCTAssertTrue(window.fetchProgress.spinner.isVisible, "the spinner shows while the rows are the old ones")
+            XCTAssertEqual(gtk_spinner_get_spinning(window.fetchProgress.spinner.opaque), 1)
+            XCTAssertEqual(gtk_widget_has_css_class(window.listStack, "stale-rows"), 1, "the old rows are dimmed")
+        }
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "ia")
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines.count < 20 && !window.fetchProgress.isBusy }))
+        XCTAssertFalse(window.fetchProgress.spinner.isVisible, "the spinner goes once the results are shown")
+        XCTAssertEqual(gtk_widget_has_css_class(window.listStack, "stale-rows"), 0)
+        XCTAssertTrue(sawProgress, "the search showed its progress before its rows")
+    } }
+
     func testSearchFiltersTheRowsAndSortOptionsReorderThem() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         // Every new request reloads the list, as a search or a new order does past 20,000 rows.

@@ -17,6 +17,12 @@ void fr_accessible_set_labelled_by (GtkWidget *widget, GtkWidget *label);
 /// Hides `widget` from assistive technologies (or shows it again).
 void fr_accessible_set_hidden (GtkWidget *widget, gboolean hidden);
 
+/// Names `accessible` (a widget, or another GtkAccessible such as a GtkStackPage).
+void fr_accessible_object_set_label (gpointer accessible, const char *text);
+
+/// Sets (or clears) `GTK_ACCESSIBLE_STATE_BUSY` of `widget`: it is being updated.
+void fr_accessible_set_busy (GtkWidget *widget, gboolean busy);
+
 /// A new label with another accessible role (a heading): the role is fixed at construction,
 /// which g_object_new's variadic properties give.
 GtkWidget *fr_label_new_with_role (GtkAccessibleRole role);

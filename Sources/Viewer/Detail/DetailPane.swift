@@ -37,6 +37,7 @@ final class DetailPane {
         widget = gtk_scrolled_window_new()
         gtk_scrolled_window_set_policy(widget.opaque, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
         gtk_scrolled_window_set_child(widget.opaque, content)
+        nameScrollBars(of: widget, "Scroll the details")
         show(nil, view: nil)
     }
 
@@ -84,10 +85,15 @@ final class DetailPane {
         }
     }
 
-    /// A value under its name; assistive technologies read the value named by it.
+    /// A value under its name; assistive technologies read the two as one, name first
+    /// ("Team name: Algeria"), and not the name again on its own.
     private func addRow(_ name: String, _ value: String) {
         let valueLabel = makeLabel(value)
-        let nameLabel = name.isEmpty ? makeLabel() : makeLabel(name, naming: valueLabel)
+        let nameLabel = makeLabel(name, classes: ["dim-label"], xalign: 1)
+        if !name.isEmpty {
+            fr_accessible_set_text(valueLabel, GTK_ACCESSIBLE_PROPERTY_LABEL, "\(name): \(value)")
+            fr_accessible_set_hidden(nameLabel, 1)
+        }
         gtk_widget_set_valign(nameLabel, GTK_ALIGN_START)
         wrapAnywhere(valueLabel)
         gtk_label_set_selectable(valueLabel.opaque, 1)

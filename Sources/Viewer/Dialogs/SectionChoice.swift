@@ -20,6 +20,7 @@ final class SectionChoice {
         sectionIDs = sections.map(\.id)
         widget = makeDropDown(sections.map(\.title))
         label = makeLabel(title, naming: widget)
+        InnerPartNames.name(dropDown: widget, title)
         gtk_widget_set_halign(widget, GTK_ALIGN_START)
         gtk_widget_set_tooltip_text(widget, title)
         if let selected, let index = sectionIDs.firstIndex(of: selected) {

@@ -51,8 +51,29 @@ func makeButton(icon: String, tooltip: String, name: String? = nil) -> Widget {
     let button = gtk_button_new_from_icon_name(icon)!
     gtk_widget_set_tooltip_text(button, tooltip)
     let withoutShortcut = tooltip.range(of: " (").map { String(tooltip[..<$0.lowerBound]) } ?? tooltip
-    fr_accessible_set_text(button, GTK_ACCESSIBLE_PROPERTY_LABEL, name ?? withoutShortcut)
+    nameIconButton(button, name ?? withoutShortcut)
     return button
+}
+
+/// Names a button that shows an icon. GTK 4.8 says the button is labelled by its image and
+/// reads that by its class ("GtkImage") when it has no name, and a name of the button's own
+/// before it ("Undo Undo"): the image gets the name, the button none of its own.
+func nameIconButton(_ button: Widget, _ name: String) {
+    guard let image = gtk_button_get_child(button.cast()) else {
+        return fr_accessible_set_text(button, GTK_ACCESSIBLE_PROPERTY_LABEL, name)
+    }
+    fr_accessible_set_text(image, GTK_ACCESSIBLE_PROPERTY_LABEL, name)
+    fr_accessible_set_text(button, GTK_ACCESSIBLE_PROPERTY_LABEL, nil)
+}
+
+/// Names the scroll bars of `scrolled` ("Scroll the list"), and the range inside each, for
+/// assistive technologies: GTK 4.8 reads a nameless widget by its class ("GtkScrollbar").
+func nameScrollBars(of scrolled: Widget, _ name: String) {
+    for bar in [gtk_scrolled_window_get_vscrollbar(scrolled.opaque), gtk_scrolled_window_get_hscrollbar(scrolled.opaque)] {
+        guard let bar else { continue }
+        fr_accessible_set_text(bar, GTK_ACCESSIBLE_PROPERTY_LABEL, name)
+        if let range = gtk_widget_get_first_child(bar) { fr_accessible_set_text(range, GTK_ACCESSIBLE_PROPERTY_LABEL, name) }
+    }
 }
 
 /// A new button labelled `mnemonic` ("_Save": Alt+S presses it). GTK 4.8 names it for
@@ -69,6 +90,7 @@ func makeButton(mnemonic: String) -> Widget {
 func makeDropDown(_ strings: [String], name: String? = nil) -> Widget {
     let dropDown = gtk_drop_down_new(makeStringList(strings), nil)!
     fr_accessible_set_text(dropDown, GTK_ACCESSIBLE_PROPERTY_LABEL, name)
+    if let name { InnerPartNames.name(dropDown: dropDown, name) }
     return dropDown
 }
 

@@ -87,6 +87,7 @@ import ObjectStore
         gtk_widget_set_valign(texts, GTK_ALIGN_CENTER)
         if view.toggle != nil {
             let check = gtk_check_button_new()!
+            InnerPartNames.hideIndicator(of: check)
             gtk_widget_set_valign(check, GTK_ALIGN_CENTER)
             self.check = check
         } else {

@@ -29,6 +29,7 @@ import ObjectStore
     /// the header follows the list as it scrolls.
     func wrap(_ scrolled: Widget) -> Widget {
         let overlay = gtk_overlay_new()!
+        fr_accessible_set_text(overlay, GTK_ACCESSIBLE_PROPERTY_LABEL, "Rows")
         gtk_overlay_set_child(overlay.opaque, scrolled)
         gtk_overlay_add_overlay(overlay.opaque, label)
         if let adjustment = gtk_scrolled_window_get_vadjustment(scrolled.opaque) {

@@ -36,6 +36,8 @@ enum Style {
         .import-bar { padding: 6px 12px; border-bottom: 1px solid alpha(currentColor, 0.15); }
         .import-bar.import-error label { color: #c01c28; }
         .sharing-popover { padding: 6px; }
+        /* The rows of the request before, while a search or a sort is fetched. */
+        .stale-rows { opacity: 0.45; }
         .error-banner { padding: 8px 12px; background-color: @error_bg_color; color: @error_fg_color; }
         /* The selected row in blue, as GTK's own theme has it: libadwaita's faint grey is
            hard to find in a long list. A darker blue than the accent (#3584e4, 3.8:1 with

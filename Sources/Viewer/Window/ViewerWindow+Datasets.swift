@@ -1,5 +1,6 @@
 import CAdw
 import CGtk
+import CViewer
 import Datasets
 import GtkBinding
 
@@ -62,6 +63,8 @@ extension ViewerWindow {
         gtk_list_view_set_factory(listView.opaque, factory.items.factory)
         gtk_list_view_set_model(listView.opaque, session.selection.selectionModel)
         gtk_window_set_title(window.cast(), dataset.view.title ?? dataset.name)
+        // The list reads as the dataset ("World Cup"), not as its class.
+        fr_accessible_set_text(listView, GTK_ACCESSIBLE_PROPERTY_LABEL, dataset.view.title ?? dataset.name)
         setChoices(for: dataset)
         showError(notShared, prefix: "Not shared")
         showSharing()

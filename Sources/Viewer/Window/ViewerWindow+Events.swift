@@ -60,10 +60,7 @@ extension ViewerWindow {
             guard let self, !self.isSettingChoices else { return }
             let text = String(cString: gtk_editable_get_text(OpaquePointer(self.searchEntry)))
             let selected = self.session?.selection.selectedObject?.objectID
-            self.perform { try $0.apply(searchText: text) { [weak self] error in
-                self?.reportFetchFailure(error)
-                if error == nil { self?.landSearch(keeping: selected) }
-            } }
+            self.showRows(searchText: text) { [weak self] in self?.landSearch(keeping: selected) }
         }
         // Down in the search entry goes to the rows: the selected one (a search selects
         // its first match), where Enter edits and the arrows go on. GtkText would move the
@@ -91,8 +88,7 @@ extension ViewerWindow {
         Action.add(to: map, "help") { [weak self] _ in self?.showHelp() }
         return Action.add(to: map, "sort", state: 0) { [weak self] parameter in
             guard let self, let parameter, !self.isSettingChoices else { return }
-            let index = Int(g_variant_get_int32(parameter))
-            self.perform { try $0.apply(sortOption: index, shown: self.reportFetchFailure) }
+            self.showRows(sortOption: Int(g_variant_get_int32(parameter)))
         }
     }
 
@@ -123,6 +119,26 @@ extension ViewerWindow {
         g_object_unref(UnsafeMutableRawPointer(help))
         gtk_menu_button_set_menu_model(menuButton.opaque, model(menu))
         g_object_unref(UnsafeMutableRawPointer(menu))
+    }
+
+    /// Shows the rows of another search text or sort order: fetched off the main loop, with
+    /// ``fetchProgress`` shown until they are; then `landed`. Not an edit: a read-only
+    /// desktop searches and sorts too.
+    func showRows(sortOption: Int? = nil, searchText: String? = nil, landed: @escaping () -> Void = {}) {
+        guard let session else { return }
+        // As after an edit: the selected row, moved by the new order, is brought into view.
+        followsSelectionOnce = true
+        let fetching = fetchProgress.begin(dimming: listStack)
+        do {
+            try session.apply(sortOption: sortOption, searchText: searchText) { [weak self] error in
+                self?.fetchProgress.end(fetching)
+                self?.reportFetchFailure(error)
+                if error == nil { landed() }
+            }
+        } catch {
+            fetchProgress.end(fetching)
+            reportFetchFailure(error)
+        }
     }
 
     /// Says why a search or sort could not be shown.

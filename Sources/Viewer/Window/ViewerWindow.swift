@@ -111,6 +111,8 @@ package final class ViewerWindow {
     private(set) var importAction: OpaquePointer!
     /// The progress of an import, and then its outcome.
     let importBar = ImportBar()
+    /// The spinner in the search bar and the dimmed rows while a search or a sort is fetched.
+    let fetchProgress = FetchProgress()
     /// The Add or Edit dialog opened last.
     weak var dialog: ObjectDialog?
     let banner: Widget
@@ -151,7 +153,8 @@ package final class ViewerWindow {
         datasetNames = Dataset.shipped.contains(options.datasetName) ? Dataset.shipped : Dataset.shipped + [options.datasetName]
 
         let list = Self.makeListPane(datasetTitles: datasetNames.map { (try? Dataset.load(named: $0).view.title) ?? $0 },
-                                     window: window, sharingIndicator: sharingIndicator.widget, stickyHeader: stickyHeader)
+                                     window: window, sharingIndicator: sharingIndicator.widget, searchSpinner: fetchProgress.spinner,
+                                     stickyHeader: stickyHeader)
         (datasetChoice, addButton, searchButton, menuButton) = (list.datasetChoice, list.addButton, list.searchButton, list.menuButton)
         (searchBar, searchEntry, listView) = (list.searchBar, list.searchEntry, list.listView)
         (listStack, emptyPage, loadingSpinner, listPane) = (list.stack, list.emptyPage, list.loadingSpinner, list.pane)
@@ -207,6 +210,7 @@ package final class ViewerWindow {
     private static func makeLeaflet(listPane: Widget, listHeader: Widget, detailPane: Widget, detailHeader: Widget,
                                     backButton: Widget) -> Widget {
         let leaflet = adw_leaflet_new()!
+        fr_accessible_set_text(leaflet, GTK_ACCESSIBLE_PROPERTY_LABEL, "Rows and details")
         adw_leaflet_set_can_navigate_back(leaflet.opaque, 1)
         adw_leaflet_append(leaflet.opaque, listPane)
         let separator = gtk_separator_new(GTK_ORIENTATION_VERTICAL)!
@@ -223,7 +227,7 @@ package final class ViewerWindow {
 
     /// The list pane: header bar (Add, the dataset, sharing, search, the menu), search bar,
     /// the list or its status page.
-    private static func makeListPane(datasetTitles: [String], window: Widget, sharingIndicator: Widget, stickyHeader: StickyHeader)
+    private static func makeListPane(datasetTitles: [String], window: Widget, sharingIndicator: Widget, searchSpinner: Widget, stickyHeader: StickyHeader)
         -> (pane: Widget, header: Widget, datasetChoice: Widget, addButton: Widget, searchButton: Widget, menuButton: Widget,
             searchBar: Widget, searchEntry: Widget, listView: Widget, stack: Widget, emptyPage: Widget, loadingSpinner: Widget) {
         let datasetChoice = makeDropDown(datasetTitles, name: "Dataset")
@@ -234,13 +238,14 @@ package final class ViewerWindow {
         let searchButton = gtk_toggle_button_new()!
         gtk_button_set_icon_name(searchButton.cast(), "system-search-symbolic")
         gtk_widget_set_tooltip_text(searchButton, "Search (Ctrl+F)")
-        fr_accessible_set_text(searchButton, GTK_ACCESSIBLE_PROPERTY_LABEL, "Search")
+        nameIconButton(searchButton, "Search")
         let menuButton = gtk_menu_button_new()!
         gtk_menu_button_set_icon_name(menuButton.opaque, "open-menu-symbolic")
         gtk_widget_set_tooltip_text(menuButton, "Main Menu (F10)")
         fr_accessible_set_text(menuButton, GTK_ACCESSIBLE_PROPERTY_LABEL, "Main Menu")
         gtk_menu_button_set_primary(menuButton.opaque, 1)
         let header = adw_header_bar_new()!
+        InnerPartNames.name(headerBar: header)
         adw_header_bar_pack_start(header.opaque, addButton)
         // At the start: the end has the search, the menu and, folded, the window's buttons,
         // and the title is centred between the two.
@@ -253,12 +258,21 @@ package final class ViewerWindow {
         gtk_widget_set_hexpand(searchEntry, 1)
         fr_accessible_set_text(searchEntry, GTK_ACCESSIBLE_PROPERTY_LABEL, "Search")
         let searchBar = gtk_search_bar_new()!
-        gtk_search_bar_set_child(searchBar.opaque, searchEntry)
+        gtk_search_bar_set_child(searchBar.opaque, makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 6, [searchEntry, searchSpinner]))
         gtk_search_bar_connect_entry(searchBar.opaque, searchEntry.opaque)
         gtk_search_bar_set_key_capture_widget(searchBar.opaque, window)
         g_object_bind_property(UnsafeMutableRawPointer(searchButton), "active", UnsafeMutableRawPointer(searchBar), "search-mode-enabled",
                                GBindingFlags(rawValue: G_BINDING_BIDIRECTIONAL.rawValue | G_BINDING_SYNC_CREATE.rawValue))
 
+        let (listView, stack, emptyPage, loadingSpinner) = makeListStack(stickyHeader: stickyHeader)
+        let pane = makeBox(GTK_ORIENTATION_VERTICAL, [header, searchBar, stack])
+        gtk_widget_set_size_request(pane, 360, -1)
+        return (pane, header, datasetChoice, addButton, searchButton, menuButton, searchBar, searchEntry, listView, stack, emptyPage, loadingSpinner)
+    }
+
+    /// The list, in its scrolled window under the sticky header, and the status page shown
+    /// instead when it has no rows (with the spinner of the first fetch), in a stack.
+    private static func makeListStack(stickyHeader: StickyHeader) -> (listView: Widget, stack: Widget, emptyPage: Widget, loadingSpinner: Widget) {
         let listView = gtk_list_view_new(nil, nil)!
         listView.addClass("rich-list")
         // Rows move under a still pointer after every tap: each click must reach the row
@@ -268,17 +282,20 @@ package final class ViewerWindow {
         gtk_scrolled_window_set_policy(scrolled.opaque, GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
         gtk_scrolled_window_set_child(scrolled.opaque, listView)
         gtk_widget_set_vexpand(scrolled, 1)
+        nameScrollBars(of: scrolled, "Scroll the list")
         let emptyPage = adw_status_page_new()!
         let loadingSpinner = gtk_spinner_new()!
         gtk_widget_set_size_request(loadingSpinner, 32, 32)
         fr_accessible_set_text(loadingSpinner, GTK_ACCESSIBLE_PROPERTY_LABEL, "Loading")
         adw_status_page_set_child(emptyPage.opaque, loadingSpinner)
         let stack = gtk_stack_new()!
-        gtk_stack_add_named(stack.opaque, stickyHeader.wrap(scrolled), "list")
-        gtk_stack_add_named(stack.opaque, emptyPage, "empty")
-        let pane = makeBox(GTK_ORIENTATION_VERTICAL, [header, searchBar, stack])
-        gtk_widget_set_size_request(pane, 360, -1)
-        return (pane, header, datasetChoice, addButton, searchButton, menuButton, searchBar, searchEntry, listView, stack, emptyPage, loadingSpinner)
+        fr_accessible_object_set_label(UnsafeMutableRawPointer(gtk_stack_add_named(stack.opaque, stickyHeader.wrap(scrolled), "list")), "Rows")
+        fr_accessible_object_set_label(UnsafeMutableRawPointer(gtk_stack_add_named(stack.opaque, emptyPage, "empty")), "Status")
+        // The status page scrolls its content in a scrolled window of its own.
+        if let inner = gtk_widget_get_first_child(emptyPage), g_type_check_instance_is_a(inner.cast(), gtk_scrolled_window_get_type()) != 0 {
+            nameScrollBars(of: inner, "Scroll the status")
+        }
+        return (listView, stack, emptyPage, loadingSpinner)
     }
 
     /// The detail pane: its header bar (Back, Undo, Edit, Delete) and the details.
@@ -289,11 +306,15 @@ package final class ViewerWindow {
         let edit = makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Enter)")
         let delete = makeButton(icon: "user-trash-symbolic", tooltip: "Delete (Delete)")
         let header = adw_header_bar_new()!
+        InnerPartNames.name(headerBar: header)
         adw_header_bar_pack_start(header.opaque, back)
         adw_header_bar_pack_start(header.opaque, undo)
         adw_header_bar_pack_end(header.opaque, delete)
         adw_header_bar_pack_end(header.opaque, edit)
-        adw_header_bar_set_title_widget(header.opaque, gtk_label_new(nil))
+        // An empty title (the detail pane has its own heading), which nothing should read.
+        let title = gtk_label_new(nil)!
+        fr_accessible_set_hidden(title, 1)
+        adw_header_bar_set_title_widget(header.opaque, title)
         gtk_widget_set_vexpand(details, 1)
         let pane = makeBox(GTK_ORIENTATION_VERTICAL, [header, details])
         gtk_widget_set_hexpand(pane, 1)
