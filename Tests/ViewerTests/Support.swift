@@ -13,7 +13,7 @@ import XCTest
 class ViewerTestCase: XCTestCase, @unchecked Sendable {
     nonisolated(unsafe) private(set) static var application: ViewerApplication?
     private(set) var storeFolder: URL!
-    private var windows: [ViewerWindow] = []
+    var windows: [ViewerWindow] = []
 
     /// Whether GTK opened a display: asked once, since GTK 4.8 crashes when asked again
     /// after it could not.
