@@ -4,11 +4,11 @@
 // on a note (or a double-click) puts its title in the entry to rename it. What the app does
 // is printed ("starred: …", "editing: …").
 //
-// The rows come from GtkBinding's kit: a ListItemFactory, the clicks on rows that move under
-// a still pointer (RowClicks), the rows on screen kept still while a tap moves one of them
-// (ListAnchor), and the keyboard focus kept on the selected row when a tap
-// moves it (SelectionFocus), so that Enter after a ★ edits the note instead of pressing
-// whichever button GTK gave the focus to.
+// The rows come from GtkBinding's kit: a ListItemFactory, shown by a FetchedResultsListView,
+// which has on by default the clicks on rows that move under a still pointer (RowClicks), the
+// rows on screen kept still while a tap moves one of them (ListAnchor), and the keyboard
+// focus kept on the selected row when a tap moves it (SelectionFocus), so that Enter after a
+// ★ edits the note instead of pressing whichever button GTK gave the focus to.
 //
 //   notes [--store FILE] [--demo]
 //
@@ -58,8 +58,7 @@ try store.insertInitialContents { context in
     let rows: FetchedResultsListModel<Note>
     let selection: FetchedResultsSelection<Note>
     let factory: ListItemFactory<Note>
-    let focus: SelectionFocus
-    let anchor: ListAnchor<Note>
+    let list: FetchedResultsListView<Note>
     let window: Widget
     let entry: Widget
     /// The note being renamed (Enter on a note), else nil: the entry adds a note.
@@ -109,13 +108,10 @@ try store.insertInitialContents { context in
         gtk_window_set_default_size(window.cast(), 360, 420)
         entry = gtk_entry_new()!
         gtk_entry_set_placeholder_text(entry.cast(), "New note title")
-        let listView = gtk_list_view_new(selection.selectionModelReference(), factory.factoryReference())!
-        // The kit's defaults for a list whose rows move: clicks reach the row under the
-        // pointer, the rows on screen stay where they are, and the focus stays on the
-        // selected row.
-        RowClicks.retargetClicks(in: listView)
-        anchor = ListAnchor(listView: listView, factory: factory)
-        focus = SelectionFocus(listView: listView, selection: selection, factory: factory)
+        // The kit's list view: clicks reach the row under the pointer, the rows on screen
+        // stay where they are, and the focus stays on the selected row, with no code here.
+        list = FetchedResultsListView(selection: selection, factory: factory)
+        let listView = list.widget
         let scrolled = gtk_scrolled_window_new()!
         gtk_scrolled_window_set_child(scrolled.opaque, listView)
         gtk_widget_set_vexpand(scrolled, 1)
