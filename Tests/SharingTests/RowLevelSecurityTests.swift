@@ -126,22 +126,45 @@ final class RowLevelSecurityTests: XCTestCase {
 
             try b.store.updateList("Team lunch") { list in
                 try list.setValue(false, forKey: "shared")
-                let item = try XCTUnwrap(list.managedObjectContext).insert(entityName: "Item")
+                let context = try XCTUnwrap(list.managedObjectContext)
+                let item = try context.insert(entityName: "Item")
                 try item.setValue("Napkins", forKey: "name")
                 try item.setValue(list, forKey: "list")
+                // And a new list of B's with an item, sent one by one with the rest: the list
+                // must go first, or the server refuses the item (its list unseen) and it is lost.
+                let own = try context.insert(entityName: "List")
+                try own.setValue("B's errands", forKey: "title")
+                let errand = try context.insert(entityName: "Item")
+                try errand.setValue("Post office", forKey: "name")
+                try errand.setValue(own, forKey: "list")
             }
             try await b.store.session.synchronize()
             let refused = try b.store.session.rejectedChanges()
             XCTAssertEqual(refused.map(\.direction), [.refused], "\(refused)")
             XCTAssertEqual(refused.first?.entity, "List")
             XCTAssertTrue(refused.first?.reason.contains("only its owner (\(a.role)) may share, unshare or give away this List") == true, "\(refused)")
-            XCTAssertEqual(try b.store.sharedFlags(), ["Team lunch": true], "undone in B's store")
+            XCTAssertEqual(try b.store.sharedFlags(), ["Team lunch": true, "B's errands": false], "undone in B's store")
+            XCTAssertEqual(try b.store.itemNames(), ["Book a table", "Napkins", "Post office"])
+            let onServer = try await database.values(of: #"SELECT name FROM "Item" ORDER BY name"#)
+            XCTAssertEqual(onServer, ["Book a table", "Napkins", "Post office"])
             XCTAssertFalse(b.store.session.status.isReadOnly, "\(b.store.session.status)")
             XCTAssertEqual(b.store.session.status.pendingChanges, 0)
 
             try await a.store.session.synchronize()
             XCTAssertEqual(try a.store.itemNames(), ["Book a table", "Napkins"])
             XCTAssertEqual(try a.store.sharedFlags(), ["Team lunch": true])
+
+            // B deletes its list: its item goes with it on the server too (deleted before the
+            // list, or the policy would no longer find it and leave it there, seen by no one).
+            let context = b.store.context()
+            try context.performAndWait {
+                let own = try XCTUnwrap(context.fetch(FetchRequest<ManagedObject>(entityName: "List", predicate: try FetchPredicate(format: "title == %@", "B's errands"))).first)
+                try context.delete(own)
+                try context.save()
+            }
+            try await b.store.session.synchronize()
+            let left = try await database.values(of: #"SELECT name FROM "Item" ORDER BY name"#)
+            XCTAssertEqual(left, ["Book a table", "Napkins"], "the item of the list deleted is gone from the server")
             for desktop in [a.store, b.store, admin] { await desktop.stop() }
         }
     }

@@ -76,7 +76,8 @@ extension SharingEngine {
         } catch where identity == nil && serverError(error)?.sqlState == Self.insufficientPrivilege
                         && operations.contains(where: { $0.entity.ownership != nil }) {
             guard operations.count == 1, let operation = operations.first, operation.entity.ownership != nil else {
-                for operation in operations { try await push([operation], identity: nil, on: connection) }
+                // In the order the server needs: an item's list before the item.
+                for operation in writer.ordered(operations) { try await push([operation], identity: nil, on: connection) }
                 return
             }
             try await refuse(operation, because: serverError(error)?.message ?? "permission denied", on: connection)

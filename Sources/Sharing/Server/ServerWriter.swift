@@ -48,7 +48,7 @@ struct ServerWriter: Sendable {
         var written: [Written] = []
         var reread: [String: [UUID]] = [:]
         var inserts: [String: [Outbox.Operation]] = [:]
-        for operation in operations {
+        for operation in ordered(operations) {
             switch operation.kind {
             case .insert:
                 // Sent below, many rows a statement.
@@ -62,10 +62,7 @@ struct ServerWriter: Sendable {
                 written.append(try await delete(operation, on: connection))
             }
         }
-        // Objects that inherit their visibility after those they inherit it from: row-level
-        // security checks that an inserted item's list is one the role sees.
-        let inheritsLast = { (name: String) in self.model.entity(named: name).map { if case .inherited? = $0.ownership { 1 } else { 0 } } ?? 0 }
-        for (entityName, group) in inserts.sorted(by: { (inheritsLast($0.key), $0.key) < (inheritsLast($1.key), $1.key) }) {
+        for (entityName, group) in inserts.sorted(by: { (inherits($0.key), $0.key) < (inherits($1.key), $1.key) }) {
             try await insert(group, on: connection)
             reread[entityName, default: []] += group.map(\.id)
         }
@@ -74,6 +71,28 @@ struct ServerWriter: Sendable {
             written += try await rows(of: entity, ids: ids, on: connection)
         }
         return (written, conflicts)
+    }
+
+    /// `operations` in the order row-level security needs (see ``Ownership``): inserts of
+    /// objects that inherit their visibility after those of the objects they inherit it
+    /// from (an item's list must be there, and seen, when the item goes in), updates, then
+    /// deletes of inheriting objects before the others (an item whose list is gone is seen
+    /// by no one, so its delete would find no row).
+    func ordered(_ operations: [Outbox.Operation]) -> [Outbox.Operation] {
+        let rank = { (operation: Outbox.Operation) -> Int in
+            let inherits = inherits(operation.entity.name)
+            switch operation.kind {
+            case .insert: return inherits
+            case .update: return 2
+            case .delete: return 4 - inherits
+            }
+        }
+        return operations.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
+    }
+
+    /// 1 for an entity whose objects inherit their visibility from another's, else 0.
+    private func inherits(_ entityName: String) -> Int {
+        if case .inherited? = model.entity(named: entityName)?.ownership { 1 } else { 0 }
     }
 
     /// Sends an update: each changed field set unless the server's value moved from the

@@ -99,24 +99,18 @@ extension ViewerWindow {
             UnsafeMutableRawPointer(menu).assumingMemoryBound(to: GMenuModel.self)
         }
         let menu = g_menu_new()!
-        if sortTitles.count > 1 {
-            let sorts = g_menu_new()!
-            for (index, title) in sortTitles.enumerated() { g_menu_append(sorts, title, "win.sort(\(index))") }
-            g_menu_append_section(menu, "Sort", model(sorts))
-            g_object_unref(UnsafeMutableRawPointer(sorts))
+        // A section of (label, action) items, with a title or none.
+        func appendSection(_ title: String?, _ items: [(String, String)]) {
+            let section = g_menu_new()!
+            for (label, action) in items { g_menu_append(section, label, action) }
+            g_menu_append_section(menu, title, model(section))
+            g_object_unref(UnsafeMutableRawPointer(section))
         }
-        let data = g_menu_new()!
-        g_menu_append(data, "_Import…", "win.import")
-        g_menu_append(data, "_Share…", "win.share")
-        g_menu_append(data, "Stop S_haring", "win.stop-sharing")
-        g_menu_append_section(menu, nil, model(data))
-        g_object_unref(UnsafeMutableRawPointer(data))
-        let help = g_menu_new()!
-        g_menu_append(help, "_Keyboard Shortcuts", "win.show-help-overlay")
-        g_menu_append(help, "_Help", "win.help")
-        g_menu_append(help, "_About Fetched Results", "win.about")
-        g_menu_append_section(menu, nil, model(help))
-        g_object_unref(UnsafeMutableRawPointer(help))
+        if sortTitles.count > 1 {
+            appendSection("Sort", sortTitles.enumerated().map { ($0.element, "win.sort(\($0.offset))") })
+        }
+        appendSection(nil, [("_Import…", "win.import"), ("_Share…", "win.share"), ("Stop S_haring", "win.stop-sharing")])
+        appendSection(nil, [("_Keyboard Shortcuts", "win.show-help-overlay"), ("_Help", "win.help"), ("_About Fetched Results", "win.about")])
         gtk_menu_button_set_menu_model(menuButton.opaque, model(menu))
         g_object_unref(UnsafeMutableRawPointer(menu))
     }

@@ -244,15 +244,9 @@ package final class ViewerWindow {
         gtk_widget_set_tooltip_text(menuButton, "Main Menu (F10)")
         fr_accessible_set_text(menuButton, GTK_ACCESSIBLE_PROPERTY_LABEL, "Main Menu")
         gtk_menu_button_set_primary(menuButton.opaque, 1)
-        let header = adw_header_bar_new()!
-        InnerPartNames.name(headerBar: header)
-        adw_header_bar_pack_start(header.opaque, addButton)
-        // At the start: the end has the search, the menu and, folded, the window's buttons,
-        // and the title is centred between the two.
-        adw_header_bar_pack_start(header.opaque, sharingIndicator)
-        adw_header_bar_set_title_widget(header.opaque, datasetChoice)
-        adw_header_bar_pack_end(header.opaque, menuButton)
-        adw_header_bar_pack_end(header.opaque, searchButton)
+        // The sharing indicator at the start: the end has the search, the menu and, folded,
+        // the window's buttons, and the title is centred between the two.
+        let header = makeHeaderBar(start: [addButton, sharingIndicator], title: datasetChoice, end: [menuButton, searchButton])
 
         let searchEntry = gtk_search_entry_new()!
         gtk_widget_set_hexpand(searchEntry, 1)
@@ -298,6 +292,17 @@ package final class ViewerWindow {
         return (listView, stack, emptyPage, loadingSpinner)
     }
 
+    /// A header bar with `start` packed from its start, `end` from its end (the first
+    /// outermost) and `title` between; its inner boxes named for screen readers.
+    private static func makeHeaderBar(start: [Widget], title: Widget, end: [Widget]) -> Widget {
+        let header = adw_header_bar_new()!
+        InnerPartNames.name(headerBar: header)
+        for widget in start { adw_header_bar_pack_start(header.opaque, widget) }
+        adw_header_bar_set_title_widget(header.opaque, title)
+        for widget in end { adw_header_bar_pack_end(header.opaque, widget) }
+        return header
+    }
+
     /// The detail pane: its header bar (Back, Undo, Edit, Delete) and the details.
     private static func makeDetailPane(_ details: Widget)
         -> (pane: Widget, header: Widget, back: Widget, undo: Widget, edit: Widget, delete: Widget) {
@@ -305,16 +310,10 @@ package final class ViewerWindow {
         let undo = makeButton(icon: "edit-undo-symbolic", tooltip: "Undo (Ctrl+Z)")
         let edit = makeButton(icon: "document-edit-symbolic", tooltip: "Edit (Enter)")
         let delete = makeButton(icon: "user-trash-symbolic", tooltip: "Delete (Delete)")
-        let header = adw_header_bar_new()!
-        InnerPartNames.name(headerBar: header)
-        adw_header_bar_pack_start(header.opaque, back)
-        adw_header_bar_pack_start(header.opaque, undo)
-        adw_header_bar_pack_end(header.opaque, delete)
-        adw_header_bar_pack_end(header.opaque, edit)
         // An empty title (the detail pane has its own heading), which nothing should read.
         let title = gtk_label_new(nil)!
         fr_accessible_set_hidden(title, 1)
-        adw_header_bar_set_title_widget(header.opaque, title)
+        let header = makeHeaderBar(start: [back, undo], title: title, end: [delete, edit])
         gtk_widget_set_vexpand(details, 1)
         let pane = makeBox(GTK_ORIENTATION_VERTICAL, [header, details])
         gtk_widget_set_hexpand(pane, 1)
