@@ -79,7 +79,7 @@ final class AccessibilityTreeTests: XCTestCase {
         XCTAssertTrue(window.contains("list 'World Cup'"), window.joined(separator: "\n"))
         try assertNoWidgetClassIsRead(window + dialog)
         XCTAssertTrue(window.contains("panel 'Rows'"), window.joined(separator: "\n"))
-        for line in ["frame 'Add Team'", "text 'Team name' labelled-by 'Team name'", "text 'Qualifying zone' labelled-by 'Qualifying zone'",
+        for line in ["frame 'Add Team'", "text 'Team name' labelled-by 'Team name'", "combo box 'Qualifying zone' labelled-by 'Qualifying zone'",
                      "push button 'Cancel'", "push button 'Add'"] {
             XCTAssertTrue(dialog.contains { $0 == line || $0.hasPrefix(line + " ") }, "\(line) in:\n\(dialog.joined(separator: "\n"))")
         }

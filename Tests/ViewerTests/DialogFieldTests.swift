@@ -23,19 +23,19 @@ final class DialogFieldTests: ViewerTestCase, @unchecked Sendable {
         window.showAddDialog()
         let dialog = try XCTUnwrap(window.dialog)
         MainLoop.iterate(for: 0.1)
-        let name = dialog.editors[0].widget, zone = dialog.editors[1].widget
+        let name = dialog.editors[0].widget, zone = dialog.editors[1]
         type("   ", into: name)
-        type("Oceania", into: zone)
+        zone.text = "Oceania"  // a new zone
         dialog.save()
         MainLoop.iterate(for: 0.1)
         XCTAssertTrue(dialog.isOpen, "refused")
         XCTAssertEqual(labelText(dialog.message), "Team name must not be empty.")
         XCTAssertEqual(gtk_widget_has_css_class(name, "error"), 1, "the field is highlighted")
-        XCTAssertEqual(gtk_widget_has_css_class(zone, "error"), 0)
+        XCTAssertEqual(gtk_widget_has_css_class(zone.widget, "error"), 0)
         let focus = gtk_root_get_focus(OpaquePointer(dialog.window))
         XCTAssertTrue(focus == name || gtk_widget_is_ancestor(focus, name) != 0, "the focus is on the field to correct")
         XCTAssertEqual(text(of: name), "   ", "what was typed stays")
-        XCTAssertEqual(text(of: zone), "Oceania")
+        XCTAssertEqual(zone.text, "Oceania")
         XCTAssertFalse(window.session!.context.hasChanges, "nothing is saved")
         XCTAssertFalse(window.listLines.contains("[Oceania]"))
 
@@ -81,7 +81,7 @@ final class DialogFieldTests: ViewerTestCase, @unchecked Sendable {
         let selectedList = try XCTUnwrap(session.selection.selectedObject?.relatedObjects(forKey: "list").first as? ManagedObject)
         XCTAssertEqual(choice.selectedID, selectedList.objectID, "starts at the selected row's list")
         let someday = try XCTUnwrap(titles(choice).firstIndex(of: "Someday"))
-        gtk_drop_down_set_selected(choice.widget.opaque, guint(someday))
+        gtk_drop_down_set_selected(choice.dropDown.opaque, guint(someday))
         type("Plant a tree", into: dialog.editors[0].widget)
         dialog.save()
         MainLoop.iterate(for: 0.1)
@@ -92,9 +92,9 @@ final class DialogFieldTests: ViewerTestCase, @unchecked Sendable {
         window.showEditDialog()
         dialog = try XCTUnwrap(window.dialog)
         choice = try XCTUnwrap(dialog.sectionChoice)
-        XCTAssertEqual(choice.sectionIDs[Int(gtk_drop_down_get_selected(choice.widget.opaque))], choice.sectionIDs[someday], "shows its list")
+        XCTAssertEqual(choice.sectionIDs[Int(gtk_drop_down_get_selected(choice.dropDown.opaque))], choice.sectionIDs[someday], "shows its list")
         let home = try XCTUnwrap(titles(choice).firstIndex(of: "Home"))
-        gtk_drop_down_set_selected(choice.widget.opaque, guint(home))
+        gtk_drop_down_set_selected(choice.dropDown.opaque, guint(home))
         dialog.save()
         MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen)
@@ -104,4 +104,63 @@ final class DialogFieldTests: ViewerTestCase, @unchecked Sendable {
         MainLoop.iterate(for: 0.1)
         XCTAssertEqual(window.rows(inSection: "Someday"), ["> [ ] Plant a tree"])
     } }
+    /// World Cup's zone is a choice of the zones there are (all of them, not only those a
+    /// search shows), and "New Qualifying zone…" apart: a zone typed as a new one that is
+    /// there already but for case ("africa") is refused, instead of making a seventh section.
+    func testTheZoneIsChosenAmongTheZonesOrGivenAsANewOne() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "gha")
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines == ["[Africa]", "> Ghana · Wins: 0"] }), window.listLines.joined(separator: "\n"))
+        window.showAddDialog()
+        let dialog = try XCTUnwrap(window.dialog)
+        let zone = dialog.editors[1]
+        let choice = try XCTUnwrap(zone.choice, "the zone field offers the zones")
+        XCTAssertEqual(strings(of: choice.dropDown),
+                       ["Africa", "Asia", "Europe", "North/Central America", "South America", "New Qualifying zone…"])
+        XCTAssertFalse(choice.entry.isVisible, "no entry until a new zone is asked for")
+        type("Atlantis", into: dialog.editors[0].widget)
+        gtk_drop_down_set_selected(choice.dropDown.opaque, 5)
+        XCTAssertTrue(choice.entry.isVisible, "New shows the entry of the new zone")
+        type("  africa ", into: choice.entry)
+        dialog.save()
+        MainLoop.iterate(for: 0.1)
+        XCTAssertTrue(dialog.isOpen, "refused")
+        XCTAssertEqual(labelText(dialog.message), "Qualifying zone “Africa” is there already: choose it in the list instead of typing a new one.")
+        gtk_drop_down_set_selected(choice.dropDown.opaque, 2)
+        dialog.save()
+        MainLoop.iterate(for: 0.1)
+        XCTAssertFalse(dialog.isOpen)
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "")
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Europe").contains { $0.hasSuffix("Atlantis · Wins: 0") } }), window.listLines.joined(separator: "\n"))
+        XCTAssertFalse(window.listLines.contains("[africa]"))
+    } }
+
+    /// To-Do's list choice ends with "New List…": the item goes into a list made as it is
+    /// saved; a new title that is a list's but for case is refused.
+    func testNewListMakesTheListTheItemGoesInto() throws { try MainActor.assumeIsolated {
+        let window = try openWindow("todo")
+        window.showAddDialog()
+        let dialog = try XCTUnwrap(window.dialog)
+        let choice = try XCTUnwrap(dialog.sectionChoice)
+        XCTAssertEqual(strings(of: choice.dropDown), ["Groceries", "Home", "Someday", "Work", "New List…"])
+        type("Dig a pond", into: dialog.editors[0].widget)
+        gtk_drop_down_set_selected(choice.dropDown.opaque, 4)
+        type("HOME", into: choice.newTitleEntry)
+        dialog.save()
+        MainLoop.iterate(for: 0.1)
+        XCTAssertTrue(dialog.isOpen, "refused")
+        XCTAssertEqual(labelText(dialog.message), "List “Home” is there already: choose it in the list instead of typing a new one.")
+        type("Garden", into: choice.newTitleEntry)
+        dialog.save()
+        MainLoop.iterate(for: 0.2)
+        XCTAssertFalse(dialog.isOpen)
+        XCTAssertEqual(window.rows(inSection: "Garden"), ["> [ ] Dig a pond"], window.listLines.joined(separator: "\n"))
+        XCTAssertEqual(window.listLines.filter { $0.hasPrefix("[") }, ["[Garden]", "[Groceries]", "[Home]", "[Someday] (nothing here yet)", "[Work]"])
+    } }
+
+    /// The strings a drop-down offers.
+    @MainActor private func strings(of dropDown: Widget) -> [String] {
+        let model = gtk_drop_down_get_model(dropDown.opaque)!
+        return (0..<g_list_model_get_n_items(model)).map { String(cString: gtk_string_list_get_string(model, $0)) }
+    }
 }

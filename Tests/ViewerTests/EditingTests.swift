@@ -9,7 +9,7 @@ import XCTest
 /// The Add and Edit dialogs, Delete and Undo.
 final class EditingTests: ViewerTestCase, @unchecked Sendable {
     @MainActor private func type(_ text: String, into editor: FieldEditor) {
-        gtk_editable_set_text(OpaquePointer(editor.widget), text)
+        editor.text = text
     }
 
     /// The Edit dialog of `dataset` on the object titled `title`, once `key` was saved as
@@ -88,7 +88,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(dialog.isOpen)
         XCTAssertTrue(dialog.message.isVisible)
         XCTAssertEqual(labelText(dialog.message), "Team name must not be empty.")
-        XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(dialog.editors[1].widget))), "Oceania")
+        XCTAssertEqual(dialog.editors[1].text, "Oceania")
         XCTAssertEqual(window.listLines.count, 37, "nothing was added")
         XCTAssertFalse(window.session!.context.hasChanges)
 
@@ -230,7 +230,7 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(dialog.isOpen)
         XCTAssertEqual(String(cString: gtk_window_get_title(dialog.window.cast())), "Edit Team")
         XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(dialog.editors[0].widget))), "Ghana")
-        XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(dialog.editors[1].widget))), "Africa")
+        XCTAssertEqual(dialog.editors[1].text, "Africa")
         XCTAssertEqual(dialog.editors[2].text, "0")
         XCTAssertTrue(window.rows(inSection: "Africa").contains("> Ghana · Wins: 0"), "Enter adds no win: \(window.rows(inSection: "Africa"))")
 

@@ -211,3 +211,16 @@ public final class PersistentStore: Sendable {
     // MARK: Opening an existing file
 
 }
+
+extension PersistentStore {
+    /// The distinct texts the string attribute `key` of `entity` holds, sorted, without nil:
+    /// the values a field can offer to choose from (the viewer's zones). Throws for an
+    /// entity or attribute the model does not have.
+    package func distinctTexts(of key: String, entity entityName: String) throws -> [String] {
+        let entity = try model.existingEntity(named: entityName)
+        guard entity.attribute(named: key)?.type == .string else { throw ModelError("\(entityName).\(key)", "is no string attribute") }
+        return try database.read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT \(key.quotedDatabaseIdentifier) FROM \(entityName.quotedDatabaseIdentifier) WHERE \(key.quotedDatabaseIdentifier) IS NOT NULL ORDER BY 1")
+        }
+    }
+}

@@ -46,12 +46,22 @@ final class FieldEditor {
     /// What ``show(_:)`` last showed (nil before: an Add dialog's fields are all new).
     private var shownState: State?
 
-    init(field: ViewConfiguration.Field, attribute: AttributeDescription, title: String) {
+    /// For a text field whose values are the list's sections: the choice of one of them, or
+    /// a new one (see ``ChoiceOrNew``).
+    private(set) var choice: ChoiceOrNew?
+
+    /// The field `field` of `attribute`, labelled `title`; a text field whose values are the
+    /// list's sections offers `sectionNames` and a new one.
+    init(field: ViewConfiguration.Field, attribute: AttributeDescription, title: String, sectionNames: [String]? = nil) {
         self.field = field
         self.attribute = attribute
         self.title = title
         kind = field.widget ?? Self.defaultKind(for: attribute.type)
         switch kind {
+        case .entry where sectionNames != nil:
+            let choice = ChoiceOrNew(names: sectionNames ?? [], newLabel: "New \(title)…", accessibleName: title)
+            self.choice = choice
+            widget = choice.widget
         case .entry:
             widget = gtk_entry_new()
             gtk_entry_set_activates_default(widget.cast(), 1)
@@ -69,11 +79,11 @@ final class FieldEditor {
             widget = gtk_switch_new()
             gtk_widget_set_halign(widget, GTK_ALIGN_START)
         }
-        label = makeLabel(title, naming: widget)
-        gtk_widget_set_tooltip_text(widget, title)
+        label = makeLabel(title, naming: choice?.dropDown ?? widget)
+        gtk_widget_set_tooltip_text(choice?.dropDown ?? widget, title)
         if kind == .date { makeDatePicker() }
         if kind == .entry || kind == .number {
-            Signal.connect(widget.object, "changed") { [weak self] in self?.setError(false) }
+            Signal.connect((choice?.entry ?? widget).object, "changed") { [weak self] in self?.setError(false) }
         }
     }
 
@@ -163,8 +173,10 @@ final class FieldEditor {
 
     /// An entry's text, as shown.
     var text: String {
-        get { String(cString: gtk_editable_get_text(OpaquePointer(widget))) }
-        set { gtk_editable_set_text(OpaquePointer(widget), newValue) }
+        get { choice?.text ?? String(cString: gtk_editable_get_text(OpaquePointer(widget))) }
+        set {
+            if let choice { choice.text = newValue } else { gtk_editable_set_text(OpaquePointer(widget), newValue) }
+        }
     }
 
     /// The value the person entered, as the attribute takes it; throws ``InvalidValue`` for
@@ -172,6 +184,9 @@ final class FieldEditor {
     func value() throws -> Any? {
         switch kind {
         case .entry:
+            if let existing = choice?.existingNameTyped {
+                throw InvalidValue(editor: self, message: "\(title) “\(existing)” is there already: choose it in the list instead of typing a new one.")
+            }
             // Empty text is nil for an optional attribute (a required one is refused before, see `isMissing`).
             let text = trimmedText
             return text.isEmpty && attribute.isOptional ? nil : text

@@ -60,7 +60,16 @@ final class ObjectDialog {
         case .add: fields = view.addFields ?? []
         case .edit: fields = view.editFields ?? []
         }
-        editors = fields.compactMap { field in entityDescription?.attribute(named: field.key).map { FieldEditor(field: field, attribute: $0, title: view.label(forKeyPath: field.key)) } }
+        // A text field whose values are the sections (World Cup's zone) offers them, and a new one.
+        // All of them: the list's sections, or the store's values while a search shows only some.
+        let sectionNames = session.searchText.isEmpty ? session.controller.sections?.map(\.name).filter { !$0.isEmpty }
+            : view.fetchRequest.sectionKeyPath.flatMap { try? session.context.store.distinctTexts(of: $0, entity: entity) }
+        editors = fields.compactMap { field in
+            entityDescription?.attribute(named: field.key).map { attribute in
+                FieldEditor(field: field, attribute: attribute, title: view.label(forKeyPath: field.key),
+                            sectionNames: field.key == view.fetchRequest.sectionKeyPath && view.sectionRequest == nil ? sectionNames : nil)
+            }
+        }
         if case .edit(let object) = mode {
             let context = ObjectContext(store: session.context.store)
             context.automaticallyMergesChangesFromStore = false
@@ -229,12 +238,30 @@ final class ObjectDialog {
     /// only the fields the person changed: a value nobody touched is never written back.
     private func fieldValues(in context: ObjectContext? = nil) throws -> [(String, Any?)] {
         var values = try editors.filter { mode.isAdd || $0.isChanged }.map { ($0.field.key, try $0.value()) }
-        if let key = session?.sectionRelationshipKey, let id = sectionChoice?.selectedID, let context = context ?? session?.context {
+        guard let key = session?.sectionRelationshipKey, let choice = sectionChoice, let context = context ?? session?.context else { return values }
+        if choice.newTitle != nil {
+            values.append((key, try newSection(from: choice, in: context)))
+        } else if let id = choice.selectedID {
             let section = try context.existingObject(with: id)
             // Edit sets it only when another was chosen: a move made elsewhere meanwhile stays.
             if editedObject?.relatedObjects(forKey: key).first as? ManagedObject !== section { values.append((key, section)) }
         }
         return values
+    }
+
+    /// The section object "New List…" asks for, inserted in `context` with the title typed;
+    /// refused when the title is empty or names a section there is (but for case).
+    private func newSection(from choice: SectionChoice, in context: ObjectContext) throws -> ManagedObject {
+        let title = choice.newTitle ?? ""
+        if let existing = choice.existingTitleTyped {
+            throw ViewerError("\(choice.title) “\(existing)” is there already: choose it in the list instead of typing a new one.")
+        }
+        guard !title.isEmpty, let request = view.sectionRequest else {
+            throw ViewerError("The new \(choice.title.lowercased()) needs a title.")
+        }
+        let section = try context.insert(entityName: request.entity)
+        try section.setValue(title, forKey: request.titleKey)
+        return section
     }
 
     /// Shows the values saved now, dropping what the person typed: the answer to a conflict.
