@@ -198,7 +198,7 @@ extension ServerChangeLog {
             // Every transaction below xmin ended before the snapshot: its changes are in it.
             return Page(changes: changes, cursor: ServerCursor(transaction: max(xmin, 1) - 1, sequence: .max))
         } catch {
-            try? await connection.query("ROLLBACK", logger: logger)
+            _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
         }
     }
