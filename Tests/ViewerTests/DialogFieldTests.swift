@@ -109,12 +109,13 @@ final class DialogFieldTests: ViewerTestCase, @unchecked Sendable {
     /// there already but for case ("africa") is refused, instead of making a seventh section.
     func testTheZoneIsChosenAmongTheZonesOrGivenAsANewOne() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
-        gtk_editable_set_text(OpaquePointer(window.searchEntry), "gha")
-        XCTAssertTrue(MainLoop.iterate(until: { window.listLines == ["[Africa]", "> Ghana · Wins: 0"] }), window.listLines.joined(separator: "\n"))
+        gtk_editable_set_text(OpaquePointer(window.searchEntry), "cro")
+        XCTAssertTrue(MainLoop.iterate(until: { window.listLines == ["[Europe]", "> Croatia · Wins: 0"] }), window.listLines.joined(separator: "\n"))
         window.showAddDialog()
         let dialog = try XCTUnwrap(window.dialog)
         let zone = dialog.editors[1]
         let choice = try XCTUnwrap(zone.choice, "the zone field offers the zones")
+        XCTAssertEqual(zone.text, "Europe", "it starts at the selected team's zone")
         XCTAssertEqual(strings(of: choice.dropDown),
                        ["Africa", "Asia", "Europe", "North/Central America", "South America", "New Qualifying zone…"])
         XCTAssertFalse(choice.entry.isVisible, "no entry until a new zone is asked for")
@@ -126,12 +127,12 @@ final class DialogFieldTests: ViewerTestCase, @unchecked Sendable {
         MainLoop.iterate(for: 0.1)
         XCTAssertTrue(dialog.isOpen, "refused")
         XCTAssertEqual(labelText(dialog.message), "Qualifying zone “Africa” is there already: choose it in the list instead of typing a new one.")
-        gtk_drop_down_set_selected(choice.dropDown.opaque, 2)
+        gtk_drop_down_set_selected(choice.dropDown.opaque, 1)
         dialog.save()
         MainLoop.iterate(for: 0.1)
         XCTAssertFalse(dialog.isOpen)
         gtk_editable_set_text(OpaquePointer(window.searchEntry), "")
-        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Europe").contains { $0.hasSuffix("Atlantis · Wins: 0") } }), window.listLines.joined(separator: "\n"))
+        XCTAssertTrue(MainLoop.iterate(until: { window.rows(inSection: "Asia").contains { $0.hasSuffix("Atlantis · Wins: 0") } }), window.listLines.joined(separator: "\n"))
         XCTAssertFalse(window.listLines.contains("[africa]"))
     } }
 

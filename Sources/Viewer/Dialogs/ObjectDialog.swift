@@ -159,7 +159,12 @@ final class ObjectDialog {
             gtk_grid_attach(grid.cast(), editor.widget, 1, Int32(row), 1, 1)
             switch mode {
             case .edit(let object): editor.show(editedObject ?? object)
-            case .add: editor.showDefault()
+            case .add:
+                editor.showDefault()
+                // A section chosen among the list's: the selected row's, as "New List…"'s choice does.
+                if editor.choice != nil, let selected = session?.selection.selectedObject {
+                    editor.text = ViewConfiguration.text(of: selected, keyPath: editor.field.key)
+                }
             }
         }
         if let sectionChoice {
