@@ -159,6 +159,39 @@ final class DialogFieldTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(window.listLines.filter { $0.hasPrefix("[") }, ["[Garden]", "[Groceries]", "[Home]", "[Someday] (nothing here yet)", "[Work]"])
     } }
 
+    /// The primary menu's "List Shared With Everyone" shows and sets whether the selected
+    /// item's list is shared (to-do: lists have an owner, see Ownership); Undo sets it back.
+    /// World Cup, whose zones are no objects, has nothing to share.
+    func testTheSelectedItemsListIsSharedOrNotFromTheMenuWithUndo() throws { try MainActor.assumeIsolated {
+        let window = try openWindow("todo")
+        let session = try XCTUnwrap(window.session)
+        let action = try XCTUnwrap(window.sectionSharingAction)
+        let isOn = { () -> Bool in
+            let state = g_action_get_state(action)!
+            defer { g_variant_unref(state) }
+            return g_variant_get_boolean(state) != 0
+        }
+        let groceriesShared = { () -> Value? in
+            let list = try? session.context.fetch(FetchRequest<ManagedObject>(entityName: "List", predicate: try FetchPredicate(format: "title == 'Groceries'"))).first
+            return list?.attributeValue(forKey: "shared")
+        }
+        session.selection.select(window.object(titled: "Milk"))
+        MainLoop.iterate(for: 0.2)
+        XCTAssertTrue(Action.isEnabled(action))
+        XCTAssertTrue(isOn(), "Groceries is shared in the seed")
+        gtk_widget_activate_action_variant(window.window, "win.share-section", nil)
+        MainLoop.iterate(for: 0.2)
+        XCTAssertEqual(groceriesShared(), .bool(false))
+        XCTAssertFalse(isOn())
+        gtk_widget_activate_action_variant(window.window, "win.undo", nil)
+        MainLoop.iterate(for: 0.2)
+        XCTAssertEqual(groceriesShared(), .bool(true), "Undo shares it again")
+        XCTAssertTrue(isOn())
+
+        let worldCup = try openWindow()
+        XCTAssertFalse(Action.isEnabled(try XCTUnwrap(worldCup.sectionSharingAction)), "zones are no objects to share")
+    } }
+
     /// The strings a drop-down offers.
     @MainActor private func strings(of dropDown: Widget) -> [String] {
         let model = gtk_drop_down_get_model(dropDown.opaque)!

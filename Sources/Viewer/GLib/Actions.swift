@@ -30,6 +30,25 @@ enum Action {
         return action
     }
 
+    /// Adds a check action (a menu's check item) named `name`, off; `body` gets the state a
+    /// person asked for, which the action takes only when ``setOn(_:_:)`` says so.
+    static func addCheck(to map: UnsafeMutableRawPointer, _ name: String, _ body: @escaping (Bool) -> Void) -> OpaquePointer {
+        let action = g_simple_action_new_stateful(name, nil, g_variant_new_boolean(0))!
+        Signal.connect(UnsafeMutableRawPointer(action), "activate") { (_: gpointer?) in
+            guard let state = g_action_get_state(action) else { return }
+            defer { g_variant_unref(state) }
+            body(g_variant_get_boolean(state) == 0)
+        }
+        g_action_map_add_action(OpaquePointer(map), action)
+        g_object_unref(UnsafeMutableRawPointer(action))
+        return action
+    }
+
+    /// Shows a check action (from ``addCheck(to:_:_:)``) on or off.
+    static func setOn(_ action: OpaquePointer, _ isOn: Bool) {
+        g_simple_action_set_state(action, g_variant_new_boolean(isOn ? 1 : 0))
+    }
+
     /// Makes `action` (from ``add(to:_:state:_:)``) usable or not.
     static func setEnabled(_ action: OpaquePointer, _ enabled: Bool) {
         g_simple_action_set_enabled(action, enabled ? 1 : 0)

@@ -86,6 +86,25 @@ final class DatasetSession {
     /// With sections from their own entity: the to-one relationship from a row to its section.
     var sectionRelationshipKey: String? { controller.sectionRelationshipKeyPath }
 
+    /// The Boolean attribute that shares a section object with every role on a shared
+    /// server (to-do: a list's `shared`), when sections come from an entity with an owner.
+    var sectionSharedKey: String? {
+        guard let entity = view.sectionRequest?.entity, case .owner(_, let shared)? = context.model.entity(named: entity)?.ownership else { return nil }
+        return shared
+    }
+
+    /// The section object of `object` (to-do: an item's list).
+    func section(of object: ManagedObject) -> ManagedObject? {
+        sectionRelationshipKey.flatMap { object.relatedObjects(forKey: $0).first as? ManagedObject }
+    }
+
+    /// Shares `object`'s section with every role, or stops sharing it, and saves; Undo sets it
+    /// back. (The server refuses it unless this desktop's role owns the section.)
+    func setSectionShared(of object: ManagedObject, to isShared: Bool) throws {
+        guard let key = sectionSharedKey, let section = section(of: object) else { return }
+        try change(section, key, to: isShared)
+    }
+
     /// The section object of the selected row, or of the first section: where Add puts a new
     /// row when sections come from their own entity.
     func sectionObjectForNewRow() -> ManagedObject? {

@@ -94,7 +94,8 @@ extension ViewerWindow {
         isSettingChoices = true
         defer { isSettingChoices = false }
         gtk_drop_down_set_selected(datasetChoice.opaque, guint(datasetNames.firstIndex(of: dataset.name) ?? 0))
-        setMenu(sortTitles: (dataset.view.sortOptions ?? []).map(\.title))
+        setMenu(sortTitles: (dataset.view.sortOptions ?? []).map(\.title),
+                sectionSharing: session?.sectionSharedKey != nil ? ViewConfiguration.words(dataset.view.sectionRequest?.entity ?? "") : nil)
         g_simple_action_set_state(sortAction, g_variant_new_int32(0))
         gtk_editable_set_text(OpaquePointer(searchEntry), "")
         gtk_search_bar_set_search_mode(searchBar.opaque, 0)

@@ -47,10 +47,13 @@ extension ViewerWindow {
         perform { try $0.delete(object) }
     }
 
-    /// Reverts the last saved edit and selects what it brought back.
+    /// Reverts the last saved edit and selects what it brought back (a row: not a section
+    /// object, such as a list shared again, which would leave no row selected).
     func undo() {
         perform { session in
-            if let object = try session.edits.undo() { session.selection.select(object) }
+            if let object = try session.edits.undo(), object.entity.name == session.controller.fetchRequest.entityName {
+                session.selection.select(object)
+            }
         }
     }
 
@@ -61,6 +64,11 @@ extension ViewerWindow {
         gtk_widget_set_sensitive(editButton, selected && writable ? 1 : 0)
         gtk_widget_set_sensitive(deleteButton, selected && writable ? 1 : 0)
         gtk_widget_set_sensitive(undoButton, session?.edits.canUndo == true && writable ? 1 : 0)
+        // The selected row's section: shared or not, and whether there is one to share.
+        let section = session?.selection.selectedObject.flatMap { object in session?.section(of: object) }
+        let sharedKey = session?.sectionSharedKey
+        Action.setEnabled(sectionSharingAction, section != nil && sharedKey != nil && writable)
+        Action.setOn(sectionSharingAction, sharedKey.map { section?.attributeValue(forKey: $0) == .bool(true) } ?? false)
     }
 
     /// Why the list may not be edited here: the server lets this desktop's role only read

@@ -94,7 +94,7 @@ extension ViewerWindow {
 
     /// The primary menu: the dataset's sort orders (radio items of `win.sort`), Import, Share
     /// and Stop Sharing, and Keyboard Shortcuts and About.
-    func setMenu(sortTitles: [String]) {
+    func setMenu(sortTitles: [String], sectionSharing sectionWord: String? = nil) {
         func model(_ menu: OpaquePointer) -> UnsafeMutablePointer<GMenuModel> {
             UnsafeMutableRawPointer(menu).assumingMemoryBound(to: GMenuModel.self)
         }
@@ -108,6 +108,9 @@ extension ViewerWindow {
         }
         if sortTitles.count > 1 {
             appendSection("Sort", sortTitles.enumerated().map { ($0.element, "win.sort(\($0.offset))") })
+        }
+        if let sectionWord {
+            appendSection(nil, [("\(sectionWord) Shared With _Everyone", "win.share-section")])
         }
         appendSection(nil, [("_Import…", "win.import"), ("_Share…", "win.share"), ("Stop S_haring", "win.stop-sharing")])
         appendSection(nil, [("_Keyboard Shortcuts", "win.show-help-overlay"), ("_Help", "win.help"), ("_About Fetched Results", "win.about")])

@@ -109,6 +109,9 @@ package final class ViewerWindow {
     /// `win.sort` (the sort order, an integer state), `win.import`.
     private(set) var sortAction: OpaquePointer!
     private(set) var importAction: OpaquePointer!
+    /// `win.share-section`: whether the selected row's section (to-do: its list) is shared with
+    /// every role, where the section entity has an owner.
+    private(set) var sectionSharingAction: OpaquePointer!
     /// The progress of an import, and then its outcome.
     let importBar = ImportBar()
     /// The spinner in the search bar and the dimmed rows while a search or a sort is fetched.
@@ -178,6 +181,10 @@ package final class ViewerWindow {
         connectSignals()
         sortAction = addActions()
         importAction = Action.add(to: actionMap, "import") { [weak self] _ in self?.chooseImportFile() }
+        sectionSharingAction = Action.addCheck(to: actionMap, "share-section") { [weak self] isShared in
+            guard let self, let object = self.session?.selection.selectedObject else { return }
+            self.perform { try $0.setSectionShared(of: object, to: isShared) }
+        }
         stickyHeader.titleAboveTop = { [weak self] in self?.sectionTitleAboveTop() }
         fileDrop = acceptDroppedFiles()
         (shareAction, stopSharingAction) = addSharingActions()
