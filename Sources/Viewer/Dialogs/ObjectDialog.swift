@@ -97,7 +97,7 @@ final class ObjectDialog {
             let current: ManagedObject?
             switch mode {
             case .add(let section): current = section
-            case .edit(let object): current = object.relatedObjects(forKey: key).first as? ManagedObject
+            case .edit(let object): current = session.section(of: object)
             }
             let sections = session.controller.snapshot.compactMap { section in
                 section.sectionObjectID.map { (id: $0, title: view.sectionTitle(forSectionName: section.name)) }
@@ -249,7 +249,7 @@ final class ObjectDialog {
         } else if let id = choice.selectedID {
             let section = try context.existingObject(with: id)
             // Edit sets it only when another was chosen: a move made elsewhere meanwhile stays.
-            if editedObject?.relatedObjects(forKey: key).first as? ManagedObject !== section { values.append((key, section)) }
+            if editedObject.flatMap({ session?.section(of: $0) }) !== section { values.append((key, section)) }
         }
         return values
     }

@@ -108,8 +108,8 @@ final class DatasetSession {
     /// The section object of the selected row, or of the first section: where Add puts a new
     /// row when sections come from their own entity.
     func sectionObjectForNewRow() -> ManagedObject? {
-        guard let key = sectionRelationshipKey else { return nil }
-        if let selected = selection.selectedObject { return selected.relatedObjects(forKey: key).first as? ManagedObject }
+        guard sectionRelationshipKey != nil else { return nil }
+        if let selected = selection.selectedObject { return section(of: selected) }
         guard let first = controller.snapshot.first?.sectionObjectID else { return nil }
         return try? context.existingObject(with: first)
     }
