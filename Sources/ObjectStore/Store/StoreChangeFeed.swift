@@ -70,8 +70,11 @@ package final class StoreChangeFeed: @unchecked Sendable {
     private var fileIdentity: FileIdentity?
     /// When a replaced file may be tried again after a failed open.
     private var nextReopen = DispatchTime(uptimeNanoseconds: 0)
-    /// File writes the kernel told of.
-    private var writes = 0
+    /// The looks after a file write (see `fileWritten()`), where they are in their
+    /// sequence of delays, and whether the file was written since the last.
+    private var looks: (any DispatchSourceTimer)?
+    private var lookStep = 0
+    private var writtenSinceLook = false
 
     fileprivate final class Subscriber: @unchecked Sendable {
         let queue: DispatchQueue
@@ -145,6 +148,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
     deinit {
         folderWatch?.cancel()
         timer?.cancel()
+        looks?.cancel()
     }
 
     /// Whether the kernel tells this feed of other processes' commits (else the safety
@@ -214,18 +218,42 @@ package final class StoreChangeFeed: @unchecked Sendable {
     /// shell does, `synchronous=FULL`: several milliseconds) and then updates the WAL index,
     /// in shared memory, which inotify does not see. So the feed looks now and again after
     /// 1, 2, 4, ... up to 1,024 ms (a writer descheduled on a loaded machine), each a
-    /// read of one number; a later write takes the sequence over.
+    /// read of one number; a later write starts the sequence again.
     private func fileWritten() {
-        writes &+= 1
-        let write = writes
-        look()
-        for delay in [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024] {
-            queue.asyncAfter(deadline: .now() + .milliseconds(delay)) { [weak self] in
-                guard let self, self.writes == write else { return }
-                self.look()
-            }
+        guard let looks else {
+            look()
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [weak self] in self?.lookAgain() }
+            timer.schedule(deadline: .now() + .milliseconds(Self.lookDelays[0]))
+            timer.resume()
+            (self.looks, lookStep, writtenSinceLook) = (timer, 0, false)
+            return
+        }
+        // Looks under way: the next within a millisecond. A big transaction's many page
+        // writes re-arm one timer a millisecond at most, not eleven a write.
+        writtenSinceLook = true
+        if lookStep > 0 {
+            lookStep = 0
+            looks.schedule(deadline: .now() + .milliseconds(Self.lookDelays[0]))
         }
     }
+
+    /// One look of the sequence `fileWritten()` started, and the next scheduled: from the
+    /// first delay again when the file was written meanwhile.
+    private func lookAgain() {
+        look()
+        lookStep = writtenSinceLook ? 0 : lookStep + 1
+        writtenSinceLook = false
+        guard lookStep < Self.lookDelays.count else {
+            looks?.cancel()
+            looks = nil
+            return
+        }
+        looks?.schedule(deadline: .now() + .milliseconds(Self.lookDelays[lookStep]))
+    }
+
+    /// The milliseconds between the looks after a file write.
+    private static let lookDelays = [1, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
     /// Whether another file is now at the store's path (a deleted file is not yet replaced:
     /// the open connections go on with it until a new one is made).
