@@ -1,0 +1,83 @@
+import Foundation
+import ObjectStore
+@testable import Sharing
+import TestSupport
+import XCTest
+
+/// A base is kept in the store as the JSON `RowImage.json` writes by hand, and read back
+/// like a row image from the server by a hand-written reader: every value must come back
+/// as it went, however odd its text or number, and what is not a row must be refused.
+final class RowImageTests: XCTestCase {
+    func testGeneratedValuesComeBackFromTheirJSONAsTheyWent() throws {
+        let seed = SeededGenerator.seed()
+        print("RowImageTests seed \(seed) (SEED=\(seed) replays it)")
+        var random = SeededGenerator(seed: seed)
+        let card = try XCTUnwrap(BoardModel.model.entity(named: "Card"))
+        for round in 0..<2_000 {
+            let values: [String: Value] = [
+                "title": .string(Self.text(&random)),
+                "count": .integer(Self.integer(&random)),
+                "score": Self.double(&random),
+                "done": .bool(Bool.random(using: &random)),
+                "due": Bool.random(using: &random) ? .null : .date(Date(timeIntervalSinceReferenceDate: Double(Int32.random(in: .min ... .max, using: &random)) / 7)),
+                "photo": .binary(Data((0..<Int.random(in: 0...8, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })),
+                "board": Bool.random(using: &random) ? .null : .string(UUID().uuidString.lowercased()),
+            ]
+            let json = RowImage.json(values)
+            // What Foundation's decoder reads from it, too: the text is JSON.
+            XCTAssertNoThrow(try JSONDecoder().decode([String: JSONScalar].self, from: Data(json.utf8)), json)
+            let read = try RowImage.values(ofJSON: json, entity: card, model: BoardModel.model)
+            for (key, value) in values {
+                if case .double(let d) = value, d.isNaN {
+                    guard case .double(let back)? = read[key], back.isNaN else { return XCTFail("round \(round): \(key) NaN came back as \(String(describing: read[key])) from \(json)") }
+                    continue
+                }
+                XCTAssertEqual(read[key], value, "round \(round): \(key) from \(json)")
+            }
+        }
+    }
+
+    /// The hand-written reader reads what `JSONDecoder` reads (escapes of every kind,
+    /// surrogate pairs, space between tokens, numbers of each form) and refuses what is not
+    /// a JSON object of scalars.
+    func testTheReaderAgreesWithJSONDecoderAndRefusesWhatIsNotAnObjectOfScalars() throws {
+        let texts = [
+            #"{}"#, #" { "a" : 1 , "b":-2.5e3,"c":null,"d":true,"e":false } "#,
+            #"{"s":"caf\u00e9 \ud83d\ude00 \"q\" \\ \/ \b\f\n\r\t"}"#, #"{"big":123456789012345678901234567890}"#,
+            #"{"min":-9223372036854775808,"max":9223372036854775807,"z":0,"f":0.1,"n":-0}"#,
+            #"{"x":"\\x00ff","é":"ü"}"#, #"{"k":1,"k":2}"#,
+        ]
+        for text in texts {
+            let expected = try JSONDecoder().decode([String: JSONScalar].self, from: Data(text.utf8))
+            let read = try JSONScalar.object(fromJSON: text)
+            XCTAssertEqual(read.mapValues(\.description), expected.mapValues(\.description), text)
+        }
+        let card = try XCTUnwrap(BoardModel.model.entity(named: "Card"))
+        let refused = [#""#, #"[]"#, #"{"a":1,}"#, #"{"a":{"b":1}}"#, #"{"a":[1]}"#, #"{"a":"x"#, "{\"a\":\"\u{1}\"}", #"{"a":tru}"#,
+                       #"{"a":1} x"#, #"{a:1}"#, #"{"a":"\q"}"#, #"{"a":"\ud83d"}"#, #"{"a":.5}"#, #"{"a":1e999}"#]
+        for text in refused {
+            XCTAssertThrowsError(try JSONScalar.object(fromJSON: text), text)
+            XCTAssertThrowsError(try RowImage.values(ofJSON: text, entity: card, model: BoardModel.model), text) { error in
+                XCTAssertTrue("\(error)".contains("is not a JSON object of scalars"), "\(text): \(error)")
+            }
+        }
+    }
+
+    /// Text with what JSON must escape: quotes, backslashes, control characters, and
+    /// letters beyond ASCII.
+    private static func text(_ random: inout SeededGenerator) -> String {
+        let pieces = ["a", "Ω", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1}", "\u{1F}", "\u{7F}", "😀", "é", "/", " ", "\u{2028}"]
+        return String((0..<Int.random(in: 0...12, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined())
+    }
+
+    private static func integer(_ random: inout SeededGenerator) -> Int64 {
+        [Int64.min, .max, 0, -1, Int64.random(in: .min ... .max, using: &random)].randomElement(using: &random)!
+    }
+
+    private static func double(_ random: inout SeededGenerator) -> Value {
+        let pick: [Double] = [.nan, .infinity, -.infinity, 0, -0.0, 1e-300, 1.7976931348623157e308, 5e-324, 0.1, 1e16,
+                              Double(bitPattern: random.next())]
+        let value = pick.randomElement(using: &random)!
+        return Bool.random(using: &random) ? .null : .double(value)
+    }
+}
