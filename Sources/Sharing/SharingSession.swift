@@ -14,6 +14,8 @@ import Synchronization
 /// - ``security``
 /// - ``readOnlyReason``
 /// - ``isReadOnly``
+/// - ``Transfer``
+/// - ``transfer``
 public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
     /// How the connection to the server is secured (see ``ServerConfiguration/sslMode``).
     public enum Security: Sendable, Hashable, CustomStringConvertible {
@@ -54,7 +56,34 @@ public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
         case stopped
     }
 
+    /// A long transfer under way: a big store's first push, say, which commits piece by
+    /// piece and reports how far it got.
+    public struct Transfer: Sendable, Hashable, CustomStringConvertible {
+        public enum Direction: Sendable, Hashable {
+            /// This store's changes going to the server.
+            case sending
+            /// The server's objects coming into this store.
+            case taking
+        }
+
+        public var direction: Direction
+        /// How many objects moved so far.
+        public var done: Int
+        /// How many objects move in all (as far as known now).
+        public var total: Int
+
+        /// How far it got, from 0 to 1.
+        public var fraction: Double { total == 0 ? 1 : min(1, Double(done) / Double(total)) }
+
+        public var description: String {
+            let count = { (number: Int) in number.formatted(.number) }
+            return "\(direction == .sending ? "sending" : "taking") \(count(done)) of \(count(total)) objects"
+        }
+    }
+
     public var state: State
+    /// A long transfer under way; nil when there is none.
+    public var transfer: Transfer? = nil
     /// How many objects have local changes the server does not have yet (known once a push
     /// was tried; 0 while connected and caught up).
     public var pendingChanges: Int
@@ -76,7 +105,9 @@ public struct SharingStatus: Sendable, Hashable, CustomStringConvertible {
         let secured = (security.map { " (\($0))" } ?? "") + (isReadOnly ? ", read-only" : "")
         switch state {
         case .connecting: return "connecting to \(server)"
-        case .connected: return (pendingChanges == 0 ? "connected to \(server)" : "connected to \(server), \(pendingChanges) pending") + secured + rejected
+        case .connected:
+            let pending = transfer.map { ", \($0)" } ?? (pendingChanges == 0 ? "" : ", \(pendingChanges) pending")
+            return "connected to \(server)\(pending)" + secured + rejected
         case .offline(let reason): return "offline, \(pendingChanges) pending\(rejected) (\(reason))"
         case .resyncing: return "resyncing from \(server)"
         case .stopped: return "stopped"

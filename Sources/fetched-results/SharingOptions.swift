@@ -45,7 +45,13 @@ struct SharingOptions: ParsableArguments {
         let session = try store.share(through: sharing)
         Task {
             var lastRejected: Int64 = 0
+            var lastTransferLine = ContinuousClock.now - .seconds(2)
             for await status in session.statusUpdates() {
+                // A long transfer's progress: a line a second.
+                if status.transfer != nil {
+                    guard ContinuousClock.now - lastTransferLine >= .seconds(1) else { continue }
+                    lastTransferLine = .now
+                }
                 FileHandle.standardError.write(Data("sharing: \(status)\n".utf8))
                 // Each change refused for not fitting the model and not dismissed, once a run.
                 guard status.rejectedChanges > 0, let rejected = try? session.rejectedChanges(after: lastRejected) else { continue }
@@ -61,11 +67,20 @@ struct SharingOptions: ParsableArguments {
 }
 
 extension SharingSession {
-    /// Waits until everything committed locally went to the server (or up to `timeout`),
-    /// for a command about to end; says on standard error what stays queued when the server
-    /// cannot be reached.
+    /// Waits until everything committed locally went to the server, for a command about to
+    /// end: as long as a long transfer moves on (a big store's first push), else up to
+    /// `timeout`; says on standard error what stays queued when the server cannot be reached.
     func finishPushing(timeout: Duration = .seconds(30)) {
-        if synchronizeWaiting(timeout: timeout) != nil {
+        var moved = status.transfer?.done
+        var finished = true
+        while let error = synchronizeWaiting(timeout: timeout) {
+            guard error is CancellationError, let done = status.transfer?.done, done != moved else {
+                finished = false
+                break
+            }
+            moved = done
+        }
+        if !finished {
             let pending = status.pendingChanges
             FileHandle.standardError.write(Data("sharing: \(pending) change\(pending == 1 ? "" : "s") not sent yet (\(status)); they go out the next time this store shares\n".utf8))
         }

@@ -169,14 +169,14 @@ final class CounterSharingTests: XCTestCase {
                 try tap(a, 3)
                 let outbox = Outbox(store: a.store, limits: SharingLimits())
                 let inFlight = try await a.store.database.write { db -> SharingState.PushInFlight in
-                    let operations = try outbox.pending(in: db).operations
+                    let operations = try outbox.pending(in: db)
                     XCTAssertEqual(operations.first?.counterDeltas, ["taps": .integer(3)], case_)
                     let inFlight = SharingState.PushInFlight(operations)
                     try SharingState.setPushInFlight(inFlight, in: db)
                     return inFlight
                 }
                 if serverHasIt {
-                    let operations = try await a.store.database.write { db in try outbox.pending(in: db).operations }
+                    let operations = try await a.store.database.write { db in try outbox.pending(in: db) }
                     XCTAssertEqual(operations, [], "\(case_): the taps are the push's in flight, not sent twice")
                     try await database.withConnection { connection in
                         let writer = ServerWriter(model: Self.model, policy: .error, logger: ServerTestDatabase.logger)

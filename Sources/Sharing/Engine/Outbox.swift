@@ -39,47 +39,93 @@ struct Outbox: Sendable {
         rows = LocalRows(model: store.model)
     }
 
-    /// The operations to push, and the history token they cover. Runs in a write
-    /// transaction: objects named for the first time get their global IDs in it.
-    ///
-    /// - Parameter everything: compare every object with its base instead of reading the
-    ///   history (joining, or after the history was pruned past the pushed token).
-    func pending(everything: Bool = false, in db: Database) throws -> (operations: [Operation], through: Int64) {
+    /// The objects that may have changes to push, read once and gone through in passes
+    /// (see ``pass(of:limit:in:)``), so that a big store's changes (its first push: every
+    /// object) commit in pieces that each count.
+    struct Scan: Sendable {
+        /// The history token the scan covers: what was written up to it. Objects written
+        /// later (before the scan's position too) are left to the next scan.
+        var through: Int64
+        /// The row keys of the candidates, sorted, by entity (the model's order).
+        var keys: [[Int64]]
+        /// Whether every object was read (joining, or the history was pruned past the
+        /// pushed token): then shared objects whose rows are gone are found by their bases,
+        /// at the end.
+        var everything: Bool
+        /// Where the next pass goes on: an entity's number, and an index in its keys.
+        var entity = 0, offset = 0
+        /// Whether every pass was made.
+        var isFinished = false
+
+        /// How many objects the passes to come may find changed (at most).
+        var remaining: Int {
+            isFinished ? 0 : keys[min(entity, keys.count)...].reduce(0) { $0 + $1.count } - offset
+        }
+    }
+
+    /// A scan of the objects written since the pushed token, or of `everything`.
+    func scan(everything: Bool = false, in db: Database) throws -> Scan {
         let pushed = try SharingState.pushedThrough(in: db)
         let current = try PersistentStore.currentHistoryToken(in: db)
-        guard everything || current > pushed else { return ([], current) }
-        let (candidates, deletedCandidates) = try self.candidates(everything: everything, since: pushed, in: db)
+        guard everything || current > pushed else { return Scan(through: current, keys: [], everything: false, isFinished: true) }
+        let (candidates, scannedAll) = try self.candidates(everything: everything, since: pushed, in: db)
+        return Scan(through: current, keys: store.model.entities.map { (candidates[$0.name] ?? []).sorted() }, everything: scannedAll)
+    }
+
+    /// The operations of the next pass of `scan`, about `limit` of them (the last pass
+    /// adds the deletes found by bases), and the scan moved past them. Runs in a write
+    /// transaction: objects named for the first time get their global IDs in it.
+    func pass(of scan: inout Scan, limit: Int = .max, in db: Database) throws -> [Operation] {
         var operations: [Operation] = []
-        var seen: Set<UUID> = []
-        for entity in store.model.entities {
-            guard let keys = candidates[entity.name], !keys.isEmpty else { continue }
-            let sortedKeys = keys.sorted()
-            let current = try rows.values(of: entity, keys: sortedKeys, in: db)
-            for key in sortedKeys {
+        while scan.entity < scan.keys.count, operations.count < limit {
+            let entity = store.model.entities[scan.entity], keys = scan.keys[scan.entity]
+            let slice = Array(keys[scan.offset..<min(keys.count, scan.offset + 1000)])
+            let current = try rows.values(of: entity, keys: slice, in: db)
+            for key in slice {
                 let existingID = try GlobalIDs.globalID(entity: entity.name, rowKey: key, in: db)
-                let operation = try operation(of: entity, key: key, values: current[key], existingID: existingID, in: db)
-                if let operation { operations.append(operation) }
-                if let existingID, current[key] != nil || operation?.kind == .delete { seen.insert(existingID) }
+                if let operation = try operation(of: entity, key: key, values: current[key], existingID: existingID, in: db) {
+                    operations.append(operation)
+                }
             }
+            scan.offset += slice.count
+            if scan.offset >= keys.count { (scan.entity, scan.offset) = (scan.entity + 1, 0) }
         }
-        // Scanning everything: shared objects whose rows are gone, found by their bases.
-        for (entityName, id) in deletedCandidates where !seen.contains(id) {
-            guard let entity = store.model.entity(named: entityName) else { continue }
-            if let object = try GlobalIDs.object(for: id, in: db), try rows.exists(entity, key: object.rowKey, in: db) { continue }
-            let base = try SharingState.base(of: id, entity: entity, model: store.model, in: db)
-            operations.append(Operation(entity: entity, id: id, kind: .delete, values: [:], changedKeys: [], base: base?.values))
+        if scan.entity >= scan.keys.count {
+            if scan.everything { operations += try deletedByBase(in: db) }
+            scan.isFinished = true
         }
         try leaveInFlightCounters(out: &operations, in: db)
-        return (try operations.filter { try fitsTheModel($0, in: db) }, current)
+        return try operations.filter { try fitsTheModel($0, in: db) }
+    }
+
+    /// Every change to push, in one pass (counting them, say).
+    func pending(everything: Bool = false, in db: Database) throws -> [Operation] {
+        var scan = try scan(everything: everything, in: db)
+        return try pass(of: &scan, in: db)
+    }
+
+    /// The deletes of shared objects whose rows are gone, found by their bases.
+    private func deletedByBase(in db: Database) throws -> [Operation] {
+        var operations: [Operation] = []
+        for entity in store.model.entities {
+            let ids = try Data.fetchAll(db, sql: """
+                SELECT b.id FROM \(SharingState.baseTable) b LEFT JOIN \(GlobalIDs.table) g ON g.id = b.id
+                WHERE b.entity = ? AND b."row" IS NOT NULL
+                  AND (g.rowKey IS NULL OR NOT EXISTS (SELECT 1 FROM \(entity.name.quotedDatabaseIdentifier) t WHERE t.Z_PK = g.rowKey))
+                """, arguments: [entity.name])
+            for id in ids.compactMap(UUID.init(bytes:)) {
+                let base = try SharingState.base(of: id, entity: entity, model: store.model, in: db)
+                operations.append(Operation(entity: entity, id: id, kind: .delete, values: [:], changedKeys: [], base: base?.values))
+            }
+        }
+        return operations
     }
 
     /// The row keys of the objects that may have changed since the history token `pushed`,
-    /// by entity, and (scanning `everything`: joining, or the history pruned past the token)
-    /// the shared objects that may have been deleted, by their bases.
-    private func candidates(everything: Bool, since pushed: Int64, in db: Database) throws
-        -> (keys: [String: Set<Int64>], deleted: [(entity: String, id: UUID)]) {
+    /// by entity, and whether they are every object (scanning `everything`: joining, or the
+    /// history pruned past the token).
+    private func candidates(everything: Bool, since pushed: Int64, in db: Database) throws -> (keys: [String: Set<Int64>], everything: Bool) {
         var candidates: [String: Set<Int64>] = [:]
-        var deletedCandidates: [(entity: String, id: UUID)] = []
         var scanAll = everything
         if !scanAll {
             do {
@@ -96,11 +142,8 @@ struct Outbox: Sendable {
             for entity in store.model.entities {
                 candidates[entity.name, default: []].formUnion(try rows.allKeys(of: entity, in: db))
             }
-            for (entity, id) in try SharingState.basedObjects(in: db) {
-                deletedCandidates.append((entity, id))
-            }
         }
-        return (candidates, deletedCandidates)
+        return (candidates, scanAll)
     }
 
     /// What to send for the object `key` of `entity`, whose row holds `values` (nil: gone):

@@ -86,16 +86,26 @@ extension SharingEngine {
         status(.resyncing)
         logger.notice("sharing: the server's log was pruned past this store's cursor; resyncing from its tables")
         let inFlight = try await store.database.read { db in try SharingState.pushInFlight(in: db) }
-        let snapshot = try await log.snapshot(on: connection, logger: logger)
-        // A push of counters whose end is not taken yet, which the server applied before
-        // the snapshot (its identity recorded): every row of the snapshot holds it.
-        let applied = if let inFlight, try await log.pushWasApplied(inFlight.id, on: connection, logger: logger) { inFlight } else { nil as SharingState.PushInFlight? }
+        var applied: SharingState.PushInFlight?
+        var taken = 0
+        let (cursor, onServer) = try await log.snapshot(on: connection, logger: logger) { changes, objects in
+            // A push of counters whose end is not taken yet, which the server applied before
+            // the snapshot (its identity recorded): every row of the snapshot holds it.
+            if taken == 0, let inFlight, try await log.pushWasApplied(inFlight.id, on: connection, logger: logger) { applied = inFlight }
+            try await store.database.write { [applied] db in
+                var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
+                merge.arriving = objects
+                merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == applied?.id ? $0 : nil }
+                merge.pushVersions = (applied?.deltas.keys).map { Dictionary(uniqueKeysWithValues: $0.map { ($0, Int64.min) }) } ?? [:]
+                for change in changes { try merge.take(change, in: db) }
+                try merge.finish(in: db)
+            }
+            taken += changes.count
+            madeProgress()
+            report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count))
+        }
         try await store.database.write { db in
-            var merge = self.merge(arriving: snapshot.changes)
-            merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == applied?.id ? $0 : nil }
-            merge.pushVersions = (applied?.deltas.keys).map { Dictionary(uniqueKeysWithValues: $0.map { ($0, Int64.min) }) } ?? [:]
-            let onServer = Set(snapshot.changes.map(\.object))
-            for change in snapshot.changes { try merge.take(change, in: db) }
+            var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
             for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.contains(id) {
                 guard let entity = model.entity(named: entityName),
                       let base = try SharingState.base(of: id, entity: entity, model: model, in: db) else { continue }
@@ -106,7 +116,7 @@ extension SharingEngine {
                                             changedProperties: [], values: [:]), in: db)
             }
             try merge.finish(in: db)
-            try SharingState.setCursor(snapshot.cursor, in: db)
+            try SharingState.setCursor(cursor, in: db)
         }
     }
 }

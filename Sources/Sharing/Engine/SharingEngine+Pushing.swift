@@ -10,55 +10,86 @@ extension SharingEngine {
     /// identity; then the counters that changed (up to 1,000 objects, recorded as in flight
     /// in the transaction that reads them, see ``SharingState/PushInFlight``), and every
     /// other change, 1,000 objects a server transaction.
+    ///
+    /// The changes are read in passes of ``passLimit`` objects (see ``Outbox/Scan``), each
+    /// pushed before the next is read: a store's first push of a million objects commits
+    /// piece by piece, each piece progress that a round given up, or a process killed,
+    /// does not lose.
     func pushAll(on connection: PostgresConnection) async throws {
-        var passes = 0
+        var scans = 0
+        var scan: Outbox.Scan?
+        var deferred = false
+        var sentInScan = 0
         while true {
             // In flight here: lost (this process was killed before its end) or being sent
             // by another process on the file; sending it again is safe either way.
             if let lost = try await store.database.read({ db in try SharingState.pushInFlight(in: db) }) {
                 try await push(replaying: lost, on: connection)
             }
-            let (operations, through, inFlight) = try await store.database.write { db in
-                let (operations, through) = try outbox.pending(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db)
-                let counted = operations.filter { !$0.counterDeltas.isEmpty }.prefix(1000)
-                guard !counted.isEmpty, try SharingState.pushInFlight(in: db) == nil else { return (operations, through, nil as SharingState.PushInFlight?) }
-                let inFlight = SharingState.PushInFlight(counted)
-                try SharingState.setPushInFlight(inFlight, in: db)
-                return (operations, through, inFlight)
-            }
-            pending = operations.count
-            if operations.isEmpty {
-                // Written only when it moved: most rounds (a pull woken by another desktop)
-                // have nothing to push.
-                try await store.database.write { db in
-                    if try SharingState.value(.pushedThrough, in: db) != String(through) {
-                        try SharingState.set(.pushedThrough, String(through), in: db)
-                    }
-                }
-                return
-            }
+            let (operations, next, inFlight) = try await nextPass(of: scan)
+            scan = next
+            madeProgress()
+            pending = operations.count + next.remaining
             // Counters go only under the identity of the push recorded for them; the others
-            // wait for the next turn of this loop.
+            // wait for the next scan.
             let counted = operations.filter { inFlight?.deltas[$0.id] != nil }
             var others = operations.filter { inFlight?.deltas[$0.id] == nil }
-            let deferred = others.contains { !$0.counterDeltas.isEmpty }
+            deferred = deferred || others.contains { !$0.counterDeltas.isEmpty }
             for index in others.indices { others[index].counterDeltas = [:] }
             others.removeAll { $0.kind == .update && $0.changedKeys.isEmpty }
-            if let inFlight { try await push(counted, identity: inFlight.id, on: connection) }
+            // A long push (more passes to come, or passes made) says how far it got.
+            let total = sentInRound + operations.count + next.remaining
+            let long = !next.isFinished || sentInRound > 0
+            if let inFlight {
+                try await push(counted, identity: inFlight.id, on: connection)
+                sentInRound += counted.count
+            }
             for chunk in stride(from: 0, to: others.count, by: 1000).map({ Array(others[$0..<min($0 + 1000, others.count)]) }) {
                 try await push(chunk, identity: nil, on: connection)
+                sentInRound += chunk.count
+                if long { report(SharingStatus.Transfer(direction: .sending, done: sentInRound, total: total)) }
             }
-            // Deferred counters go in the next pass; a few passes a round (the rest wait for
+            sentInScan += operations.count
+            guard next.isFinished else { continue }
+            // Deferred counters go in the next scan; a few scans a round (the rest wait for
             // the next round), so that a delta the server never absorbs cannot spin here.
-            passes += 1
-            guard !deferred else { if passes < 8 { continue } else { return } }
+            scans += 1
+            scan = nil
+            if deferred {
+                deferred = false
+                if scans < 8 { continue } else { return }
+            }
+            let through = next.through
             try await store.database.write { db in
-                // Set only if no other round pushed further meanwhile.
-                if try SharingState.pushedThrough(in: db) < through { try SharingState.set(.pushedThrough, String(through), in: db) }
+                // Written only when it moved (most rounds, a pull woken by another desktop,
+                // have nothing to push), and only if no other round pushed further meanwhile.
+                if try SharingState.value(.pushedThrough, in: db) == nil || SharingState.pushedThrough(in: db) < through {
+                    try SharingState.set(.pushedThrough, String(through), in: db)
+                }
             }
             pending = 0
+            if sentInScan == 0 { return }
+            sentInScan = 0
         }
     }
+
+    /// The next pass of `scan` (of a new scan when nil), its counters (up to 1,000 objects)
+    /// recorded as in flight in the transaction that reads them, unless a push of counters
+    /// is in flight already.
+    private func nextPass(of scan: Outbox.Scan?) async throws -> ([Outbox.Operation], Outbox.Scan, SharingState.PushInFlight?) {
+        try await store.database.write { db in
+            var next = try scan ?? outbox.scan(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db)
+            let operations = try outbox.pass(of: &next, limit: Self.passLimit, in: db)
+            let counted = operations.filter { !$0.counterDeltas.isEmpty }.prefix(1000)
+            guard !counted.isEmpty, try SharingState.pushInFlight(in: db) == nil else { return (operations, next, nil) }
+            let inFlight = SharingState.PushInFlight(counted)
+            try SharingState.setPushInFlight(inFlight, in: db)
+            return (operations, next, inFlight)
+        }
+    }
+
+    /// How many objects a pass of ``pushAll(on:)`` reads and pushes before the next.
+    static let passLimit = 5000
 
     /// Sends `operations` in one server transaction and takes what they left into the store;
     /// a push with an `identity` (it adds to counters) is then no longer in flight.
@@ -118,6 +149,14 @@ extension SharingEngine {
         var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy, limits: sharing.limits)
         merge.arriving = Set(written.map(\.id))
         for row in written {
+            // An insert the server holds as sent (a first push's every object): the base is
+            // all there is to take; the local row holds it already, or an edit made since.
+            if let operation = sentByID[row.id], operation.kind == .insert, row.values == operation.values {
+                if try SharingState.baseVersion(of: row.id, in: db) ?? .min < row.version {
+                    try SharingState.setBase(.init(version: row.version, values: row.values), of: row.id, entity: row.entity, in: db)
+                }
+                continue
+            }
             let change = ServerChange(cursor: .start, entity: row.entity, object: row.id, kind: row.values == nil ? .delete : .update,
                                       version: row.values == nil ? (row.version == 0 ? .max : row.version) : row.version,
                                       changedProperties: [], values: row.values ?? [:])
@@ -178,7 +217,7 @@ extension SharingEngine {
                 // Not joined yet: every object may go.
                 return try model.entities.reduce(0) { $0 + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \($1.name.quotedDatabaseIdentifier)") ?? 0) }
             }
-            return try outbox.pending(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db).operations.count
+            return try outbox.pending(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db).count
         }
     }
 }
@@ -261,3 +300,4 @@ extension SharingEngine {
         return true
     }
 }
+

@@ -108,12 +108,14 @@ actor SharingEngine {
         waiters = []
         do {
             try await roundWithWatchdog()
+            transfer = nil
             failures = 0
             retryAt = nil
             status(.connected)
             for waiter in waiting { waiter.resume() }
         } catch {
             await closeConnection()
+            transfer = nil
             let refusal = sharing.configuration.refusal(error)
             let reason = refusal.map { "\($0)" } ?? Self.reason(error)
             if refusal != nil { logOnce(reason, level: .error) } else if failures == 0 { logger.info("sharing: \(reason)") }
@@ -176,10 +178,28 @@ actor SharingEngine {
     }
 
     private var progress = ContinuousClock.now
+    /// A long transfer under way in this round, and when it was last reported.
+    private var transfer: SharingStatus.Transfer?
+    private var transferReported = ContinuousClock.now
+    /// Objects sent in this round (the join's first pass included).
+    var sentInRound = 0
+
+    func sent(_ count: Int) { sentInRound += count }
+
+    /// Reports how far a long transfer got (at most every quarter second), connected.
+    func report(_ transfer: SharingStatus.Transfer) {
+        self.transfer = transfer
+        guard ContinuousClock.now - transferReported >= .milliseconds(250) else { return }
+        transferReported = .now
+        status(.connected)
+    }
 
     func madeProgress() { progress = .now }
 
     private func round() async throws {
+        sentInRound = 0
+        // A round's first report of a transfer is not held back.
+        transferReported = .now - .seconds(1)
         logger.trace("sharing: round: connecting")
         let connection = try await connected()
         madeProgress()
@@ -202,7 +222,7 @@ actor SharingEngine {
     func status(_ state: SharingStatus.State) {
         lastState = state
         let rejected = (try? store.database.read { db in try SharingState.rejectedCount(in: db) }) ?? 0
-        report?(SharingStatus(state: state, pendingChanges: pending, server: sharing.configuration.description, rejectedChanges: rejected,
+        report?(SharingStatus(state: state, transfer: transfer, pendingChanges: pending, server: sharing.configuration.description, rejectedChanges: rejected,
                               security: security, readOnlyReason: permission.readOnlyReason))
     }
 
@@ -268,70 +288,6 @@ actor SharingEngine {
             try db.execute(sql: "DELETE FROM \(SharingState.referenceTable)")
             for key in [SharingState.Key.serverIdentity, .cursor, .pushedThrough, .pushInFlight] { try SharingState.set(key, nil, in: db) }
         }
-    }
-
-    /// Joins the database: an empty one gets this store's objects, pushed once under a lock
-    /// so that two desktops joining at once do not both seed it; a store holding only its
-    /// initial contents gives them up for the server's objects; a store with data of its own
-    /// keeps it and pushes it beside the server's.
-    private func join(on connection: PostgresConnection, identity: String) async throws {
-        let serverWasEmpty = try await connection.withTransaction(logger: logger) { connection -> Bool in
-            try await connection.query("SELECT pg_advisory_xact_lock(\(ServerSchema.advisoryLockKey + 1))", logger: logger)
-            // Before the server is found empty, not after: each statement sees the commits
-            // made before it, and a transaction that commits in between (another desktop's
-            // push) must sort after the cursor. (This one's own push, after it too, comes
-            // back at the versions the store took, and is skipped.)
-            let cursor = try await self.horizonCursor(connection)
-            guard await self.permission.readOnlyReason == nil, try await self.serverIsEmpty(connection) else { return false }
-            let (operations, through) = try await self.store.database.write { db in try self.outbox.pending(everything: true, in: db) }
-            let (written, conflicts) = try await self.writer.push(operations, on: connection)
-            try await self.store.database.write { db in
-                try self.takeWritten(written, sent: operations, conflicts: conflicts, in: db)
-                try SharingState.set(.pushedThrough, String(through), in: db)
-                try SharingState.setCursor(cursor, in: db)
-                try SharingState.set(.serverIdentity, identity, in: db)
-            }
-            return true
-        }
-        if serverWasEmpty {
-            logger.info("sharing: seeded \(sharing.configuration) with this store's objects")
-            return
-        }
-        let snapshot = try await log.snapshot(on: connection, logger: logger)
-        try await store.database.write { db in
-            // Checked in the transaction that gives the seed up: a save made before it is
-            // data of the store's own, kept and pushed.
-            let seedOnly = try self.store.holdsOnlyInitialContents(in: db)
-            if seedOnly {
-                for entity in model.entities { try db.execute(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier)") }
-            }
-            var merge = self.merge(arriving: snapshot.changes)
-            for change in snapshot.changes { try merge.take(change, in: db) }
-            try merge.finish(in: db)
-            try SharingState.setCursor(snapshot.cursor, in: db)
-            try SharingState.set(.serverIdentity, identity, in: db)
-            // A seed given up is not pushed; data of the store's own is, all of it.
-            try SharingState.set(.pushedThrough, seedOnly ? String(try PersistentStore.currentHistoryToken(in: db)) : nil, in: db)
-        }
-        logger.info("sharing: joined \(sharing.configuration), took \(snapshot.changes.count) objects")
-    }
-
-    private func serverIsEmpty(_ connection: PostgresConnection) async throws -> Bool {
-        for entity in model.entities {
-            let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT EXISTS (SELECT 1 FROM \(ServerNames.quoted(entity.name)))"), logger: logger)
-            for try await exists in rows.decode(Bool.self) where exists { return false }
-        }
-        return true
-    }
-
-    /// A cursor before every change of a transaction that had not ended when the current
-    /// transaction's snapshot was taken.
-    private func horizonCursor(_ connection: PostgresConnection) async throws -> ServerCursor {
-        var xmin: UInt64 = 1
-        for try await text in try await connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text", logger: logger).decode(String.self) {
-            xmin = UInt64(text) ?? 1
-        }
-        return ServerCursor(transaction: max(xmin, 1) - 1, sequence: .max)
     }
 
     // MARK: Wake-ups

@@ -145,10 +145,14 @@ enum SharingState {
         return Base(version: row[0], values: try json.map { try RowImage.values(ofJSON: $0, entity: entity, model: model) })
     }
 
+    /// The version of an object's base, nil when it has none.
+    static func baseVersion(of id: UUID, in db: Database) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM \(baseTable) WHERE id = ?"), arguments: [id.bytes])
+    }
+
     static func setBase(_ base: Base, of id: UUID, entity: String, in db: Database) throws {
-        try db.execute(
-            sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES (?, ?, ?, ?)",
-            arguments: [id.bytes, entity, base.version, base.values.map(RowImage.json)])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES (?, ?, ?, ?)")
+            .execute(arguments: [id.bytes, entity, base.version, base.values.map(RowImage.json)])
     }
 
     /// The IDs of the shared objects that have a base (not a tombstone), by entity.

@@ -174,29 +174,45 @@ extension ServerChangeLog {
         return nil
     }
 
-    /// Every object on the server, as changes at their versions, read in one snapshot, and
-    /// the cursor to pull from afterwards: every change the snapshot does not hold sorts
-    /// after it (changes it holds that sort after it too are skipped by their versions).
-    package func snapshot(on connection: PostgresConnection, logger: Logger) async throws -> Page {
+    /// Every object on the server, as changes at their versions, read in one snapshot
+    /// (a `REPEATABLE READ` transaction) and handed to `take` in pages of `pageSize`, each
+    /// with the IDs of every object the snapshot holds (a relationship may name an object
+    /// of a later page). Returns those IDs, and the cursor to pull from afterwards: every
+    /// change the snapshot does not hold sorts after it (changes it holds that sort after
+    /// it too are skipped by their versions).
+    package func snapshot(on connection: PostgresConnection, pageSize: Int = 5000, logger: Logger,
+                          isolation: isolated (any Actor)? = #isolation,
+                          take: ([ServerChange], _ objects: Set<UUID>) async throws -> Void) async throws -> (cursor: ServerCursor, objects: Set<UUID>) {
         try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
         do {
             var xmin: UInt64 = 0
             for try await text in try await connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text", logger: logger).decode(String.self) {
                 xmin = UInt64(text) ?? 0
             }
-            var changes: [ServerChange] = []
+            var objects: Set<UUID> = []
             for entity in model.entities {
-                let table = ServerNames.quoted(entity.name)
-                let rows = try await connection.query(PostgresQuery(unsafeSQL: """
-                    SELECT \(ServerNames.quoted(ServerNames.objectID)), \(ServerNames.quoted(ServerNames.version)), \(ServerWriter.rowImage) FROM \(table) t
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(ServerNames.quoted(ServerNames.objectID)) FROM \(ServerNames.quoted(entity.name))"), logger: logger)
+                for try await id in rows.decode(UUID.self) { objects.insert(id) }
+            }
+            for entity in model.entities {
+                try await connection.query(PostgresQuery(unsafeSQL: """
+                    DECLARE z_snapshot NO SCROLL CURSOR FOR
+                    SELECT \(ServerWriter.writtenColumns) FROM \(ServerNames.quoted(entity.name)) t
                     """), logger: logger)
-                for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
-                    changes.append(change(at: .start, entity: entity.name, object: id, operation: "update", version: version, changed: [], row: json))
+                while true {
+                    var changes: [ServerChange] = []
+                    let rows = try await connection.query(PostgresQuery(unsafeSQL: "FETCH \(pageSize) FROM z_snapshot"), logger: logger)
+                    for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
+                        changes.append(change(at: .start, entity: entity.name, object: id, operation: "update", version: version, changed: [], row: json))
+                    }
+                    guard !changes.isEmpty else { break }
+                    try await take(changes, objects)
                 }
+                try await connection.query("CLOSE z_snapshot", logger: logger)
             }
             try await connection.query("COMMIT", logger: logger)
             // Every transaction below xmin ended before the snapshot: its changes are in it.
-            return Page(changes: changes, cursor: ServerCursor(transaction: max(xmin, 1) - 1, sequence: .max))
+            return (ServerCursor(transaction: max(xmin, 1) - 1, sequence: .max), objects)
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error

@@ -63,8 +63,11 @@ struct ServerWriter: Sendable {
             }
         }
         for (entityName, group) in inserts.sorted(by: { (inherits($0.key), $0.key) < (inherits($1.key), $1.key) }) {
-            try await insert(group, on: connection)
-            reread[entityName, default: []] += group.map(\.id)
+            let inserted = try await insert(group, on: connection)
+            written += inserted
+            // Those already there (a push that reached the server, not the store) are read.
+            let returned = Set(inserted.map(\.id))
+            reread[entityName, default: []] += group.map(\.id).filter { !returned.contains($0) }
         }
         for (entityName, ids) in reread {
             guard let entity = model.entity(named: entityName) else { continue }
@@ -147,10 +150,12 @@ struct ServerWriter: Sendable {
         return Written(entity: operation.entity.name, id: operation.id, version: version ?? 0, values: nil)
     }
 
-    /// Inserts objects of one entity, up to 500 rows a statement; an object already there (a
-    /// push that reached the server but not the store) is left as it is.
-    private func insert(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws {
-        guard let entity = operations.first?.entity else { return }
+    /// Inserts objects of one entity, up to 500 rows a statement, and returns the rows they
+    /// made (as the server's triggers left them); an object already there (a push that
+    /// reached the server but not the store) is left as it is, and not returned.
+    private func insert(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws -> [Written] {
+        guard let entity = operations.first?.entity else { return [] }
+        var written: [Written] = []
         let names = entity.attributes.map(\.name) + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.name)
         let columns = ([ServerNames.objectID] + names).map(ServerNames.quoted).joined(separator: ", ")
         for start in stride(from: 0, to: operations.count, by: 500) {
@@ -163,10 +168,15 @@ struct ServerWriter: Sendable {
                 for name in names { try bind(operation.values[name] ?? .null, of: name, entity: entity, into: &bindings) }
                 rows.append("(" + (first..<(first + names.count + 1)).map { "$\($0)" }.joined(separator: ", ") + ")")
             }
-            try await connection.query(PostgresQuery(
-                unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) (\(columns)) VALUES \(rows.joined(separator: ", ")) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING",
+            let made = try await connection.query(PostgresQuery(
+                unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(columns)) VALUES \(rows.joined(separator: ", ")) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(Self.writtenColumns)",
                 binds: bindings), logger: logger)
+            for try await (id, version, json) in made.decode((UUID, Int64, String).self) {
+                written.append(Written(entity: entity.name, id: id, version: version,
+                                       values: try RowImage.values(ofJSON: json, entity: entity, model: model)))
+            }
         }
+        return written
     }
 
     /// The server's row of an object being updated, locked until the transaction ends.
@@ -188,7 +198,7 @@ struct ServerWriter: Sendable {
         bindings.append(ids)
         let table = ServerNames.quoted(entity.name)
         let rows = try await connection.query(PostgresQuery(
-            unsafeSQL: "SELECT \(ServerNames.quoted(ServerNames.objectID)), \(ServerNames.quoted(ServerNames.version)), \(Self.rowImage) FROM \(table) t WHERE \(ServerNames.quoted(ServerNames.objectID)) = ANY($1)",
+            unsafeSQL: "SELECT \(Self.writtenColumns) FROM \(table) t WHERE \(ServerNames.quoted(ServerNames.objectID)) = ANY($1)",
             binds: bindings), logger: logger)
         var result: [Written] = []
         for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
@@ -197,6 +207,9 @@ struct ServerWriter: Sendable {
         }
         return result
     }
+
+    /// An entity table's row `t` as a ``Written``: its object's ID, version and row image.
+    static let writtenColumns = "t.\(ServerNames.quoted(ServerNames.objectID)), t.\(ServerNames.quoted(ServerNames.version)), \(rowImage)"
 
     /// The row image of an entity table's row `t`, as the change log writes it.
     static let rowImage = "(to_jsonb(t) - '\(ServerNames.objectID)' - '\(ServerNames.version)')::text"

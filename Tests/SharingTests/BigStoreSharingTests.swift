@@ -1,0 +1,219 @@
+import Foundation
+import GRDB
+import ObjectStore
+import PostgresNIO
+@testable import Sharing
+import TestSupport
+import XCTest
+
+/// A big store's first push (every object), and a join of a big database, go piece by
+/// piece: what moved before a failure, or before the process was killed, stays and
+/// counts; the next round goes on from there, nothing is sent twice, and the status says
+/// how far it got.
+final class BigStoreSharingTests: XCTestCase {
+    private var executable: URL { builtExecutable("fetched-results", besides: BigStoreSharingTests.self) }
+
+    /// The server refuses the 7,001st board of 12,000 (a trigger of the test's): the pieces
+    /// before it stay on the server, with their bases in the store; the status said how far
+    /// the push got. Once the server takes boards again, the push goes on, ends equal, and
+    /// the server's log holds one change an object.
+    func testAPushFailingHalfwayKeepsThePiecesBeforeAndGoesOnFromThem() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let url = folder.appendingPathComponent("big.sqlite")
+            let boards = 12_000
+            let store = try PersistentStore(url: url, model: BoardModel.model)
+            try await store.database.write { db in
+                for number in 0..<boards { try db.execute(sql: "INSERT INTO Board (name) VALUES (?)", arguments: ["Board \(number)"]) }
+            }
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: ServerTestDatabase.logger)
+                try await ServerTestDatabase.execute("""
+                    CREATE FUNCTION refuse_board() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                      IF (SELECT count(*) FROM "Board") >= 7000 THEN RAISE EXCEPTION 'the test refuses the 7,001st board'; END IF;
+                      RETURN NEW;
+                    END $$
+                    """, on: connection)
+                try await ServerTestDatabase.execute(#"CREATE TRIGGER refuse_board BEFORE INSERT ON "Board" FOR EACH ROW EXECUTE FUNCTION refuse_board()"#,
+                                                     on: connection)
+            }
+            var sharing = PostgresSharing(database.configuration)
+            sharing.reconnectDelay = .milliseconds(100)
+            let session = try store.share(through: sharing)
+            let transfers = Transfers()
+            let updates = session.statusUpdates()
+            Task { for await status in updates { if let transfer = status.transfer { transfers.append(transfer) } } }
+
+            try await eventually("the push stops at the refused board", timeout: .seconds(60)) {
+                if case .offline = session.status.state { return try await serverCount(database) > 0 } else { return false }
+            }
+            let kept = try await serverCount(database)
+            XCTAssertGreaterThanOrEqual(kept, 5_000, "the pieces before the refusal stay on the server")
+            XCTAssertLessThanOrEqual(kept, 7_000)
+            let based = try await store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_SHARED_BASE WHERE \"row\" IS NOT NULL") ?? 0 }
+            XCTAssertEqual(based, kept, "the store took the end of each piece the server kept")
+            XCTAssertGreaterThan(session.status.pendingChanges, 0)
+            XCTAssertTrue(transfers.all.contains { $0.direction == .sending && $0.done >= 5_000 && $0.total == boards },
+                          "the status said how far the push got: \(transfers.all.map(\.description))")
+
+            try await database.withConnection { connection in
+                try await ServerTestDatabase.execute("DROP TRIGGER refuse_board ON \"Board\"", on: connection)
+            }
+            try await eventually("every board reaches the server", timeout: .seconds(60)) {
+                try await session.synchronize()
+                return try await serverCount(database) == boards
+            }
+            XCTAssertEqual(session.status.pendingChanges, 0)
+            XCTAssertNil(session.status.transfer, "no transfer is shown once the round ended")
+
+            // Another desktop joins page by page, saying how far it got.
+            let joiner = try PersistentStore(url: folder.appendingPathComponent("joiner.sqlite"), model: BoardModel.model)
+            let joining = try joiner.share(through: sharing)
+            let taken = Transfers()
+            let joinUpdates = joining.statusUpdates()
+            Task { for await status in joinUpdates { if let transfer = status.transfer { taken.append(transfer) } } }
+            try await joining.synchronize()
+            let joined = try await joiner.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Board") ?? 0 }
+            XCTAssertEqual(joined, boards)
+            XCTAssertTrue(taken.all.contains { $0.direction == .taking && $0.done < boards && $0.total == boards },
+                          "the status said how far the join got: \(taken.all.map(\.description))")
+            await joining.stop()
+            try await database.withConnection { connection in
+                let rows = try await connection.query(#"SELECT count(*), count(DISTINCT object) FROM "Z_CHANGES""#, logger: ServerTestDatabase.logger)
+                for try await (changes, objects) in rows.decode((Int, Int).self) {
+                    XCTAssertEqual(changes, boards, "one change an object: nothing was sent twice")
+                    XCTAssertEqual(objects, boards)
+                }
+            }
+            await session.stop()
+        }
+    }
+
+    /// A store of 20,032 World Cup teams shares with an empty database through
+    /// `fetched-results apply`, killed (SIGKILL) at random moments and started again: the
+    /// server's count never goes back, the last run ends with the server equal to the store,
+    /// and the server's log holds one change a team.
+    func testABigStoreKilledAtRandomMomentsWhileItSharesResumesAndEndsEqualToTheServer() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let url = folder.appendingPathComponent("big.sqlite")
+            let desktop = ApplyProcess(store: url, executable: executable, errorFile: folder.appendingPathComponent("big.log"))
+            // World Cup's 32 teams, then 20,000 more written as the sqlite3 shell would.
+            try desktop.start()
+            desktop.finish()
+            try await DatabaseQueue(path: url.path).write { db in
+                for number in 0..<20_000 {
+                    try db.execute(sql: "INSERT INTO Team (teamName, qualifyingZone, wins) VALUES (?, ?, ?)",
+                                   arguments: ["Team \(number)", ["Europe", "Africa", "Asia"][number % 3], number % 7])
+                }
+            }
+            let counts = try await runKilledAtRandomMoments(desktop, sharing: database.url) { try await serverCount(database, entity: "Team") }
+            print("BigStoreSharingTests: the server held \(counts) teams after each kill")
+            XCTAssertEqual(counts, counts.sorted(), "what a killed run committed stays on the server")
+            try desktop.start()
+            desktop.finish()
+
+            let local = try await localTeams(url)
+            let server = try await serverTeams(database)
+            XCTAssertEqual(local.count, 20_032)
+            XCTAssertEqual(server.sorted(), local.sorted(), "the server holds exactly the store's teams")
+            try await database.withConnection { connection in
+                let rows = try await connection.query(#"SELECT count(*), count(DISTINCT object) FROM "Z_CHANGES""#, logger: ServerTestDatabase.logger)
+                for try await (changes, objects) in rows.decode((Int, Int).self) {
+                    XCTAssertEqual(changes, 20_032, "one change a team: nothing was sent twice")
+                    XCTAssertEqual(objects, 20_032)
+                }
+            }
+        }
+    }
+
+    /// A desktop joins a database of 20,032 teams (20,000 written on the server with SQL)
+    /// through `fetched-results apply`, killed (SIGKILL) at random moments and started
+    /// again: the last run ends with the store equal to the server, and sends nothing back.
+    func testADesktopJoiningABigDatabaseKilledAtRandomMomentsResumesAndEndsEqualToTheServer() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let sharer = ApplyProcess(store: folder.appendingPathComponent("a.sqlite"), executable: executable,
+                                      errorFile: folder.appendingPathComponent("a.log"))
+            try sharer.start(sharing: database.url)
+            sharer.finish()
+            try await database.withConnection { connection in
+                try await ServerTestDatabase.execute("""
+                    INSERT INTO "Team" ("Z_ID", "teamName", "qualifyingZone", wins)
+                    SELECT gen_random_uuid(), 'Team ' || n, (ARRAY['Europe', 'Africa', 'Asia'])[n % 3 + 1], n % 7 FROM generate_series(1, 20000) n
+                    """, on: connection)
+            }
+            let joiner = ApplyProcess(store: folder.appendingPathComponent("b.sqlite"), executable: executable,
+                                      errorFile: folder.appendingPathComponent("b.log"))
+            let counts = try await runKilledAtRandomMoments(joiner, sharing: database.url) { try await localTeams(joiner.store).count }
+            print("BigStoreSharingTests: the joining store held \(counts) teams after each kill")
+            try joiner.start()
+            joiner.finish()
+            let server = try await serverTeams(database)
+            XCTAssertEqual(server.count, 20_032)
+            let local = try await localTeams(joiner.store)
+            XCTAssertEqual(local.sorted(), server.sorted(), "the store holds exactly the server's teams")
+            try await database.withConnection { connection in
+                let rows = try await connection.query(#"SELECT count(*) FROM "Z_CHANGES""#, logger: ServerTestDatabase.logger)
+                for try await changes in rows.decode(Int.self) { XCTAssertEqual(changes, 20_032, "the joining desktop sent nothing back") }
+            }
+        }
+    }
+}
+
+/// Runs `process` four times (sharing through `url` the first), each killed with SIGKILL
+/// after a random 0.3 to 3.3 s; returns what `count` says after each kill.
+private func runKilledAtRandomMoments(_ process: ApplyProcess, sharing url: String, count: () async throws -> Int) async throws -> [Int] {
+    // A write to a killed process's input must fail, not end the test process.
+    signal(SIGPIPE, SIG_IGN)
+    let seed = SeededGenerator.seed()
+    print("BigStoreSharingTests seed \(seed) (SEED=\(seed) replays it)")
+    var random = SeededGenerator(seed: seed)
+    var counts: [Int] = []
+    for run in 0..<4 {
+        try process.start(sharing: run == 0 ? url : nil)
+        try await Task.sleep(for: .milliseconds(300 + Int(random.next() % 3_000)))
+        process.kill()
+        counts.append(try await count())
+    }
+    return counts
+}
+
+/// Each team of a World Cup store as `name|zone|wins`.
+private func localTeams(_ store: URL) async throws -> [String] {
+    var configuration = Configuration()
+    configuration.readonly = true
+    return try await DatabaseQueue(path: store.path, configuration: configuration).read { db in
+        try Row.fetchAll(db, sql: "SELECT teamName, qualifyingZone, wins FROM Team").map { "\($0[0] as String)|\($0[1] as String)|\($0[2] as Int)" }
+    }
+}
+
+/// Each team of the server as `name|zone|wins`.
+private func serverTeams(_ database: ServerTestDatabase) async throws -> [String] {
+    try await database.withConnection { connection in
+        var rows: [String] = []
+        for try await (name, zone, wins) in try await connection.query(#"SELECT "teamName", "qualifyingZone", wins FROM "Team""#, logger: ServerTestDatabase.logger)
+            .decode((String, String, Int).self) { rows.append("\(name)|\(zone)|\(wins)") }
+        return rows
+    }
+}
+
+/// How many rows the server's table of `entity` holds.
+private func serverCount(_ database: ServerTestDatabase, entity: String = "Board") async throws -> Int {
+    try await database.withConnection { connection in
+        var count = 0
+        for try await value in try await connection.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \"\(entity)\""), logger: ServerTestDatabase.logger).decode(Int.self) {
+            count = value
+        }
+        return count
+    }
+}
+
+/// The transfers a session's status showed, collected from any thread.
+private final class Transfers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var transfers: [SharingStatus.Transfer] = []
+    var all: [SharingStatus.Transfer] { lock.withLock { transfers } }
+    func append(_ transfer: SharingStatus.Transfer) { lock.withLock { transfers.append(transfer) } }
+}
