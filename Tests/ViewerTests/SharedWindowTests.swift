@@ -56,6 +56,40 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         try stop(other.session)
     } }
 
+    /// A window joining a database of 40,032 teams (40,000 written on the server with SQL)
+    /// shows the first rows while it takes the rest, with a progress bar under the header
+    /// bar that says how far it got and goes once every row is in.
+    func testJoiningABigDatabaseShowsTheFirstRowsAndAProgressBarUntilEveryRowIsIn() throws { try MainActor.assumeIsolated {
+        let url = try SharingServer.database(for: self)
+        let other = try otherDesktop("other.sqlite", sharingThrough: url)
+        try stop(other.session)
+        try SharingServer.run("""
+            INSERT INTO "Team" ("Z_ID", "teamName", "qualifyingZone", wins)
+            SELECT gen_random_uuid(), 'Team ' || n, 'Asia', n % 7 FROM generate_series(1, 40000) n
+            """, on: try ServerConfiguration(url: url))
+        let window = try openWindow(shareURL: url)
+        let indicator = window.sharingIndicator
+        let count = { window.session?.controller.numberOfObjects ?? 0 }
+        XCTAssertTrue(MainLoop.iterate(until: { indicator.progressText != nil && count() > 32 }, timeout: 60),
+                      "rows shown while the join goes on: \(count()) rows, \(indicator.progressText ?? "no progress bar")")
+        let text = try XCTUnwrap(indicator.progressText)
+        XCTAssertTrue(text.hasPrefix("Taking ") && text.hasSuffix(" of 40,032 rows from the server"), text)
+        XCTAssertTrue(indicator.progressBar.isVisible)
+        let fraction = gtk_progress_bar_get_fraction(indicator.progressBar.opaque)
+        XCTAssertTrue(fraction > 0 && fraction < 1, "\(fraction)")
+        XCTAssertEqual(String(cString: gtk_progress_bar_get_text(indicator.progressBar.opaque)), text)
+        XCTAssertTrue(indicator.text?.hasSuffix(", " + text.prefix(1).lowercased() + text.dropFirst()) == true, indicator.text ?? "hidden")
+        if let folder = ProcessInfo.processInfo.environment["VIEWER_SCREENSHOTS"] {
+            try Screenshot.save(window.window, to: URL(fileURLWithPath: folder).appendingPathComponent("joining.png"))
+        }
+
+        let shared = "Shared through \(try ServerConfiguration(url: url))"
+        XCTAssertTrue(MainLoop.iterate(until: { indicator.text == shared && count() == 40_032 }, timeout: 120),
+                      "\(count()) rows, \(indicator.text ?? "hidden")")
+        XCTAssertFalse(indicator.progressBar.isVisible)
+        XCTAssertNil(indicator.progressText)
+    } }
+
     func testAnUnreachableServerShowsOfflineWithTheChangesWaitingAndStopSharingForgetsIt() throws { try MainActor.assumeIsolated {
         // The store joined a database (it has nothing to send), which is now out of reach.
         let joined = try otherDesktop("worldcup.sqlite", sharingThrough: try SharingServer.database(for: self))

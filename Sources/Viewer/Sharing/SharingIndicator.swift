@@ -8,9 +8,13 @@ import Sharing
 /// server (shared, offline with the changes waiting, resyncing, connecting) in its tooltip
 /// and to screen readers; a click opens a popover with the server, the state in full, how
 /// the connection is secured and Stop Sharing. Hidden while the store does not share.
+/// While a long transfer goes on (joining a big database, a big store's first push), a
+/// progress bar under the header bar says how far it got.
 final class SharingIndicator {
     /// A `GtkMenuButton`.
     let widget: Widget
+    /// A `GtkProgressBar`, shown while a long transfer goes on.
+    let progressBar: Widget
     private let serverLabel: Widget
     private let stateLabel: Widget
     private let reasonLabel: Widget
@@ -44,10 +48,43 @@ final class SharingIndicator {
         gtk_popover_set_child(popover.cast(), content)
         gtk_menu_button_set_popover(widget.opaque, popover)
         widget.isVisible = false
+        progressBar = gtk_progress_bar_new()
+        progressBar.addClass("sharing-progress")
+        gtk_progress_bar_set_show_text(progressBar.opaque, 1)
+        gtk_progress_bar_set_ellipsize(progressBar.opaque, PANGO_ELLIPSIZE_END)
+        gtk_widget_set_margin_start(progressBar, 12)
+        gtk_widget_set_margin_end(progressBar, 12)
+        gtk_widget_set_margin_top(progressBar, 6)
+        gtk_widget_set_margin_bottom(progressBar, 6)
+        fr_accessible_set_text(progressBar, GTK_ACCESSIBLE_PROPERTY_LABEL, "Sharing progress")
+        progressBar.isVisible = false
+    }
+
+    /// What the progress bar says; nil while it is hidden.
+    private(set) var progressText: String?
+
+    /// Shows how far a long transfer got, or hides the bar.
+    private func showProgress(_ transfer: SharingStatus.Transfer?) {
+        progressText = transfer.map(Self.describe)
+        progressBar.isVisible = transfer != nil
+        guard let transfer, let progressText else { return }
+        gtk_progress_bar_set_fraction(progressBar.opaque, transfer.fraction)
+        gtk_progress_bar_set_text(progressBar.opaque, progressText)
+        fr_accessible_set_text(progressBar, GTK_ACCESSIBLE_PROPERTY_VALUE_TEXT, progressText)
+    }
+
+    /// A transfer in words: "Taking 5,000 of 20,032 rows from the server".
+    static func describe(_ transfer: SharingStatus.Transfer) -> String {
+        let count = { (number: Int) in number.formatted(.number) }
+        switch transfer.direction {
+        case .taking: return "Taking \(count(transfer.done)) of \(count(transfer.total)) rows from the server"
+        case .sending: return "Sending \(count(transfer.done)) of \(count(transfer.total)) rows to the server"
+        }
     }
 
     /// Shows `status`; nil (or a stopped session) hides the indicator.
     func show(_ status: SharingStatus?) {
+        showProgress(status?.transfer)
         guard let status, let (icon, state) = Self.describe(status) else {
             widget.isVisible = false
             text = nil
@@ -61,7 +98,9 @@ final class SharingIndicator {
         // What the icon stands for, the server included where it is one.
         let text: String
         switch status.state {
-        case .connected: text = "Shared through \(status.server)" + (status.pendingChanges == 0 && !status.isReadOnly ? "" : ", \(state.lowercased())")
+        case .connected:
+            let quiet = status.pendingChanges == 0 && !status.isReadOnly && status.transfer == nil
+            text = "Shared through \(status.server)" + (quiet ? "" : ", \(state.prefix(1).lowercased() + state.dropFirst())")
         case .connecting: text = "Connecting to \(status.server)…"
         default: text = state
         }
@@ -108,6 +147,7 @@ final class SharingIndicator {
         case .connected where status.isReadOnly:
             return ("network-server-symbolic", "Read-only" + (status.pendingChanges == 0 ? "" : ", \(changes) kept here"))
         case .connected:
+            if let transfer = status.transfer { return ("network-server-symbolic", describe(transfer)) }
             return ("network-server-symbolic", status.pendingChanges == 0 ? "Connected" : "Sending \(changes)")
         case .offline:
             return ("network-offline-symbolic", status.pendingChanges == 0 ? "Offline" : "Offline, \(changes) waiting")

@@ -156,7 +156,7 @@ package final class ViewerWindow {
         datasetNames = Dataset.shipped.contains(options.datasetName) ? Dataset.shipped : Dataset.shipped + [options.datasetName]
 
         let list = Self.makeListPane(datasetTitles: datasetNames.map { (try? Dataset.load(named: $0).view.title) ?? $0 },
-                                     window: window, sharingIndicator: sharingIndicator.widget, searchSpinner: fetchProgress.spinner,
+                                     window: window, sharingIndicator: sharingIndicator.widget, sharingProgress: sharingIndicator.progressBar, searchSpinner: fetchProgress.spinner,
                                      stickyHeader: stickyHeader)
         (datasetChoice, addButton, searchButton, menuButton) = (list.datasetChoice, list.addButton, list.searchButton, list.menuButton)
         (searchBar, searchEntry, listView) = (list.searchBar, list.searchEntry, list.listView)
@@ -234,7 +234,8 @@ package final class ViewerWindow {
 
     /// The list pane: header bar (Add, the dataset, sharing, search, the menu), search bar,
     /// the list or its status page.
-    private static func makeListPane(datasetTitles: [String], window: Widget, sharingIndicator: Widget, searchSpinner: Widget, stickyHeader: StickyHeader)
+    private static func makeListPane(datasetTitles: [String], window: Widget, sharingIndicator: Widget, sharingProgress: Widget, searchSpinner: Widget,
+                                     stickyHeader: StickyHeader)
         -> (pane: Widget, header: Widget, datasetChoice: Widget, addButton: Widget, searchButton: Widget, menuButton: Widget,
             searchBar: Widget, searchEntry: Widget, listView: Widget, stack: Widget, emptyPage: Widget, loadingSpinner: Widget) {
         let datasetChoice = makeDropDown(datasetTitles, name: "Dataset")
@@ -266,7 +267,7 @@ package final class ViewerWindow {
                                GBindingFlags(rawValue: G_BINDING_BIDIRECTIONAL.rawValue | G_BINDING_SYNC_CREATE.rawValue))
 
         let (listView, stack, emptyPage, loadingSpinner) = makeListStack(stickyHeader: stickyHeader)
-        let pane = makeBox(GTK_ORIENTATION_VERTICAL, [header, searchBar, stack])
+        let pane = makeBox(GTK_ORIENTATION_VERTICAL, [header, sharingProgress, searchBar, stack])
         gtk_widget_set_size_request(pane, 360, -1)
         return (pane, header, datasetChoice, addButton, searchButton, menuButton, searchBar, searchEntry, listView, stack, emptyPage, loadingSpinner)
     }
