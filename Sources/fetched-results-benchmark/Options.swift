@@ -1,6 +1,6 @@
 import Foundation
 
-/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--only controller|live|viewer1m|triggers|sharing|feed]`.
+/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--only controller|live|viewer1m|triggers|sharing|feed]`.
 struct Options {
     /// Teams in the store.
     var rows = 1_000_000
@@ -20,16 +20,19 @@ struct Options {
     /// history triggers' cost to bulk writes, which `controller` measures too), `viewer1m` (the
     /// viewer window on a million teams: opening, search, sort, Page Down, scrolling, an import;
     /// on a copy of `--store`, else of /tmp/bench1m.sqlite, built when missing).
-    /// `sharing`: two desktops through PostgreSQL (`$FETCHED_RESULTS_POSTGRES_URL`).
+    /// `sharing`: two desktops through PostgreSQL (`$FETCHED_RESULTS_POSTGRES_URL`), and a
+    /// store of `shareRows` teams shared with an empty database and joined.
     /// `feed`: another process's commit to `watch`'s batch, at 1,000 teams and on the
     /// million-team store (`--store`, else /tmp/bench1m.sqlite), and an idle `watch`.
     var parts: Set<String> = ["controller", "live", "viewer1m", "sharing", "feed"]
     /// Commits timed per writer by the feed part.
     var commits = 200
+    /// Teams of the store the sharing part shares with an empty database, and joins.
+    var shareRows = 1_000_000
     /// Seconds an idle `watch` is watched by the feed part.
     var idleSeconds = 60
 
-    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--only controller|live|viewer1m|triggers|sharing|feed]"
+    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--only controller|live|viewer1m|triggers|sharing|feed]"
 
     init(arguments: [String]) throws {
         var rest = arguments[...]
@@ -52,6 +55,7 @@ struct Options {
             case "--import-rows": importRows = try number(flag)
             case "--commits": commits = try number(flag)
             case "--idle-seconds": idleSeconds = try number(flag)
+            case "--share-rows": shareRows = try number(flag)
             case "--only":
                 guard let part = rest.popFirst(), ["controller", "live", "viewer1m", "triggers", "sharing", "feed"].contains(part) else {
                     throw OptionsError("--only takes controller, live, viewer1m, triggers, sharing or feed\n\(Self.usage)")

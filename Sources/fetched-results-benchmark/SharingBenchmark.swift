@@ -32,6 +32,7 @@ func sharingBenchmark(_ options: Options, folder: URL, report: inout Report) thr
     report.add(.init(figure: "\(figures.taps) taps on one team, half on each desktop at once, until both hold the sum",
                      measured: duration(figures.tapsSeconds), baseline: "the taps' saves \(duration(figures.tapSavesSeconds))",
                      target: "every tap counts", passed: figures.tapsCounted == figures.taps))
+    try shareScaleFigures(options, serverURL: url, folder: folder, report: &report)
 }
 
 struct SharingFigures: Sendable {
@@ -200,7 +201,7 @@ private func measureImport(stores: (PersistentStore, PersistentStore), sessions:
     figures.pullSeconds = seconds(ContinuousClock.now - imported)
 }
 
-private func seconds(_ duration: Duration) -> Double {
+func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
@@ -237,7 +238,7 @@ private final class Follower: FetchedResultsControllerDelegate, @unchecked Senda
 }
 
 /// Runs `body` to its end from synchronous code.
-private func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
     let done = DispatchSemaphore(value: 0)
     nonisolated(unsafe) var result: Result<T, any Error>?
     Task {

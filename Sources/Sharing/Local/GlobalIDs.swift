@@ -112,7 +112,7 @@ package struct GlobalIDs: Sendable {
     /// Names the row `rowKey` of `entity` by `id`, which no other row keeps then (an ID
     /// outlives its object's delete: a row that comes back under it takes it over).
     static func map(_ id: UUID, to entity: String, rowKey: Int64, in db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES (?, ?, ?)", arguments: [entity, rowKey, id.bytes])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES (?, ?, ?)").execute(arguments: [entity, rowKey, id.bytes])
     }
 
     /// The object named by `id`, whether or not its row still exists.

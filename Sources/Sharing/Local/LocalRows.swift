@@ -69,8 +69,9 @@ struct LocalRows: Sendable {
         } else {
             let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
             let resolved = try names.map { try databaseValue(values[$0]!, of: $0, entity: entity, rowKey: nil, in: db) }
-            try db.execute(sql: "INSERT INTO \(entity.name.quotedDatabaseIdentifier) (\(names.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders))",
-                           arguments: StatementArguments(resolved.map(\.value)))
+            // Cached: a join inserts thousands of rows with the same columns.
+            try db.cachedStatement(sql: "INSERT INTO \(entity.name.quotedDatabaseIdentifier) (\(names.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders))")
+                .execute(arguments: StatementArguments(resolved.map(\.value)))
             let key = db.lastInsertedRowID
             for (name, value) in zip(names, resolved) where value.pending != nil {
                 try setPendingReference(entity: entity.name, rowKey: key, relationship: name, target: value.pending!, in: db)
@@ -93,13 +94,13 @@ struct LocalRows: Sendable {
             }
         }
         let assignments = names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")
-        try db.execute(sql: "UPDATE \(entity.name.quotedDatabaseIdentifier) SET \(assignments) WHERE Z_PK = ?",
-                       arguments: StatementArguments(arguments + [key.databaseValue]))
+        try db.cachedStatement(sql: "UPDATE \(entity.name.quotedDatabaseIdentifier) SET \(assignments) WHERE Z_PK = ?")
+            .execute(arguments: StatementArguments(arguments + [key.databaseValue]))
     }
 
     func delete(_ entity: EntityDescription, key: Int64, in db: Database) throws {
-        try db.execute(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK = ?", arguments: [key])
-        try db.execute(sql: "DELETE FROM \(SharingState.referenceTable) WHERE entity = ? AND rowKey = ?", arguments: [entity.name, key])
+        try db.cachedStatement(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK = ?").execute(arguments: [key])
+        try db.cachedStatement(sql: "DELETE FROM \(SharingState.referenceTable) WHERE entity = ? AND rowKey = ?").execute(arguments: [entity.name, key])
     }
 
     /// Rows that waited for the object `id`, which now has the row `key`: their relationships
@@ -107,13 +108,14 @@ struct LocalRows: Sendable {
     func resolveReferences(to id: UUID, key: Int64, in db: Database) throws {
         let waiting = try Row.fetchAll(db.cachedStatement(sql: "SELECT entity, rowKey, relationship FROM \(SharingState.referenceTable) WHERE target = ?"),
                                        arguments: [id.bytes])
+        guard !waiting.isEmpty else { return }
         for row in waiting {
             let entityName: String = row[0], rowKey: Int64 = row[1], relationship: String = row[2]
             guard model.entity(named: entityName) != nil else { continue }
             try db.execute(sql: "UPDATE \(entityName.quotedDatabaseIdentifier) SET \(relationship.quotedDatabaseIdentifier) = ? WHERE Z_PK = ?",
                            arguments: [key, rowKey])
         }
-        try db.execute(sql: "DELETE FROM \(SharingState.referenceTable) WHERE target = ?", arguments: [id.bytes])
+        try db.cachedStatement(sql: "DELETE FROM \(SharingState.referenceTable) WHERE target = ?").execute(arguments: [id.bytes])
     }
 
     /// A value in server terms as the local column stores it; a relationship to an object
@@ -121,8 +123,8 @@ struct LocalRows: Sendable {
     private func databaseValue(_ value: Value, of name: String, entity: EntityDescription, rowKey: Int64?, in db: Database) throws -> (value: DatabaseValue, pending: UUID?) {
         guard let relationship = entity.relationship(named: name) else { return (value.databaseValue, nil) }
         if let rowKey {
-            try db.execute(sql: "DELETE FROM \(SharingState.referenceTable) WHERE entity = ? AND rowKey = ? AND relationship = ?",
-                           arguments: [entity.name, rowKey, name])
+            try db.cachedStatement(sql: "DELETE FROM \(SharingState.referenceTable) WHERE entity = ? AND rowKey = ? AND relationship = ?")
+                .execute(arguments: [entity.name, rowKey, name])
         }
         guard case .string(let text) = value, let id = UUID(uuidString: text) else { return (.null, nil) }
         if let object = try GlobalIDs.object(for: id, in: db), object.entityName == relationship.destinationEntity,
@@ -139,7 +141,7 @@ struct LocalRows: Sendable {
     }
 
     private func setPendingReference(entity: String, rowKey: Int64, relationship: String, target: UUID, in db: Database) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO \(SharingState.referenceTable) (entity, rowKey, relationship, target) VALUES (?, ?, ?, ?)",
-                       arguments: [entity, rowKey, relationship, target.bytes])
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(SharingState.referenceTable) (entity, rowKey, relationship, target) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [entity, rowKey, relationship, target.bytes])
     }
 }

@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+import ObjectStore
+import PostgresNIO
+import Sharing
+
+/// A big store shared with an empty database, and a new desktop joining it (#29), each
+/// beside what `psql` takes to move the same rows with COPY (into the same schema, its
+/// triggers included; out, plus a local bulk insert of them).
+func shareScaleFigures(_ options: Options, serverURL: String, folder: URL, report: inout Report) throws {
+    let rows = options.shareRows
+    print("measuring a \(rows.formatted())-team store shared with an empty database, and joined...")
+    let figures = try blocking { try await measureShareScale(rows: rows, serverURL: serverURL, folder: folder, seed: options.seed) }
+    let share = figures.shareSeconds, copyIn = figures.copyInSeconds
+    report.add(.init(figure: "a \(rows.formatted())-row store shares with an empty database",
+                     measured: "\(duration(share)), \(Int(Double(rows) / share)) rows/s",
+                     baseline: "COPY of the same rows by psql \(duration(copyIn))",
+                     target: "≤ 2× (\(ratio(share / copyIn))), ≤ 30 s", passed: share <= 2 * copyIn && share <= 30))
+    let join = figures.joinSeconds, copyOut = figures.copyOutSeconds + figures.localInsertSeconds
+    report.add(.init(figure: "a new desktop joins the \(rows.formatted())-row database",
+                     measured: "\(duration(join)), \(Int(Double(rows) / join)) rows/s",
+                     baseline: "COPY … TO by psql \(duration(figures.copyOutSeconds)) + a local bulk insert \(duration(figures.localInsertSeconds))",
+                     target: "≤ 2× (\(ratio(join / copyOut))), ≤ 30 s", passed: join <= 2 * copyOut && join <= 30))
+    report.add(.init(figure: "  first rows in the joining store", measured: duration(figures.firstRowsSeconds),
+                     target: "≤ 2 s", passed: figures.firstRowsSeconds <= 2))
+}
+
+private struct ShareScaleFigures: Sendable {
+    var shareSeconds = 0.0
+    var copyInSeconds = 0.0
+    var joinSeconds = 0.0
+    var firstRowsSeconds = Double.infinity
+    var copyOutSeconds = 0.0
+    var localInsertSeconds = 0.0
+}
+
+private func measureShareScale(rows: Int, serverURL: String, folder: URL, seed: UInt64) async throws -> ShareScaleFigures {
+    let server = try ServerConfiguration(url: serverURL)
+    let logger = Logger(label: "benchmark")
+    var figures = ShareScaleFigures()
+    let source = folder.appendingPathComponent("scale-a.sqlite")
+    try WorldCupStore.fill(try PersistentStore(url: source, model: WorldCupStore.model), rows: rows, seed: seed)
+
+    // The baseline first: psql's COPY of the same rows into the same schema.
+    let csv = folder.appendingPathComponent("scale.csv")
+    try await DatabaseQueue(path: source.path).read { db in
+        let handle = try FileHandle(forWritingTo: { FileManager.default.createFile(atPath: csv.path, contents: nil); return csv }())
+        var text = ""
+        let cursor = try Row.fetchCursor(db, sql: #"SELECT "teamName", "qualifyingZone", "imageName", wins FROM "Team""#)
+        while let row = try cursor.next() {
+            let image: String? = row[2]
+            text += "\(UUID().uuidString.lowercased()),\(row[0] as String),\(row[1] as String),\(image ?? ""),\(row[3] as Int)\n"
+            if text.utf8.count > 1 << 20 { handle.write(Data(text.utf8)); text = "" }
+        }
+        handle.write(Data(text.utf8))
+        try handle.close()
+    }
+    let baseline = try await scratchDatabase(server, logger: logger)
+    try await createSchema(on: baseline, logger: logger)
+    figures.copyInSeconds = try psql(baseline, #"\copy "Team" ("Z_ID", "teamName", "qualifyingZone", "imageName", wins) FROM '\#(csv.path)' WITH (FORMAT csv)"#)
+    let out = folder.appendingPathComponent("scale-out.csv")
+    figures.copyOutSeconds = try psql(baseline, #"\copy (SELECT "Z_ID", "Z_VERSION", "teamName", "qualifyingZone", "imageName", wins FROM "Team") TO '\#(out.path)' WITH (FORMAT csv)"#)
+    figures.localInsertSeconds = try localBulkInsert(of: out, into: folder.appendingPathComponent("scale-baseline.sqlite"))
+
+    // The store shares with an empty database.
+    let target = try await scratchDatabase(server, logger: logger)
+    var sharing = PostgresSharing(target)
+    sharing.logger.logLevel = .warning
+    let store = try PersistentStore(url: source, model: WorldCupStore.model)
+    let started = ContinuousClock.now
+    let session = try store.share(through: sharing)
+    try await synchronized(session)
+    figures.shareSeconds = seconds(ContinuousClock.now - started)
+    await session.stop()
+
+    // A new desktop joins it.
+    let joining = try PersistentStore(url: folder.appendingPathComponent("scale-b.sqlite"), model: WorldCupStore.model)
+    let joinStarted = ContinuousClock.now
+    let joiner = try joining.share(through: sharing)
+    let watcher = Task {
+        while !Task.isCancelled {
+            if try await joining.database.read({ db in try Int.fetchOne(db, sql: #"SELECT EXISTS (SELECT 1 FROM "Team")"#) ?? 0 }) == 1 {
+                return seconds(ContinuousClock.now - joinStarted)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return Double.infinity
+    }
+    try await synchronized(joiner)
+    figures.joinSeconds = seconds(ContinuousClock.now - joinStarted)
+    figures.firstRowsSeconds = try await watcher.value
+    await joiner.stop()
+    let joined = try await joining.database.read { db in try Int.fetchOne(db, sql: #"SELECT count(*) FROM "Team""#) ?? 0 }
+    guard joined == rows else { throw OptionsError("sharescale: the joining store holds \(joined) teams, not \(rows)") }
+    return figures
+}
+
+/// Waits until `session` has pushed and pulled everything: rounds until one ends with
+/// nothing pending (a round given up is tried again).
+private func synchronized(_ session: SharingSession) async throws {
+    let deadline = ContinuousClock.now + .seconds(1800)
+    while true {
+        do {
+            try await session.synchronize()
+            if session.status.pendingChanges == 0 { return }
+        } catch where ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        guard ContinuousClock.now < deadline else { throw OptionsError("sharescale: no end in 30 minutes (\(session.status))") }
+    }
+}
+
+/// A new database on the server; dropped with the server at the end of the run.
+private func scratchDatabase(_ server: ServerConfiguration, logger: Logger) async throws -> ServerConfiguration {
+    let name = "scale_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    let admin = try await PostgresConnection.connect(configuration: try server.connection, id: 1, logger: logger)
+    try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)
+    try await admin.close()
+    var configuration = server
+    configuration.database = name
+    return configuration
+}
+
+/// The sharing schema of the benchmark's model, as a desktop makes it.
+private func createSchema(on configuration: ServerConfiguration, logger: Logger) async throws {
+    let connection = try await PostgresConnection.connect(configuration: try configuration.connection, id: 1, logger: logger)
+    try await ServerSchema(model: WorldCupStore.model).create(on: connection, logger: logger)
+    try await connection.close()
+}
+
+/// Runs one psql command on `configuration`'s database; its wall time.
+private func psql(_ configuration: ServerConfiguration, _ command: String) throws -> Double {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+    process.arguments = ["\(configuration)", "-q", "-v", "ON_ERROR_STOP=1", "-c", command]
+    let started = ContinuousClock.now
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw OptionsError("psql failed (\(process.terminationStatus)): \(command)") }
+    return seconds(ContinuousClock.now - started)
+}
+
+/// Inserts the rows of `csv` (as psql wrote them) into a new store, one transaction, one
+/// prepared statement; its wall time.
+private func localBulkInsert(of csv: URL, into url: URL) throws -> Double {
+    let started = ContinuousClock.now
+    let store = try PersistentStore(url: url, model: WorldCupStore.model)
+    let text = try String(contentsOf: csv, encoding: .utf8)
+    try store.database.write { db in
+        let insert = try db.makeStatement(sql: #"INSERT INTO "Team" ("teamName", "qualifyingZone", "imageName", "wins") VALUES (?, ?, ?, ?)"#)
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count == 6 else { continue }
+            try insert.execute(arguments: [String(fields[2]), String(fields[3]), fields[4].isEmpty ? nil : String(fields[4]), Int(fields[5])])
+        }
+    }
+    return seconds(ContinuousClock.now - started)
+}
