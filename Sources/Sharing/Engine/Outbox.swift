@@ -91,7 +91,11 @@ struct Outbox: Sendable {
             if scan.offset >= keys.count { (scan.entity, scan.offset) = (scan.entity + 1, 0) }
         }
         if scan.entity >= scan.keys.count {
-            if scan.everything { operations += try deletedByBase(in: db) }
+            if scan.everything {
+                // A row deleted since the scan read its key was found by it already.
+                let found = Set(operations.map(\.id))
+                operations += try deletedByBase(in: db).filter { !found.contains($0.id) }
+            }
             scan.isFinished = true
         }
         try leaveInFlightCounters(out: &operations, in: db)

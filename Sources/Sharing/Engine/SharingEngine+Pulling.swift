@@ -102,7 +102,8 @@ extension SharingEngine {
             }
             taken += changes.count
             madeProgress()
-            report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count))
+            // A snapshot of more than one page is a long transfer: how far it got is shown.
+            if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
         }
         try await store.database.write { db in
             var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)

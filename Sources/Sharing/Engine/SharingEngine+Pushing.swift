@@ -300,4 +300,3 @@ extension SharingEngine {
         return true
     }
 }
-
