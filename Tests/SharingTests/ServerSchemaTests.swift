@@ -20,7 +20,7 @@ final class ServerSchemaTests: XCTestCase {
             try await database.withConnection { connection in
                 try await schema.create(on: connection, logger: self.logger)
                 let tables = try await connection.query("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", logger: self.logger)
-                for try await count in tables.decode(Int64.self) { XCTAssertEqual(count, 5, "Board, Card, the change log, the server's state and its pushes") }
+                for try await count in tables.decode(Int64.self) { XCTAssertEqual(count, 6, "Board, Card, the change log, the server's state, its pushes and its deleted objects") }
             }
         }
     }

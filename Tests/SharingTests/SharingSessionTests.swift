@@ -66,6 +66,43 @@ final class SharingSessionTests: XCTestCase {
         }
     }
 
+    /// A board deleted on a desktop, then inserted again on the server under its global ID
+    /// (with SQL, as a restore from a backup would): its version goes on from the delete's,
+    /// so that both desktops take it back instead of skipping it as older than the delete.
+    func testAnObjectInsertedAgainUnderADeletedGlobalIDComesBackOnEveryDesktop() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database)
+            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+            try a.insertBoard("Attic")
+            try await a.session.synchronize()
+            try await eventually("B takes the board") { try b.boardNames() == ["Attic"] }
+            // Renamed twice, so that its delete is at version 4.
+            _ = try sqlite3(a.url, "UPDATE Board SET name = 'Loft'")
+            try await a.session.synchronize()
+            _ = try sqlite3(a.url, "UPDATE Board SET name = 'Garret'")
+            try await a.session.synchronize()
+            let onServer = try await database.contents()
+            let id = try XCTUnwrap(onServer.keys.first)
+            _ = try sqlite3(a.url, "DELETE FROM Board")
+            try await a.session.synchronize()
+            try await eventually("B takes the delete") { try b.boardNames() == [] }
+
+            try await database.withConnection { connection in
+                try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", name) VALUES ('\#(id.uuidString.lowercased())', 'Attic again')"#, on: connection)
+                let rows = try await connection.query(#"SELECT "Z_VERSION" FROM "Board""#, logger: ServerTestDatabase.logger)
+                for try await version in rows.decode(Int64.self) { XCTAssertEqual(version, 5, "above the delete's version, 4") }
+            }
+            try await a.session.synchronize()
+            try await b.session.synchronize()
+            try await eventually("both desktops take it back") { try a.boardNames() == ["Attic again"] && b.boardNames() == ["Attic again"] }
+            XCTAssertEqual(try a.contents(), try b.contents())
+            XCTAssertEqual(try a.contents().keys.first, id, "under its global ID")
+            await a.stop()
+            await b.stop()
+        }
+    }
+
     func testASeededStoreJoiningADatabaseWithDataTakesItsObjectsInsteadOfAddingItsSeed() async throws {
         try await ServerTestDatabase.with { database in
             let folder = try temporaryFolder(self)

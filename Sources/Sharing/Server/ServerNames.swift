@@ -13,6 +13,10 @@ enum ServerNames {
     /// The identities of the pushes that added to counters: a push sent again (its end not
     /// recorded in the store, the process killed) finds its own and adds nothing twice.
     static let pushes = "Z_PUSHES"
+    /// The last version of each deleted object (the version of its delete): an object
+    /// inserted again under its global ID goes on from there, so that a desktop holding its
+    /// delete takes the new row instead of skipping it as older.
+    static let deleted = "Z_DELETED"
     /// The setting a push that adds to counters sets for its transaction to its identity,
     /// which the change log records with each change it writes.
     static let pushSetting = "fetched_results.push"

@@ -103,13 +103,17 @@ package struct ServerSchema: Sendable {
     /// with (another database, or this one dropped and made again, has another), and
     /// `prunedThrough`, the newest change deleted from the log (see
     /// ``ServerChangeLog/prune(keepingLast:on:logger:)``); and `"Z_PUSHES"`, the identities of
-    /// the pushes that added to counters (kept 30 days), so that one sent twice adds once.
+    /// the pushes that added to counters (kept 30 days), so that one sent twice adds once;
+    /// and `"Z_DELETED"`, the version of each deleted object's delete, from which an object
+    /// inserted again under its global ID goes on (16 bytes and a version a delete: its
+    /// pruning is left to #29's "staying small").
     private static var stateStatements: [String] {
         let table = ServerNames.quoted(ServerNames.state)
         return [
             "CREATE TABLE IF NOT EXISTS \(table) (key text PRIMARY KEY, value text NOT NULL)",
             "INSERT INTO \(table) (key, value) VALUES ('identity', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING",
             "CREATE TABLE IF NOT EXISTS \(ServerNames.quoted(ServerNames.pushes)) (id uuid PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())",
+            "CREATE TABLE IF NOT EXISTS \(ServerNames.quoted(ServerNames.deleted)) (id uuid PRIMARY KEY, version bigint NOT NULL)",
         ]
     }
 
@@ -169,19 +173,21 @@ package struct ServerSchema: Sendable {
         let id = ServerNames.quoted(ServerNames.objectID)
         let version = ServerNames.quoted(ServerNames.version)
         let visibleTo = ServerNames.quoted(ServerNames.visibleTo), hide = ServerNames.quoted(ServerNames.hide)
-        let refollow = ServerNames.quoted(ServerNames.refollow)
+        let refollow = ServerNames.quoted(ServerNames.refollow), deleted = ServerNames.quoted(ServerNames.deleted)
         return RowSecurity.functionStatements + [
             // The version counts the writes of a row. Writes of one row are serialized by its
             // row lock, so versions follow their commit order, which transaction IDs do not
             // (a transaction may take its ID before another that commits first). An update
             // that changes nothing is dropped, so that it neither raises the version nor
-            // reaches the log.
+            // reaches the log. An object inserted again under the global ID of a deleted one
+            // goes on from its delete's version (run as the schema's owner, which reads the
+            // deleted objects' table).
             """
             CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))() RETURNS trigger
-            LANGUAGE plpgsql AS $$
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
             BEGIN
                 IF TG_OP = 'INSERT' THEN
-                    NEW.\(version) := 1;
+                    NEW.\(version) := 1 + coalesce((SELECT d.version FROM \(deleted) d WHERE d.id = NEW.\(id)), 0);
                     RETURN NEW;
                 END IF;
                 IF NEW.\(id) IS DISTINCT FROM OLD.\(id) THEN
@@ -225,6 +231,8 @@ package struct ServerSchema: Sendable {
                 IF TG_OP = 'DELETE' THEN
                     INSERT INTO \(log) (entity, object, op, version, visible_to)
                     VALUES (TG_TABLE_NAME, OLD.\(id), 'delete', OLD.\(version) + 1, old_to);
+                    INSERT INTO \(deleted) (id, version) VALUES (OLD.\(id), OLD.\(version) + 1)
+                    ON CONFLICT (id) DO UPDATE SET version = excluded.version;
                     RETURN NULL;
                 END IF;
                 new_row := to_jsonb(NEW) - '\(ServerNames.objectID)' - '\(ServerNames.version)';
@@ -267,6 +275,7 @@ package struct ServerSchema: Sendable {
             // Run as the owner: no other role may attach it to a table of its own. (A trigger
             // that fires is not checked again.)
             "REVOKE EXECUTE ON FUNCTION \(ServerNames.quoted(ServerNames.recordChange))() FROM PUBLIC",
+            "REVOKE EXECUTE ON FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))() FROM PUBLIC",
         ]
     }
 }
