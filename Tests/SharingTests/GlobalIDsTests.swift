@@ -1,10 +1,27 @@
 import Foundation
 import ObjectStore
-import Sharing
+@testable import Sharing
 import TestSupport
 import XCTest
 
 final class GlobalIDsTests: XCTestCase {
+    /// IDs given one after another sort one after another, as bytes (the store's tables)
+    /// and as PostgreSQL orders `uuid` (byte by byte), even many in one millisecond; they
+    /// are version 7 UUIDs, each unique.
+    func testNewIDsAreTimeOrderedVersion7UUIDsAndUnique() {
+        let ids = (0..<100_000).map { _ in GlobalIDs.newGlobalID() }
+        let bytes = ids.map { Array($0.bytes) }
+        XCTAssertTrue(zip(bytes, bytes.dropFirst()).allSatisfy { $0.lexicographicallyPrecedes($1) }, "each after the one before")
+        XCTAssertEqual(Set(ids).count, ids.count)
+        for id in ids.prefix(1_000) {
+            let text = id.uuidString
+            XCTAssertEqual(text[text.index(text.startIndex, offsetBy: 14)], "7", text)
+            XCTAssertTrue("89AB".contains(text[text.index(text.startIndex, offsetBy: 19)]), text)
+        }
+        let milliseconds = bytes[0].prefix(6).reduce(0) { $0 << 8 | UInt64($1) }
+        XCTAssertLessThan(abs(Double(milliseconds) / 1000 - Date().timeIntervalSince1970), 60, "the time it was given")
+    }
+
     func testAnExistingStoreGetsAnIDForEveryRowThatStaysAcrossInstallsAndOpens() throws {
         let url = try temporaryFolder(self).appendingPathComponent("boards.sqlite")
         var ids: [ObjectID] = []

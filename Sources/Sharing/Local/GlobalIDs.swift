@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ObjectStore
+import Synchronization
 
 /// The global IDs of a store's objects: a UUID per saved object, kept beside the store's own
 /// integer keys, so that an object shared with other stores is named the same everywhere.
@@ -70,7 +71,7 @@ package struct GlobalIDs: Sendable {
                     ids[object] = id
                     continue
                 }
-                let id = UUID()
+                let id = Self.newGlobalID()
                 try db.execute(
                     sql: "INSERT INTO \(Self.table) (entity, rowKey, id) SELECT ?, Z_PK, ? FROM \(object.entityName.quotedDatabaseIdentifier) WHERE Z_PK = ?",
                     arguments: [object.entityName, id.bytes, object.rowKey])
@@ -104,7 +105,7 @@ package struct GlobalIDs: Sendable {
     /// The global ID of a row of `entity`, given now when it has none.
     static func assignedGlobalID(entity: String, rowKey: Int64, in db: Database) throws -> UUID {
         if let id = try globalID(entity: entity, rowKey: rowKey, in: db) { return id }
-        let id = UUID()
+        let id = Self.newGlobalID()
         try map(id, to: entity, rowKey: rowKey, in: db)
         return id
     }
@@ -120,6 +121,40 @@ package struct GlobalIDs: Sendable {
         let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT entity, rowKey FROM \(table) WHERE id = ?"), arguments: [id.bytes])
         return row.map { ObjectID(entityName: $0[0], rowKey: $0[1]) }
     }
+}
+
+extension GlobalIDs {
+    /// A new global ID, ordered by time (a version 7 UUID, RFC 9562: the milliseconds since
+    /// 1970, then a counter within the millisecond, then random bits). The IDs a store gives
+    /// one after another sort one after another, so that the tables keyed by them (the
+    /// global IDs' own index, the bases, the server's primary keys) grow at their end
+    /// rather than at random places: a big store's first push writes a million of each.
+    static func newGlobalID() -> UUID {
+        let (milliseconds, counter) = clock.withLock { state -> (UInt64, UInt64) in
+            let now = UInt64(Date().timeIntervalSince1970 * 1000)
+            if now > state.milliseconds {
+                state = (now, 0)
+            } else if state.counter < 0xFFF {
+                state.counter += 1
+            } else {
+                // 4,096 IDs in one millisecond: the next millisecond's.
+                state = (state.milliseconds + 1, 0)
+            }
+            return state
+        }
+        var random = SystemRandomNumberGenerator()
+        let tail = random.next() as UInt64
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index))) }
+        bytes[6] = 0x70 | UInt8(truncatingIfNeeded: counter >> 8)
+        bytes[7] = UInt8(truncatingIfNeeded: counter)
+        bytes[8] = 0x80 | UInt8(truncatingIfNeeded: tail >> 56) & 0x3F
+        for index in 9..<16 { bytes[index] = UInt8(truncatingIfNeeded: tail >> (8 * UInt64(15 - index))) }
+        return UUID(bytes: Data(bytes))!
+    }
+
+    /// The millisecond of the last ID given and the counter within it.
+    private static let clock = Mutex<(milliseconds: UInt64, counter: UInt64)>((0, 0))
 }
 
 extension UUID {
