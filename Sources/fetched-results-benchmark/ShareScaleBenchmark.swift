@@ -44,7 +44,8 @@ private func measureShareScale(rows: Int, serverURL: String, folder: URL, seed: 
     // The baseline first: psql's COPY of the same rows into the same schema.
     let csv = folder.appendingPathComponent("scale.csv")
     try await DatabaseQueue(path: source.path).read { db in
-        let handle = try FileHandle(forWritingTo: { FileManager.default.createFile(atPath: csv.path, contents: nil); return csv }())
+        FileManager.default.createFile(atPath: csv.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: csv)
         var text = ""
         let cursor = try Row.fetchCursor(db, sql: #"SELECT "teamName", "qualifyingZone", "imageName", wins FROM "Team""#)
         while let row = try cursor.next() {
