@@ -90,6 +90,43 @@ final class BigStoreSharingTests: XCTestCase {
         }
     }
 
+    /// A desktop joins a database of 12,000 boards (three pages) while its person keeps
+    /// adding boards: every board saved while the pages came, and after, reaches the
+    /// server, which ends equal to the store. (A join once counted everything saved up to
+    /// its end as pushed, and these saves never went out.)
+    func testBoardsSavedWhileADesktopJoinsReachTheServer() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: ServerTestDatabase.logger)
+                try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", name) SELECT gen_random_uuid(), 'Server board ' || n FROM generate_series(1, 12000) n"#,
+                                                     on: connection)
+            }
+            let store = try PersistentStore(url: try temporaryFolder(self).appendingPathComponent("joiner.sqlite"), model: BoardModel.model)
+            let session = try store.share(through: PostgresSharing(database.configuration))
+            let updates = session.statusUpdates()
+            // Saving begins once the first page is in (the seed, empty here, given up), and
+            // goes on until the join is over and a little after.
+            for await status in updates where status.transfer?.direction == .taking { break }
+            var saved = 0
+            let deadline = ContinuousClock.now + .seconds(60)
+            while session.status.state != .connected || saved < 20, ContinuousClock.now < deadline {
+                try await store.database.write { [saved] db in try db.execute(sql: "INSERT INTO Board (name) VALUES (?)", arguments: ["Local board \(saved)"]) }
+                saved += 1
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await session.synchronize()
+            let localBoards = try await store.database.read { db in try String.fetchAll(db, sql: "SELECT name FROM Board WHERE name LIKE 'Local board %'") }
+            let serverBoards = try await database.values(of: #"SELECT name FROM "Board" WHERE name LIKE 'Local board %'"#)
+            print("BigStoreSharingTests: \(saved) boards saved while joining and after")
+            XCTAssertEqual(localBoards.count, saved)
+            XCTAssertEqual(serverBoards.sorted(), localBoards.sorted(), "every board saved during the join reached the server")
+            let serverTotal = try await serverCount(database)
+            XCTAssertEqual(serverTotal, 12_000 + saved)
+            XCTAssertEqual(session.status.pendingChanges, 0)
+            await session.stop()
+        }
+    }
+
     /// A store of 20,032 World Cup teams shares with an empty database through
     /// `fetched-results apply`, killed (SIGKILL) at random moments and started again: the
     /// server's count never goes back, the last run ends with the server equal to the store,

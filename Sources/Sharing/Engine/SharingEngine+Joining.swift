@@ -18,9 +18,15 @@ extension SharingEngine {
         // join cut short (the process killed) starts again and skips the pages taken, by
         // their versions. The store counts as joined once the last is in.
         var seedOnly: Bool?
+        // With a seed given up: the history token through which the store holds nothing of
+        // its own to push (the seed's deletes, the server's rows). It follows the pages until
+        // a save made here comes in between two of them; that save, and what follows, is
+        // pushed.
+        var pushedThrough: Int64?
         var taken = 0
         let (cursor, objects) = try await log.snapshot(on: connection, logger: logger) { changes, objects in
-            seedOnly = try await self.store.database.write { [seedOnly] db in
+            (seedOnly, pushedThrough) = try await self.store.database.write { [seedOnly, pushedThrough] db in
+                let before = try PersistentStore.currentHistoryToken(in: db)
                 // Checked in the transaction that gives the seed up (the first page's): a
                 // save made before it is data of the store's own, kept and pushed.
                 let giveUp = try seedOnly ?? self.store.holdsOnlyInitialContents(in: db)
@@ -31,19 +37,21 @@ extension SharingEngine {
                 merge.arriving = objects
                 for change in changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
-                return giveUp
+                let nothingOwnSince = seedOnly == nil || pushedThrough == before
+                return (giveUp, giveUp && nothingOwnSince ? try PersistentStore.currentHistoryToken(in: db) : pushedThrough)
             }
             taken += changes.count
             madeProgress()
             // A snapshot of more than one page is a long transfer: how far it got is shown.
             if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
         }
-        try await store.database.write { [seedOnly] db in
+        try await store.database.write { [seedOnly, pushedThrough] db in
             try SharingState.setCursor(cursor, in: db)
             try SharingState.set(.serverIdentity, identity, in: db)
-            // A seed given up is not pushed; data of the store's own is, all of it (a store
-            // whose server was emptied meanwhile keeps what it has and pushes it).
-            try SharingState.set(.pushedThrough, seedOnly == true ? String(try PersistentStore.currentHistoryToken(in: db)) : nil, in: db)
+            // A seed given up is not pushed, nor the server's rows; a save made during the
+            // join is. Data of the store's own is, all of it (a store whose server was
+            // emptied meanwhile keeps what it has and pushes it).
+            try SharingState.set(.pushedThrough, seedOnly == true ? pushedThrough.map(String.init) : nil, in: db)
         }
         logger.info("sharing: joined \(sharing.configuration), took \(objects.count) objects")
     }
