@@ -99,10 +99,7 @@ final class ObjectDialog {
             case .add(let section): current = section
             case .edit(let object): current = session.section(of: object)
             }
-            let sections = session.controller.snapshot.compactMap { section in
-                section.sectionObjectID.map { (id: $0, title: view.sectionTitle(forSectionName: section.name)) }
-            }
-            return SectionChoice(title: view.label(forKeyPath: key), sections: sections, selected: current?.objectID)
+            return SectionChoice(title: view.label(forKeyPath: key), sections: session.sectionObjects, selected: current?.objectID)
         }
     }
 

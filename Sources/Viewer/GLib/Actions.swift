@@ -8,13 +8,19 @@ enum Action {
     /// the map). With `state` (an integer), it is a stateful action of integers: menu items
     /// with targets show as radio items, and activating one sets the state. `body` gets the
     /// parameter (nil without one); it lives as long as the action: capture owners weakly.
+    /// With `parameterType` (a GVariant type string: "s"), it is an action of such a
+    /// parameter without a state.
     @discardableResult
-    static func add(to map: UnsafeMutableRawPointer, _ name: String, state: Int32? = nil,
+    static func add(to map: UnsafeMutableRawPointer, _ name: String, state: Int32? = nil, parameterType: String? = nil,
                     _ body: @escaping (OpaquePointer?) -> Void) -> OpaquePointer {
         let action: OpaquePointer
         if let state {
             let type = g_variant_type_new("i")
             action = g_simple_action_new_stateful(name, type, g_variant_new_int32(state))
+            g_variant_type_free(type)
+        } else if let parameterType {
+            let type = g_variant_type_new(parameterType)
+            action = g_simple_action_new(name, type)
             g_variant_type_free(type)
         } else {
             action = g_simple_action_new(name, nil)
@@ -22,7 +28,7 @@ enum Action {
         // `activate` gets the parameter (a GVariant), as GtkBinding's one-pointer signals do.
         Signal.connect(UnsafeMutableRawPointer(action), "activate") { (parameter: gpointer?) in
             let parameter = parameter.map(OpaquePointer.init)
-            if let parameter { g_simple_action_set_state(action, parameter) }
+            if let parameter, state != nil { g_simple_action_set_state(action, parameter) }
             body(parameter)
         }
         g_action_map_add_action(OpaquePointer(map), action)

@@ -18,6 +18,9 @@ import ObjectStore
     var didToggle: ((ManagedObject, Bool) -> Void)?
     /// Called when a person clicks a row's +1 button.
     var didTapCounter: ((ManagedObject) -> Void)?
+    /// Gives a header's menu button the menu of the section object titled so (the window's
+    /// actions on it), when sections come from their own entity.
+    var sectionMenu: ((Widget, String) -> Void)?
 
     private static let widgetsKey = "fetched-results-row"
 
@@ -84,7 +87,7 @@ import ObjectStore
         let isHeader: Bool
         if case .header = content { isHeader = true } else { isHeader = false }
         // A header's parts are made below, shown, when the row first shows a header.
-        widgets.headerParts?.header.isVisible = isHeader
+        widgets.headerParts?.line.isVisible = isHeader
         widgets.content.isVisible = !isHeader
         if !isHeader { widgets.headerParts?.emptyNote.isVisible = false }
         // The row widget GTK puts around our child: styled as a whole, so that a header has no hover highlight.
@@ -95,8 +98,10 @@ import ObjectStore
             widgets.shownItem = nil
             widgets.rowLabel = nil
             let parts = widgets.makeHeaderParts()
-            gtk_label_set_text(parts.header.opaque, session.view.sectionTitle(forSectionName: name))
+            let title = session.view.sectionTitle(forSectionName: name)
+            gtk_label_set_text(parts.label.opaque, title)
             parts.emptyNote.isVisible = session.isSectionEmpty(named: name)
+            if let menuButton = parts.menuButton { sectionMenu?(menuButton, title) }
         case .object(let object):
             widgets.objectID = object.objectID
             // GTK 4.8 unbinds and binds again every row whose position changed: about 200 rows

@@ -22,9 +22,21 @@ import ObjectStore
     let check: Widget?
     /// The +1 button of the view's `counter`; nil when the view has none.
     let counter: Widget?
-    /// A header's label, and the note under a header whose section has no objects (a to-do
-    /// list with no items yet); nil until the row first shows a header.
-    private(set) var headerParts: (header: Widget, emptyNote: Widget)?
+    /// A header's line (its label, and the menu of its section object: Rename, Delete),
+    /// and the note under a header whose section has no objects (a to-do list with no items
+    /// yet); nil until the row first shows a header.
+    private(set) var headerParts: HeaderParts?
+    /// Whether headers get a menu of their section object (sections from their own entity).
+    private let headersHaveMenus: Bool
+
+    struct HeaderParts {
+        /// The line: the label and the menu button.
+        let line: Widget
+        let label: Widget
+        /// The section object's menu; nil when sections are no objects (World Cup's zones).
+        let menuButton: Widget?
+        let emptyNote: Widget
+    }
     /// The object the row shows; nil for a header.
     var objectID: ObjectID?
     /// True while bind sets the widgets, so that their signals are not taken for a person's.
@@ -69,6 +81,7 @@ import ObjectStore
 
     /// The widgets of a row of a list shown with `view`.
     init(view: ViewConfiguration) {
+        headersHaveMenus = view.sectionRequest != nil
         if view.row.image != nil {
             let image = makeLabel(classes: ["avatar"], xalign: 0.5)
             // The initials repeat the title: read once, in the row's sentence.
@@ -116,18 +129,33 @@ import ObjectStore
         }
     }
 
-    /// The header's label and empty-section note, made (above the content) the first time.
-    func makeHeaderParts() -> (header: Widget, emptyNote: Widget) {
+    /// The header's line and empty-section note, made (above the content) the first time.
+    func makeHeaderParts() -> HeaderParts {
         if let headerParts { return headerParts }
-        let header = fr_label_new_with_role(GTK_ACCESSIBLE_ROLE_HEADING)!
-        gtk_label_set_xalign(header.opaque, 0)
-        header.addClass("section-header")
+        let label = fr_label_new_with_role(GTK_ACCESSIBLE_ROLE_HEADING)!
+        gtk_label_set_xalign(label.opaque, 0)
+        gtk_label_set_ellipsize(label.opaque, PANGO_ELLIPSIZE_END)
+        gtk_widget_set_hexpand(label, 1)
+        label.addClass("section-header")
+        var menuButton: Widget?
+        if headersHaveMenus {
+            let button = gtk_menu_button_new()!
+            gtk_menu_button_set_icon_name(button.opaque, "view-more-symbolic")
+            button.addClass("flat")
+            button.addClass("section-menu")
+            // Level with the label's text, which has 10 px more padding above than below.
+            gtk_widget_set_valign(button, GTK_ALIGN_CENTER)
+            gtk_widget_set_margin_top(button, 10)
+            menuButton = button
+        }
+        let line = makeBox(GTK_ORIENTATION_HORIZONTAL, spacing: 6, [label, menuButton].compactMap { $0 })
         let emptyNote = makeLabel("Nothing here yet", classes: ["section-empty", "dim-label"])
         emptyNote.isVisible = false
         gtk_box_prepend(root.cast(), emptyNote)
-        gtk_box_prepend(root.cast(), header)
-        headerParts = (header, emptyNote)
-        return (header, emptyNote)
+        gtk_box_prepend(root.cast(), line)
+        let parts = HeaderParts(line: line, label: label, menuButton: menuButton, emptyNote: emptyNote)
+        headerParts = parts
+        return parts
     }
 
     isolated deinit {

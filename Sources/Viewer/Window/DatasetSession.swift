@@ -120,6 +120,47 @@ final class DatasetSession {
         try edits.save(undoneBy: { _ in .reinsert(deleted) }) { try context.delete(object) }
     }
 
+    // MARK: Section objects (to-do: lists)
+
+    /// The section objects in the list's order, each with its header's text: when sections
+    /// come from their own entity (to-do: its lists), else none.
+    var sectionObjects: [(id: ObjectID, title: String)] {
+        controller.snapshot.compactMap { section in
+            section.sectionObjectID.map { (id: $0, title: view.sectionTitle(forSectionName: section.name)) }
+        }
+    }
+
+    /// The section object whose header reads `title`; nil when none does.
+    func sectionObject(titled title: String) -> ManagedObject? {
+        sectionObjects.first { $0.title == title }.flatMap { try? context.existingObject(with: $0.id) }
+    }
+
+    /// Adds a section object titled `title` and saves; Undo removes it.
+    @discardableResult
+    func addSection(titled title: String) throws -> ManagedObject? {
+        guard let request = view.sectionRequest else { return nil }
+        return try edits.save(undoneBy: { $0.map { .remove($0.objectID) } }) {
+            let section = try context.insert(entityName: request.entity)
+            try section.setValue(title, forKey: request.titleKey)
+            return section
+        }
+    }
+
+    /// Gives a section object another title and saves; Undo gives it back its title.
+    func renameSection(_ section: ManagedObject, to title: String) throws {
+        guard let key = view.sectionRequest?.titleKey else { return }
+        try change(section, key, to: title)
+    }
+
+    /// Deletes a section object and its rows (its delete rule) and saves; Undo inserts them
+    /// again. Returns how many rows went with it.
+    @discardableResult
+    func deleteSection(_ section: ManagedObject) throws -> Int {
+        let deleted = UndoEntry.DeletedObject(section)
+        try edits.save(undoneBy: { _ in .reinsert(deleted) }) { try context.delete(section) }
+        return deleted.cascadedMany.values.reduce(0) { $0 + $1.objects.count }
+    }
+
     /// Shows the rows in another order and filtered by another search text: fetched off the
     /// main loop, then shown as one batch (a reload for a new order of a long list). A newer
     /// call supersedes one still fetching. `shown` is called once the rows are shown, or with

@@ -57,7 +57,8 @@ enum UndoEntry {
     }
 
     /// An object as it was before it was deleted: its attributes, the objects its to-one
-    /// relationships named, and the objects its delete rule deleted with it.
+    /// relationships named, and the objects its delete rules deleted with it (a to-do
+    /// list's items).
     struct DeletedObject {
         var entityName: String
         var attributes: [String: Any?]
@@ -65,6 +66,9 @@ enum UndoEntry {
         var related: [String: ObjectID]
         /// To-one relationships whose objects were deleted with it (cascade).
         var cascaded: [String: DeletedObject]
+        /// To-many relationships whose objects were deleted with it (cascade), each with
+        /// the relationship back to it.
+        var cascadedMany: [String: (inverse: String, objects: [DeletedObject])]
 
         /// `object` as it is now; `parentKey` is the relationship back to the object it is
         /// deleted with, which ``insert(into:)`` sets by inserting it there.
@@ -73,6 +77,12 @@ enum UndoEntry {
             attributes = Dictionary(uniqueKeysWithValues: object.entity.attributes.map { ($0.name, object.attributeValue(forKey: $0.name).anyValue) })
             related = [:]
             cascaded = [:]
+            cascadedMany = [:]
+            for relationship in object.entity.relationships where relationship.isToMany && relationship.deleteRule == .cascade {
+                let inverse = relationship.inverseName
+                let objects = object.relatedObjects(forKey: relationship.name).compactMap { $0 as? ManagedObject }
+                cascadedMany[relationship.name] = (inverse, objects.map { DeletedObject($0, parentKey: inverse) })
+            }
             for relationship in object.entity.relationships where !relationship.isToMany && relationship.name != parentKey {
                 guard let target = object.relatedObjects(forKey: relationship.name).first as? ManagedObject else { continue }
                 if relationship.deleteRule == .cascade {
@@ -89,6 +99,9 @@ enum UndoEntry {
             for (key, value) in attributes { try object.setValue(value, forKey: key) }
             for (key, id) in related { try object.setValue(try context.existingObject(with: id), forKey: key) }
             for (key, deleted) in cascaded { try object.setValue(try deleted.insert(into: context), forKey: key) }
+            for (inverse, objects) in cascadedMany.values {
+                for deleted in objects { try deleted.insert(into: context).setValue(object, forKey: inverse) }
+            }
             return object
         }
     }

@@ -37,6 +37,7 @@ extension ViewerWindow {
             let isSelected = self?.session?.selection.selectedObject === object
             self?.later(followsSelection: isSelected) { try $0.setToggle(of: object, to: isOn) }
         }
+        factory.sectionMenu = { [weak self] button, title in self?.setSectionMenu(of: button, title: title) }
         factory.didTapCounter = { [weak self] object in
             self?.session?.selection.select(object)
             self?.later { try $0.incrementCounter(of: object) }
@@ -94,8 +95,8 @@ extension ViewerWindow {
         isSettingChoices = true
         defer { isSettingChoices = false }
         gtk_drop_down_set_selected(datasetChoice.opaque, guint(datasetNames.firstIndex(of: dataset.name) ?? 0))
-        setMenu(sortTitles: (dataset.view.sortOptions ?? []).map(\.title),
-                sectionSharing: session?.sectionSharedKey != nil ? ViewConfiguration.words(dataset.view.sectionRequest?.entity ?? "") : nil)
+        setMenu(sortTitles: (dataset.view.sortOptions ?? []).map(\.title), sectionWord: sectionWord,
+                sectionSharing: session?.sectionSharedKey != nil)
         g_simple_action_set_state(sortAction, g_variant_new_int32(0))
         gtk_editable_set_text(OpaquePointer(searchEntry), "")
         gtk_search_bar_set_search_mode(searchBar.opaque, 0)

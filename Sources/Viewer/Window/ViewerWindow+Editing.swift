@@ -68,6 +68,8 @@ extension ViewerWindow {
         let section = session?.selection.selectedObject.flatMap { object in session?.section(of: object) }
         let sharedKey = session?.sectionSharedKey
         Action.setEnabled(sectionSharingAction, section != nil && sharedKey != nil && writable)
+        for action in [sectionActions.renameSelected, sectionActions.deleteSelected] { Action.setEnabled(action, section != nil && writable) }
+        for action in [sectionActions.new, sectionActions.rename, sectionActions.delete] { Action.setEnabled(action, writable) }
         Action.setOn(sectionSharingAction, sharedKey.map { section?.attributeValue(forKey: $0) == .bool(true) } ?? false)
     }
 

@@ -92,9 +92,11 @@ extension ViewerWindow {
         }
     }
 
-    /// The primary menu: the dataset's sort orders (radio items of `win.sort`), Import, Share
-    /// and Stop Sharing, and Keyboard Shortcuts and About.
-    func setMenu(sortTitles: [String], sectionSharing sectionWord: String? = nil) {
+    /// The primary menu: the dataset's sort orders (radio items of `win.sort`); where
+    /// sections are objects (`sectionWord`: "List"), New List…, Rename List…, Delete List and
+    /// (`sectionSharing`) List Shared With Everyone; Import, Share and Stop Sharing, and
+    /// Keyboard Shortcuts and About.
+    func setMenu(sortTitles: [String], sectionWord: String? = nil, sectionSharing: Bool = false) {
         func model(_ menu: OpaquePointer) -> UnsafeMutablePointer<GMenuModel> {
             UnsafeMutableRawPointer(menu).assumingMemoryBound(to: GMenuModel.self)
         }
@@ -110,7 +112,9 @@ extension ViewerWindow {
             appendSection("Sort", sortTitles.enumerated().map { ($0.element, "win.sort(\($0.offset))") })
         }
         if let sectionWord {
-            appendSection(nil, [("\(sectionWord) Shared With _Everyone", "win.share-section")])
+            appendSection(nil, [("_New \(sectionWord)…", "win.new-section"), ("_Rename \(sectionWord)…", "win.rename-selected-section"),
+                                ("_Delete \(sectionWord)", "win.delete-selected-section")]
+                          + (sectionSharing ? [("\(sectionWord) Shared With _Everyone", "win.share-section")] : []))
         }
         appendSection(nil, [("_Import…", "win.import"), ("_Share…", "win.share"), ("Stop S_haring", "win.stop-sharing")])
         appendSection(nil, [("_Keyboard Shortcuts", "win.show-help-overlay"), ("_Help", "win.help"), ("_About Fetched Results", "win.about")])

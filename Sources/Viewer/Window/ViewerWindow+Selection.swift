@@ -28,7 +28,7 @@ extension ViewerWindow {
             let replaced = !undoable && session.flatMap { session in
                 session.selection.selectedObject.map { ViewConfiguration.render(session.view.row.title, for: $0) }
             } == name
-            if (object.isDeleted || object.managedObjectContext == nil) && !replaced {
+            if (object.isDeleted || object.managedObjectContext == nil) && !replaced && !rowsDeletedWithSection.contains(object.objectID) {
                 showToast(undoable ? "\(quoted(name)) deleted" : "\(quoted(name)) was deleted", undo: undoable)
             }
             keepFocusOnSelection()

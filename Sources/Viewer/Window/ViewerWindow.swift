@@ -112,6 +112,12 @@ package final class ViewerWindow {
     /// `win.share-section`: whether the selected row's section (to-do: its list) is shared with
     /// every role, where the section entity has an owner.
     private(set) var sectionSharingAction: OpaquePointer!
+    /// `win.new-section`, `win.rename-section` and `win.delete-section` (see +Sections).
+    private(set) var sectionActions: SectionActions!
+    /// The New List… or Rename List… dialog opened last.
+    var sectionTitleDialog: SectionTitleDialog?
+    /// The rows of the section object being deleted: their removal says nothing of its own.
+    var rowsDeletedWithSection: Set<ObjectID> = []
     /// The progress of an import, and then its outcome.
     let importBar = ImportBar()
     /// The spinner in the search bar and the dimmed rows while a search or a sort is fetched.
@@ -185,6 +191,7 @@ package final class ViewerWindow {
             guard let self, let object = self.session?.selection.selectedObject else { return }
             self.perform { try $0.setSectionShared(of: object, to: isShared) }
         }
+        sectionActions = addSectionActions()
         stickyHeader.titleAboveTop = { [weak self] in self?.sectionTitleAboveTop() }
         fileDrop = acceptDroppedFiles()
         (shareAction, stopSharingAction) = addSharingActions()
