@@ -357,6 +357,30 @@ final class PointerAndKeyboardTests: XCTestCase {
         XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
     }
 
+    /// Shift-click selects a range (past a section header, which is not counted) and
+    /// Ctrl-click adds a team; Delete deletes every team selected, in one toast, and Ctrl+Z
+    /// brings them all back. Real clicks and keys, the pointer moved only to reach each row.
+    func testShiftAndCtrlClickedTeamsGoWithDeleteAndComeBackWithCtrlZ() throws {
+        let viewer = try launch()
+        let chosen = ["Ghana", "Ivory Coast", "Nigeria", "Australia", "Japan"]
+        let ghana = try XCTUnwrap(viewer.row("Ghana")), australia = try XCTUnwrap(viewer.row("Australia"), viewer.shown)
+        xdotool("mousemove", "\(ghana.x)", "\(ghana.y)", "click", "1")
+        XCTAssertTrue(viewer.wait { viewer.selected == "Ghana · Wins: 0" }, viewer.shown)
+        xdotool("mousemove", "\(australia.x)", "\(australia.y)", "keydown", "shift", "click", "1", "keyup", "shift")
+        XCTAssertTrue(viewer.wait { viewer.shown.contains("4 Teams Selected") }, "Shift-click selects Ghana to Australia, not the header:\n\(viewer.shown)")
+        let japan = try XCTUnwrap(viewer.row("Japan"), viewer.shown)
+        xdotool("mousemove", "\(japan.x)", "\(japan.y)", "keydown", "ctrl", "click", "1", "keyup", "ctrl")
+        XCTAssertTrue(viewer.wait { viewer.shown.contains("5 Teams Selected") }, "Ctrl-click adds Japan:\n\(viewer.shown)")
+        XCTAssertEqual(viewer.listLines.filter { $0.hasPrefix(">") || $0.hasPrefix("+") }.map { $0.dropFirst(2).components(separatedBy: " · ")[0] }, chosen)
+        xdotool("key", "Delete")
+        XCTAssertTrue(viewer.wait { !chosen.contains { viewer.shown.contains("\($0) · ") } && viewer.shown.contains("toast: 5 teams deleted") },
+                      "Delete deletes the five:\n\(viewer.shown)")
+        xdotool("key", "ctrl+z")
+        XCTAssertTrue(viewer.wait { chosen.allSatisfy { viewer.shown.contains("\($0) · Wins: 0") } }, "Ctrl+Z brings the five back:\n\(viewer.shown)")
+        XCTAssertEqual(viewer.listLines.filter { !$0.hasPrefix("[") }.count, 32)
+        XCTAssertTrue(viewer.process.isRunning, viewer.stderr)
+    }
+
     /// Enter edits the team a tap just moved, and adds no win: GTK gives the focus of a
     /// moved row's old widget to a +1 button at its next layout, where Enter would add a win.
     /// Eight taps, each moving the last team of Africa to its top, then Enter and Escape, at

@@ -24,9 +24,6 @@ final class DetailPane {
         wrapAnywhere(title)
         // Empty, the pane is a status page, as GNOME apps show an empty pane.
         placeholder = adw_status_page_new()!
-        adw_status_page_set_icon_name(placeholder.opaque, "view-list-symbolic")
-        adw_status_page_set_title(placeholder.opaque, "Nothing Selected")
-        adw_status_page_set_description(placeholder.opaque, "Choose a row in the list to see all of it here.")
         placeholder.addClass("compact")
         gtk_widget_set_vexpand(placeholder, 1)
         grid = gtk_grid_new()
@@ -48,6 +45,9 @@ final class DetailPane {
         guard let object, !object.isDeleted, object.managedObjectContext != nil else {
             title.isVisible = false
             placeholder.isVisible = true
+            adw_status_page_set_icon_name(placeholder.opaque, "view-list-symbolic")
+            adw_status_page_set_title(placeholder.opaque, "Nothing Selected")
+            adw_status_page_set_description(placeholder.opaque, "Choose a row in the list to see all of it here.")
             return
         }
         title.isVisible = true
@@ -69,6 +69,17 @@ final class DetailPane {
                 }
             }
         }
+    }
+
+    /// Shows that `count` objects (`noun`: "teams") are selected, and what can be done
+    /// with them, instead of one object's values.
+    func showSelection(count: Int, noun: String) {
+        clearGrid()
+        title.isVisible = false
+        placeholder.isVisible = true
+        adw_status_page_set_icon_name(placeholder.opaque, "edit-select-all-symbolic")
+        adw_status_page_set_title(placeholder.opaque, "\(count.formatted()) \(noun.prefix(1).uppercased() + noun.dropFirst()) Selected")
+        adw_status_page_set_description(placeholder.opaque, "Delete deletes them all, and Undo brings them all back. Click a row to select it alone.")
     }
 
     /// Every text the pane shows, one a line: what a person reads, for tests and dumps.

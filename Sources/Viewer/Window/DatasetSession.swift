@@ -32,7 +32,7 @@ final class DatasetSession {
         controller = try dataset.makeController(context: context)
         controller.performFetch(completion: loadObserver.loaded)
         rows = try FetchedResultsListModel(controller: controller)
-        selection = FetchedResultsSelection(rows: rows)
+        selection = FetchedResultsSelection(rows: rows, allowsMultipleSelection: true)
         edits = Edits(context: context)
         // Changes from a script, another window, the sqlite3 shell or the sharing engine
         // show as they are committed, like local ones (the store's change feed tells).
@@ -118,6 +118,20 @@ final class DatasetSession {
     func delete(_ object: ManagedObject) throws {
         let deleted = UndoEntry.DeletedObject(object)
         try edits.save(undoneBy: { _ in .reinsert(deleted) }) { try context.delete(object) }
+    }
+
+    /// Deletes `objects` in one save; one Undo inserts them all again.
+    func delete(_ objects: [ManagedObject]) throws {
+        let deleted = objects.map { UndoEntry.DeletedObject($0) }
+        try edits.save(undoneBy: { _ in .reinsertAll(deleted) }) {
+            for object in objects { try context.delete(object) }
+        }
+    }
+
+    /// How the list's objects are called, for `count` of them: "team", "teams".
+    func rowNoun(_ count: Int) -> String {
+        let noun = ViewConfiguration.words(controller.fetchRequest.entityName).lowercased()
+        return count == 1 || noun.hasSuffix("info") ? noun : noun + "s"
     }
 
     // MARK: Section objects (to-do: lists)

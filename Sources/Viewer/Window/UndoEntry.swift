@@ -12,6 +12,8 @@ enum UndoEntry {
     case remove(ObjectID)
     /// Insert a deleted object again (under a new ID).
     case reinsert(DeletedObject)
+    /// Insert deleted objects again (rows deleted together).
+    case reinsertAll([DeletedObject])
 
     /// Puts the store back as it was, in `context`, unsaved; returns the object it brought
     /// back or changed (nil for one it removed).
@@ -32,6 +34,8 @@ enum UndoEntry {
             return nil
         case .reinsert(let deleted):
             return try deleted.insert(into: context)
+        case .reinsertAll(let deleted):
+            return try deleted.map { try $0.insert(into: context) }.first
         }
     }
 

@@ -40,11 +40,19 @@ extension ViewerWindow {
         dialog.present()
     }
 
-    /// Deletes the selected object; Undo brings it back.
+    /// Deletes the selected object, or the objects selected together (one toast, one Undo
+    /// brings them all back).
     func deleteSelection() {
         applyPendingMove()
-        guard let object = session?.selection.selectedObject else { return }
-        perform { try $0.delete(object) }
+        guard let session, let object = session.selection.selectedObject else { return }
+        guard session.selection.selectedCount > 1 else { return perform { try $0.delete(object) } }
+        let objects = session.selection.selectedObjects
+        rowsDeletedTogether = Set(objects.map(\.objectID))
+        perform { session in
+            try session.delete(objects)
+            showToast("\(objects.count.formatted()) \(session.rowNoun(objects.count)) deleted", undo: true)
+        }
+        MainLoop.idle { [weak self] in self?.rowsDeletedTogether = [] }
     }
 
     /// Reverts the last saved edit and selects what it brought back (a row: not a section
@@ -60,8 +68,10 @@ extension ViewerWindow {
     /// Edit and Delete need a selected object; Undo a saved edit.
     func updateButtons() {
         let selected = session?.selection.selectedObject != nil, writable = readOnlyReason == nil
+        let several = (session?.selection.selectedCount ?? 0) > 1
         gtk_widget_set_sensitive(addButton, writable ? 1 : 0)
-        gtk_widget_set_sensitive(editButton, selected && writable ? 1 : 0)
+        // Edit shows one object: not while several are selected.
+        gtk_widget_set_sensitive(editButton, selected && !several && writable ? 1 : 0)
         gtk_widget_set_sensitive(deleteButton, selected && writable ? 1 : 0)
         gtk_widget_set_sensitive(undoButton, session?.edits.canUndo == true && writable ? 1 : 0)
         // The selected row's section: shared or not, and whether there is one to share.

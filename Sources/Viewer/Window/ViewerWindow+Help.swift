@@ -105,6 +105,7 @@ extension ViewerWindow {
               <child><object class="GtkShortcutsGroup"><property name="title">List</property>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Move the selection</property><property name="accelerator">Up Down Page_Up Page_Down</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">First and last row</property><property name="accelerator">Home End</property></object></child>
+                <child><object class="GtkShortcutsShortcut"><property name="title">Select every row (Ctrl-click adds a row, Shift-click a range)</property><property name="accelerator">&lt;Control&gt;a</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Search</property><property name="accelerator">&lt;Control&gt;f</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">End the search</property><property name="accelerator">Escape</property></object></child>
               </object></child>
@@ -112,7 +113,7 @@ extension ViewerWindow {
                 <child><object class="GtkShortcutsShortcut"><property name="title">Add</property><property name="accelerator">&lt;Control&gt;n</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Edit the selected row</property><property name="accelerator">Return &lt;Control&gt;e</property></object></child>
                 <!-- counter -->
-                <child><object class="GtkShortcutsShortcut"><property name="title">Delete the selected row</property><property name="accelerator">Delete</property></object></child>
+                <child><object class="GtkShortcutsShortcut"><property name="title">Delete the selected rows</property><property name="accelerator">Delete</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Undo</property><property name="accelerator">&lt;Control&gt;z</property></object></child>
                 <child><object class="GtkShortcutsShortcut"><property name="title">Import a CSV or JSON-lines file</property><property name="accelerator">&lt;Control&gt;o</property></object></child>
               </object></child>

@@ -73,13 +73,13 @@ extension ViewerWindow {
     func deleteSection(_ section: ManagedObject) {
         guard let session, let request = session.view.sectionRequest, let word = sectionWord else { return }
         let title = ViewConfiguration.text(of: section, keyPath: request.titleKey)
-        rowsDeletedWithSection = Set(section.relatedObjects(forKey: request.itemsKey).compactMap { ($0 as? ManagedObject)?.objectID })
+        rowsDeletedTogether = Set(section.relatedObjects(forKey: request.itemsKey).compactMap { ($0 as? ManagedObject)?.objectID })
         perform { session in
             let count = try session.deleteSection(section)
-            let rows = count == 0 ? "" : " with its \(count) \(ViewConfiguration.words(session.controller.fetchRequest.entityName).lowercased())\(count == 1 ? "" : "s")"
+            let rows = count == 0 ? "" : " with its \(count) \(session.rowNoun(count))"
             showToast("\(word) “\(title)” deleted\(rows)", undo: true)
         }
-        MainLoop.idle { [weak self] in self?.rowsDeletedWithSection = [] }
+        MainLoop.idle { [weak self] in self?.rowsDeletedTogether = [] }
     }
 
     /// Gives a header's menu button the menu of the section object titled `title`.

@@ -28,7 +28,7 @@ extension ViewerWindow {
             let replaced = !undoable && session.flatMap { session in
                 session.selection.selectedObject.map { ViewConfiguration.render(session.view.row.title, for: $0) }
             } == name
-            if (object.isDeleted || object.managedObjectContext == nil) && !replaced && !rowsDeletedWithSection.contains(object.objectID) {
+            if (object.isDeleted || object.managedObjectContext == nil) && !replaced && !rowsDeletedTogether.contains(object.objectID) {
                 showToast(undoable ? "\(quoted(name)) deleted" : "\(quoted(name)) was deleted", undo: undoable)
             }
             keepFocusOnSelection()
@@ -158,7 +158,11 @@ extension ViewerWindow {
         if let object, let session, !object.isDeleted, object.managedObjectContext != nil {
             selectedTitle = ViewConfiguration.render(session.view.row.title, for: object)
         }
-        detail.show(object, view: session?.view)
+        if let session, case let count = session.selection.selectedCount, count > 1 {
+            detail.showSelection(count: count, noun: session.rowNoun(count))
+        } else {
+            detail.show(object, view: session?.view)
+        }
         showEmptyState()
         updateButtons()
         didUpdate?()

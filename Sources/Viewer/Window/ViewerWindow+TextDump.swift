@@ -6,7 +6,8 @@ import GtkBinding
 /// Reading the window back: what it shows, as text, and where its rows are.
 extension ViewerWindow {
     /// What the window shows, as text: the title, the list's rows (headers in brackets, the
-    /// selected row marked with `>`), the detail pane, and what the sharing indicator says.
+    /// selected row marked with `>`, the others selected with it with `+`), the detail pane,
+    /// and what the sharing indicator says.
     /// For tests and `--dump`.
     package var textDump: String {
         guard let session else { return "" }
@@ -17,7 +18,8 @@ extension ViewerWindow {
                 let view = session.view
                 let subtitle = view.row.subtitle.map { " · " + ViewConfiguration.render($0, for: object) } ?? ""
                 let check = view.toggle.map { object.attributeValue(forKey: $0) == .bool(true) ? "[x] " : "[ ] " } ?? ""
-                lines.append("\(position == selected ? ">" : " ") \(check)\(ViewConfiguration.render(view.row.title, for: object))\(subtitle)")
+                let mark = position == selected ? ">" : gtk_selection_model_is_selected(session.selection.selectionModel, guint(position)) != 0 ? "+" : " "
+                lines.append("\(mark) \(check)\(ViewConfiguration.render(view.row.title, for: object))\(subtitle)")
             } else if case .header(let section) = session.rows.item(at: position) {
                 let info = session.controller.sections![section]
                 lines.append("[\(session.view.sectionTitle(forSectionName: info.name))]" + (info.numberOfObjects == 0 ? " (nothing here yet)" : ""))

@@ -116,8 +116,9 @@ package final class ViewerWindow {
     private(set) var sectionActions: SectionActions!
     /// The New List… or Rename List… dialog opened last.
     var sectionTitleDialog: SectionTitleDialog?
-    /// The rows of the section object being deleted: their removal says nothing of its own.
-    var rowsDeletedWithSection: Set<ObjectID> = []
+    /// The rows being deleted with a section object, or together: their removal says nothing
+    /// of its own (one toast says what went).
+    var rowsDeletedTogether: Set<ObjectID> = []
     /// The progress of an import, and then its outcome.
     let importBar = ImportBar()
     /// The spinner in the search bar and the dimmed rows while a search or a sort is fetched.
