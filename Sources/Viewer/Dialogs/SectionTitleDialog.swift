@@ -8,11 +8,12 @@ import GtkBinding
 /// is empty, the same as before, or another list's title but for case ("home" beside
 /// "Home" would be a second Home); the model's `maxLength` caps what can be typed.
 final class SectionTitleDialog {
+    private let dialog: EntryMessageDialog
     /// An `AdwMessageDialog`.
-    let window: Widget
-    let entry: Widget
+    var window: Widget { dialog.window }
+    var entry: Widget { dialog.entry }
     /// What is wrong with the title; hidden while it is right (or not typed yet).
-    let message: Widget
+    var message: Widget { dialog.message }
     /// Called with the title (trimmed) when the person chose the dialog's button.
     var didChoose: ((String) -> Void)?
     private let current: String?
@@ -26,32 +27,15 @@ final class SectionTitleDialog {
         self.current = current
         self.others = others
         self.word = word
-        let heading = current == nil ? "New \(word)" : "Rename \(word)"
-        let body = current.map { "A new title for “\($0)”." } ?? "An empty \(word.lowercased()) shows at once; add to it with Add."
-        window = adw_message_dialog_new(parent.cast(), heading, body)
-        let dialog: UnsafeMutablePointer<AdwMessageDialog> = window.cast()
-        let button = current == nil ? "add" : "rename"
-        adw_message_dialog_add_response(dialog, "cancel", "_Cancel")
-        adw_message_dialog_add_response(dialog, button, current == nil ? "_Add" : "_Rename")
-        adw_message_dialog_set_response_appearance(dialog, button, ADW_RESPONSE_SUGGESTED)
-        adw_message_dialog_set_default_response(dialog, button)
-        adw_message_dialog_set_close_response(dialog, "cancel")
-        entry = gtk_entry_new()
-        gtk_entry_set_activates_default(entry.cast(), 1)
-        if let maxLength { gtk_entry_set_max_length(entry.cast(), gint(maxLength)) }
-        if let current { gtk_editable_set_text(OpaquePointer(entry), current) }
-        let title = makeLabel("Title", naming: entry)
-        gtk_label_set_xalign(title.opaque, 0)
-        message = makeLabel(classes: ["dialog-error"])
-        wrapAnywhere(message)
-        adw_message_dialog_set_extra_child(dialog, makeBox(GTK_ORIENTATION_VERTICAL, spacing: 6, [title, entry, message]))
-        // The handlers keep the dialog alive until its window is destroyed.
-        Signal.connect(entry.object, "changed") { [self] in self.check(button) }
-        Signal.connect(window.object, "response") { [self] (response: gpointer?) in
-            guard let response, String(cString: response.assumingMemoryBound(to: CChar.self)) == button, self.problem == nil else { return }
-            self.didChoose?(self.title)
-        }
-        check(button)
+        dialog = EntryMessageDialog(parent: parent, heading: current == nil ? "New \(word)" : "Rename \(word)",
+                                    body: current.map { "A new title for “\($0)”." } ?? "An empty \(word.lowercased()) shows at once; add to it with Add.",
+                                    response: current == nil ? "add" : "rename", label: current == nil ? "_Add" : "_Rename",
+                                    entryLabel: "Title", text: current)
+        if let maxLength { gtk_entry_set_max_length(dialog.entry.cast(), gint(maxLength)) }
+        dialog.connect(changed: { [self] in self.check() }, chosen: { [self] in
+            if self.problem == nil { self.didChoose?(self.title) }
+        })
+        check()
     }
 
     func present() {
@@ -61,7 +45,7 @@ final class SectionTitleDialog {
 
     /// The title typed, without spaces around it.
     var title: String {
-        String(cString: gtk_editable_get_text(OpaquePointer(entry))).trimmingCharacters(in: .whitespacesAndNewlines)
+        dialog.text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Why the title typed cannot be taken (nil when it can); "" when there is nothing to
@@ -74,10 +58,7 @@ final class SectionTitleDialog {
         return nil
     }
 
-    private func check(_ button: String) {
-        let problem = problem
-        gtk_label_set_text(message.opaque, problem ?? "")
-        message.isVisible = problem?.isEmpty == false
-        adw_message_dialog_set_response_enabled(window.cast(), button, problem == nil ? 1 : 0)
+    private func check() {
+        dialog.show(problem, acceptable: problem == nil)
     }
 }

@@ -8,39 +8,22 @@ import Sharing
 /// checked as it is typed (``ServerConfiguration/init(url:environment:)``): what is wrong with
 /// it shows under it, and Share stays off until it is an address.
 final class ShareDialog {
+    private let dialog: EntryMessageDialog
     /// An `AdwMessageDialog`.
-    let window: Widget
-    let entry: Widget
+    var window: Widget { dialog.window }
+    var entry: Widget { dialog.entry }
     /// What is wrong with the address; hidden while it is right (or empty).
-    let message: Widget
+    var message: Widget { dialog.message }
     /// Called with the address when the person chose Share.
     var didShare: ((String) -> Void)?
 
     /// The dialog, its entry holding `address` (the server the store shared through last).
     init(parent: Widget, address: String? = nil) {
-        window = adw_message_dialog_new(parent.cast(), "Share This List",
-            "Other desktops that share the same PostgreSQL database see the changes made here as they are made, and this window shows theirs. The password comes from PGPASSWORD or ~/.pgpass.")
-        let dialog: UnsafeMutablePointer<AdwMessageDialog> = window.cast()
-        adw_message_dialog_add_response(dialog, "cancel", "_Cancel")
-        adw_message_dialog_add_response(dialog, "share", "_Share")
-        adw_message_dialog_set_response_appearance(dialog, "share", ADW_RESPONSE_SUGGESTED)
-        adw_message_dialog_set_default_response(dialog, "share")
-        adw_message_dialog_set_close_response(dialog, "cancel")
-        entry = gtk_entry_new()
-        gtk_entry_set_placeholder_text(entry.cast(), "postgresql://USER@HOST[:PORT]/DATABASE")
-        gtk_entry_set_activates_default(entry.cast(), 1)
-        if let address { gtk_editable_set_text(OpaquePointer(entry), address) }
-        let title = makeLabel("Server", naming: entry)
-        gtk_label_set_xalign(title.opaque, 0)
-        message = makeLabel(classes: ["dialog-error"])
-        wrapAnywhere(message)
-        adw_message_dialog_set_extra_child(dialog, makeBox(GTK_ORIENTATION_VERTICAL, spacing: 6, [title, entry, message]))
-        // The handlers keep the dialog alive until its window is destroyed.
-        Signal.connect(entry.object, "changed") { [self] in self.check() }
-        Signal.connect(window.object, "response") { [self] (response: gpointer?) in
-            guard let response, String(cString: response.assumingMemoryBound(to: CChar.self)) == "share" else { return }
-            self.didShare?(self.url)
-        }
+        dialog = EntryMessageDialog(parent: parent, heading: "Share This List",
+                                    body: "Other desktops that share the same PostgreSQL database see the changes made here as they are made, and this window shows theirs. The password comes from PGPASSWORD or ~/.pgpass.",
+                                    response: "share", label: "_Share", entryLabel: "Server", text: address)
+        gtk_entry_set_placeholder_text(dialog.entry.cast(), "postgresql://USER@HOST[:PORT]/DATABASE")
+        dialog.connect(changed: { [self] in self.check() }, chosen: { [self] in self.didShare?(self.url) })
         check()
     }
 
@@ -50,7 +33,7 @@ final class ShareDialog {
 
     /// The address typed, without spaces around it.
     var url: String {
-        String(cString: gtk_editable_get_text(OpaquePointer(entry))).trimmingCharacters(in: .whitespaces)
+        dialog.text.trimmingCharacters(in: .whitespaces)
     }
 
     /// Says what is wrong with the address, and offers Share only for one that is right.
@@ -63,8 +46,6 @@ final class ShareDialog {
                 problem = "\(error)"
             }
         }
-        gtk_label_set_text(message.opaque, problem ?? "")
-        message.isVisible = problem != nil
-        adw_message_dialog_set_response_enabled(window.cast(), "share", !url.isEmpty && problem == nil ? 1 : 0)
+        dialog.show(problem, acceptable: !url.isEmpty && problem == nil)
     }
 }
