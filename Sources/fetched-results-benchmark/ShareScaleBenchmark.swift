@@ -43,19 +43,7 @@ private func measureShareScale(rows: Int, serverURL: String, folder: URL, seed: 
 
     // The baseline first: psql's COPY of the same rows into the same schema.
     let csv = folder.appendingPathComponent("scale.csv")
-    try await DatabaseQueue(path: source.path).read { db in
-        FileManager.default.createFile(atPath: csv.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: csv)
-        var text = ""
-        let cursor = try Row.fetchCursor(db, sql: #"SELECT "teamName", "qualifyingZone", "imageName", wins FROM "Team""#)
-        while let row = try cursor.next() {
-            let image: String? = row[2]
-            text += "\(UUID().uuidString.lowercased()),\(row[0] as String),\(row[1] as String),\(image ?? ""),\(row[3] as Int)\n"
-            if text.utf8.count > 1 << 20 { handle.write(Data(text.utf8)); text = "" }
-        }
-        handle.write(Data(text.utf8))
-        try handle.close()
-    }
+    try await writeCSV(of: source, to: csv)
     let baseline = try await scratchDatabase(server, logger: logger)
     try await createSchema(on: baseline, logger: logger)
     figures.copyInSeconds = try psql(baseline, #"\copy "Team" ("Z_ID", "teamName", "qualifyingZone", "imageName", wins) FROM '\#(csv.path)' WITH (FORMAT csv)"#)
@@ -94,6 +82,24 @@ private func measureShareScale(rows: Int, serverURL: String, folder: URL, seed: 
     let joined = try await joining.database.read { db in try Int.fetchOne(db, sql: #"SELECT count(*) FROM "Team""#) ?? 0 }
     guard joined == rows else { throw OptionsError("sharescale: the joining store holds \(joined) teams, not \(rows)") }
     return figures
+}
+
+/// Writes the teams of the store at `source` as the CSV that psql's COPY takes (a new
+/// global ID for each).
+private func writeCSV(of source: URL, to csv: URL) async throws {
+    try await DatabaseQueue(path: source.path).read { db in
+        FileManager.default.createFile(atPath: csv.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: csv)
+        var text = ""
+        let cursor = try Row.fetchCursor(db, sql: #"SELECT "teamName", "qualifyingZone", "imageName", wins FROM "Team""#)
+        while let row = try cursor.next() {
+            let image: String? = row[2]
+            text += "\(UUID().uuidString.lowercased()),\(row[0] as String),\(row[1] as String),\(image ?? ""),\(row[3] as Int)\n"
+            if text.utf8.count > 1 << 20 { handle.write(Data(text.utf8)); text = "" }
+        }
+        handle.write(Data(text.utf8))
+        try handle.close()
+    }
 }
 
 /// Waits until `session` has pushed and pulled everything: rounds until one ends with
