@@ -92,6 +92,8 @@ final class AccessibilityTreeTests: XCTestCase {
             XCTAssertTrue(window.contains(line), "\(line) in:\n\(window.joined(separator: "\n"))")
         }
         XCTAssertTrue(dialog.contains { $0.hasPrefix("combo box 'List' labelled-by 'List'") }, dialog.joined(separator: "\n"))
+        // Each list's header menu says whose it is.
+        XCTAssertTrue(window.contains { $0.contains("'List menu: Home'") }, window.joined(separator: "\n"))
         // The check boxes' own boxes and the List choice's inner parts included.
         try assertNoWidgetClassIsRead(window + dialog)
     }
