@@ -55,3 +55,46 @@ extension FetchedResultsController {
         var sectionNames: [String]
     }
 }
+
+/// Where a way of placing left the changed objects.
+enum PlacementResult {
+    /// Each member's index in its section and its gap (its place among the objects that did
+    /// not change), the members in `layout`.
+    case placed(items: [Int64: Int], gaps: [Int64: Int])
+    /// The searches run in the background: the list takes them on a later turn, and the
+    /// state machine holds the changes that come meanwhile.
+    case continuesInBackground
+    /// This way cannot place them (a sort key across a relationship, a probed row changed
+    /// under the searches), `layout` as it was: they are placed one by one.
+    case needsOneByOne
+}
+
+/// A way of putting the changed objects that belong to the results in their places: step 4
+/// of a placement, between taking them out of the list and finishing the batch
+/// (`PlacingInMemory.swift`). ``BatchPolicy/placement(memberCount:mayRunInBackground:)``
+/// chooses one by how many objects changed and whether they were saved elsewhere; each way is
+/// one type, in a file of its own:
+/// - ``PlacingOneByOne``: a binary search each (`PlacingInMemory.swift`);
+/// - ``PlacingTogether``: all the searches in step, each section merged in one pass
+///   (`PlacingTogether.swift`);
+/// - ``PlacingInBackground``: the same searches on a reader of the store, off the context's
+///   queue (`PlacingInBackground.swift`).
+///
+/// Every way gives the same places; the policy only picks the fastest.
+protocol PlacementWay {
+    /// Places `placement`'s members in `controller`'s layout; `changes` are the changes being
+    /// placed when they may be placed in the background (merged from elsewhere, a long list).
+    func place<Result>(_ placement: FetchedResultsController<Result>.Placement, in controller: FetchedResultsController<Result>,
+                       context: ObjectContext, changes: ObjectChanges?) -> PlacementResult
+}
+
+extension BatchPolicy.Placement {
+    /// The type that places this way.
+    var way: any PlacementWay {
+        switch self {
+        case .oneByOne: PlacingOneByOne()
+        case .together: PlacingTogether()
+        case .togetherInBackground: PlacingInBackground()
+        }
+    }
+}

@@ -60,3 +60,17 @@ extension FetchedResultsController {
         return nil
     }
 }
+
+/// Step 4 for many members saved elsewhere (an import's chunk) on a long list: the searches
+/// of ``PlacingTogether`` on a reader of the store, off the context's queue; the list takes
+/// them on a later turn (``FetchedResultsController/finishPlacingInBackground(at:probed:)``).
+struct PlacingInBackground: PlacementWay {
+    func place<Result>(_ placement: FetchedResultsController<Result>.Placement, in controller: FetchedResultsController<Result>,
+                       context: ObjectContext, changes: ObjectChanges?) -> PlacementResult {
+        guard let changes else { return PlacingTogether().place(placement, in: controller, context: context, changes: nil) }
+        guard let (names, search) = controller.prepareTogether(placement.members, firstMembers: placement.firstMembers,
+                                                                sorts: controller.fetchRequest.sortDescriptors, context: context) else { return .needsOneByOne }
+        controller.placeInBackground(.init(changes: changes, placement: placement, prepared: controller.layout, sectionNames: names), search: search)
+        return .continuesInBackground
+    }
+}

@@ -9,17 +9,12 @@ extension FetchedResultsController {
     /// meanwhile wait for them.
     func placeInMemory(changed: [Int64: Set<String>?], deleted: Set<Int64>, context: ObjectContext, inBackground: ObjectChanges?) {
         let placement = takeOut(changed: changed, deleted: deleted, context: context)
-        let members = placement.members, sorts = fetchRequest.sortDescriptors
-        // 4. Put each one in its place: its section (made when new), then a search.
-        let way = policy.placement(memberCount: members.count, mayRunInBackground: inBackground != nil)
-        var placed: (items: [Int64: Int], gaps: [Int64: Int])?
-        if way != .oneByOne, let (names, search) = prepareTogether(members, firstMembers: placement.firstMembers, sorts: sorts, context: context) {
-            if way == .togetherInBackground, let inBackground {
-                return placeInBackground(Placing(changes: inBackground, placement: placement, prepared: layout, sectionNames: names), search: search)
-            }
-            placed = (try? context.store.database.read { db in try search.run(in: db) }).flatMap { mergeTogether(members, names: names, at: $0.positions) }
-        }
-        finish(placement, placed: placed ?? placeOneByOne(members, firstMembers: placement.firstMembers, sorts: sorts, context: context))
+        // 4. Put each one in its place: its section (made when new), then a search, in the
+        // way the policy picks (see PlacementWay).
+        let way = policy.placement(memberCount: placement.members.count, mayRunInBackground: inBackground != nil).way
+        var result = way.place(placement, in: self, context: context, changes: inBackground)
+        if case .needsOneByOne = result { result = PlacingOneByOne().place(placement, in: self, context: context, changes: nil) }
+        if case .placed(let items, let gaps) = result { finish(placement, placed: (items, gaps)) }
     }
 
     /// Steps 1–3: finds where each changed object was, takes it out of `layout`, and
@@ -100,21 +95,6 @@ extension FetchedResultsController {
         return members
     }
 
-    /// Step 4 for a few members: each placed by a search of its own, its section made when new.
-    func placeOneByOne(_ members: [Member], firstMembers: [String: ManagedObject], sorts: [FetchSortDescriptor],
-                       context: ObjectContext) -> (items: [Int64: Int], gaps: [Int64: Int]) {
-        var items: [Int64: Int] = [:], gaps: [Int64: Int] = [:]
-        var insertedHere: [String: Int] = [:]
-        for member in members {
-            let s = sectionIndex(named: member.section, for: member.object, firstMembers: firstMembers, sorts: sorts, context: context)
-            let low = insertionIndex(of: member.object, inSection: s, sorts: sorts, context: context)
-            layout[s].keys.insert(member.key, at: low)
-            items[member.key] = low
-            gaps[member.key] = low - insertedHere[member.section, default: 0]
-            insertedHere[member.section, default: 0] += 1
-        }
-        return (items, gaps)
-    }
 
     /// Steps 5–6: sections left empty go, and the delegate is told, by the one
     /// classification: the changed objects, where they were and are, with their gaps among
@@ -187,5 +167,25 @@ extension FetchedResultsController {
         case .orderedDescending: return false
         case .orderedSame: return a.objectID < b.objectID
         }
+    }
+}
+
+/// Step 4 for a few members (a person's edits), and wherever placing together cannot: each
+/// placed by a binary search of its own, its section made when new.
+struct PlacingOneByOne: PlacementWay {
+    func place<Result>(_ placement: FetchedResultsController<Result>.Placement, in controller: FetchedResultsController<Result>,
+                       context: ObjectContext, changes: ObjectChanges?) -> PlacementResult {
+        let sorts = controller.fetchRequest.sortDescriptors
+        var items: [Int64: Int] = [:], gaps: [Int64: Int] = [:]
+        var insertedHere: [String: Int] = [:]
+        for member in placement.members {
+            let s = controller.sectionIndex(named: member.section, for: member.object, firstMembers: placement.firstMembers, sorts: sorts, context: context)
+            let low = controller.insertionIndex(of: member.object, inSection: s, sorts: sorts, context: context)
+            controller.layout[s].keys.insert(member.key, at: low)
+            items[member.key] = low
+            gaps[member.key] = low - insertedHere[member.section, default: 0]
+            insertedHere[member.section, default: 0] += 1
+        }
+        return .placed(items: items, gaps: gaps)
     }
 }

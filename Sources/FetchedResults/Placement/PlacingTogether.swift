@@ -58,3 +58,16 @@ extension FetchedResultsController {
         return (items, gaps)
     }
 }
+
+/// Step 4 for many members whose sort keys are their own attributes: all their searches in
+/// step (one query a step), then each section's keys and members merged in one pass.
+struct PlacingTogether: PlacementWay {
+    func place<Result>(_ placement: FetchedResultsController<Result>.Placement, in controller: FetchedResultsController<Result>,
+                       context: ObjectContext, changes: ObjectChanges?) -> PlacementResult {
+        guard let (names, search) = controller.prepareTogether(placement.members, firstMembers: placement.firstMembers,
+                                                                sorts: controller.fetchRequest.sortDescriptors, context: context),
+              let found = try? context.store.database.read({ db in try search.run(in: db) }),
+              let placed = controller.mergeTogether(placement.members, names: names, at: found.positions) else { return .needsOneByOne }
+        return .placed(items: placed.items, gaps: placed.gaps)
+    }
+}
