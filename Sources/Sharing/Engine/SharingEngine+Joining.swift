@@ -35,6 +35,7 @@ extension SharingEngine {
                 }
                 var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
                 merge.arriving = objects
+                try merge.lookUp(changes, in: db)
                 for change in changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
                 let nothingOwnSince = seedOnly == nil || pushedThrough == before

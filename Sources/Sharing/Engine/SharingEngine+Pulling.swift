@@ -39,6 +39,7 @@ extension SharingEngine {
                 // The record as it is now: another process may have taken it meanwhile.
                 merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == inFlight?.id ? $0 : nil }
                 merge.pushVersions = pushVersions
+                try merge.lookUp(page.changes, in: db)
                 for change in page.changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
                 try SharingState.setCursor(page.cursor, in: db)
@@ -95,6 +96,7 @@ extension SharingEngine {
             try await store.database.write { [applied] db in
                 var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
                 merge.arriving = objects
+                try merge.lookUp(changes, in: db)
                 merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == applied?.id ? $0 : nil }
                 merge.pushVersions = (applied?.deltas.keys).map { Dictionary(uniqueKeysWithValues: $0.map { ($0, Int64.min) }) } ?? [:]
                 for change in changes { try merge.take(change, in: db) }

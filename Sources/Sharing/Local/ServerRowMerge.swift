@@ -46,6 +46,9 @@ struct ServerRowMerge {
     private(set) var rejected: [RejectedChange] = []
     /// Objects inserted, whose waiting references are set at ``finish(in:)``.
     private var inserted: [(id: UUID, key: Int64)] = []
+    /// Objects this store has neither a base nor a global ID for, found for a page at once
+    /// by ``lookUp(_:in:)``: taking them skips both look-ups (a join's every object).
+    private var unknown: Set<UUID> = []
 
     init(model: Model, policy: MergePolicy, limits: SharingLimits) {
         self.model = model
@@ -61,11 +64,13 @@ struct ServerRowMerge {
     ///   push, the stored base with the values the push sent.
     mutating func take(_ change: ServerChange, assumingBase assumed: [String: Value]? = nil, in db: Database) throws {
         guard let entity = model.entity(named: change.entity), change.problem == nil else { return reject(change, change.problem) }
-        let base = try SharingState.base(of: change.object, entity: entity, model: model, in: db)
+        // Unknown here until now: it gets a base (and maybe a row) below.
+        let isUnknown = unknown.remove(change.object) != nil
+        let base = isUnknown ? nil : try SharingState.base(of: change.object, entity: entity, model: model, in: db)
         // A hide comes at the version the object has (its owner's change is one this role
         // does not see): only an older one is skipped.
         if let base, change.version < base.version || (change.version == base.version && change.kind != .hide) { return }
-        let local = try GlobalIDs.object(for: change.object, in: db).flatMap { object -> Int64? in
+        let local = try (isUnknown ? nil : GlobalIDs.object(for: change.object, in: db)).flatMap { object -> Int64? in
             object.entityName == entity.name ? object.rowKey : nil
         }
         let localExists = try local.map { try rows.exists(entity, key: $0, in: db) } ?? false
@@ -157,6 +162,25 @@ struct ServerRowMerge {
         conflicts.append(conflict)
     }
 
+    /// Finds, in a few queries, which objects of `changes` this store has neither a base nor
+    /// a global ID for, so that ``take(_:assumingBase:in:)`` does not look each one up.
+    /// Call it before taking a page of changes (a snapshot's, a pull's).
+    mutating func lookUp(_ changes: [ServerChange], in db: Database) throws {
+        var ids = Set(changes.map(\.object))
+        let all = Array(ids)
+        for start in stride(from: 0, to: all.count, by: 5_000) {
+            let chunk = all[start..<min(start + 5_000, all.count)]
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            let arguments = StatementArguments(chunk.map(\.bytes))
+            for table in [SharingState.baseTable, GlobalIDs.table] {
+                for bytes in try Data.fetchAll(db, sql: "SELECT id FROM \(table) WHERE id IN (\(marks))", arguments: arguments) {
+                    if let id = UUID(bytes: bytes) { ids.remove(id) }
+                }
+            }
+        }
+        unknown = ids
+    }
+
     /// What keeps the model from taking an insert or update, or nil when it fits: a value
     /// over ``SharingLimits/valueBytes`` or against the model's rules (the ones a save
     /// checks: required, lengths, ranges), a required attribute an insert lacks, or a to-one
@@ -195,8 +219,12 @@ struct ServerRowMerge {
     /// Sets the relationships that waited for the objects inserted, and records the
     /// conflicts found and the changes refused.
     mutating func finish(in db: Database) throws {
-        for (id, key) in inserted { try rows.resolveReferences(to: id, key: key, in: db) }
+        // Most pages have no reference waiting for an object (one arrived before its target).
+        if !inserted.isEmpty, try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SharingState.referenceTable))") == true {
+            for (id, key) in inserted { try rows.resolveReferences(to: id, key: key, in: db) }
+        }
         inserted = []
+        unknown = []
         for conflict in conflicts { try SharingState.record(conflict, in: db) }
         for change in rejected { try SharingState.record(change, in: db) }
         if var push = pushInFlight, !tookFromPush.isEmpty {

@@ -199,14 +199,12 @@ extension ServerChangeLog {
                     DECLARE z_snapshot NO SCROLL CURSOR FOR
                     SELECT \(ServerWriter.writtenColumns) FROM \(ServerNames.quoted(entity.name)) t
                     """), logger: logger)
-                while true {
-                    var changes: [ServerChange] = []
-                    let rows = try await connection.query(PostgresQuery(unsafeSQL: "FETCH \(pageSize) FROM z_snapshot"), logger: logger)
-                    for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
-                        changes.append(change(at: .start, entity: entity.name, object: id, operation: "update", version: version, changed: [], row: json))
-                    }
-                    guard !changes.isEmpty else { break }
+                // The next page is read from the server while this one is taken.
+                var changes = try await page(of: entity, size: pageSize, on: connection, logger: logger)
+                while !changes.isEmpty {
+                    async let next = page(of: entity, size: pageSize, on: connection, logger: logger)
                     try await take(changes, objects)
+                    changes = try await next
                 }
                 try await connection.query("CLOSE z_snapshot", logger: logger)
             }
@@ -217,6 +215,19 @@ extension ServerChangeLog {
             _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
         }
+    }
+}
+
+extension ServerChangeLog {
+    /// The next `size` rows of `entity` from the snapshot's cursor, as changes at their
+    /// versions; none once it is read through.
+    private func page(of entity: EntityDescription, size: Int, on connection: PostgresConnection, logger: Logger) async throws -> [ServerChange] {
+        var changes: [ServerChange] = []
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: "FETCH \(size) FROM z_snapshot"), logger: logger)
+        for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
+            changes.append(change(at: .start, entity: entity.name, object: id, operation: "update", version: version, changed: [], row: json))
+        }
+        return changes
     }
 }
 
