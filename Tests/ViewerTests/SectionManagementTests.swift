@@ -45,7 +45,7 @@ final class SectionManagementTests: ViewerTestCase, @unchecked Sendable {
             } ?? ""
             let target = g_menu_model_get_item_attribute_value(model, index, "target", nil).map { variant in
                 defer { g_variant_unref(variant) }
-                return String(cString: g_variant_get_string(variant, nil))
+                return String(g_variant_get_int64(variant))
             } ?? ""
             return "\(action)(\(target))"
         }
@@ -82,11 +82,13 @@ final class SectionManagementTests: ViewerTestCase, @unchecked Sendable {
         let window = try openWindow("todo")
         let groceries = unmarked(window.rows(inSection: "Groceries"))
         let button = try menuButton(ofHeader: "Groceries", in: window)
-        XCTAssertEqual(try items(of: button), ["win.rename-section(Groceries)", "win.delete-section(Groceries)"])
+        let key = try XCTUnwrap(window.session?.sectionObjectID(named: "Groceries")?.rowKey)
+        XCTAssertEqual(try items(of: button), ["win.rename-section(\(key))", "win.delete-section(\(key))"])
         XCTAssertEqual(gtk_widget_get_tooltip_text(button).map { String(cString: $0) }, "List Menu")
-        XCTAssertEqual(try items(of: try menuButton(ofHeader: "Someday", in: window)).first, "win.rename-section(Someday)", "an empty list has one too")
+        let someday = try XCTUnwrap(window.session?.sectionObjectID(named: "Someday")?.rowKey)
+        XCTAssertEqual(try items(of: try menuButton(ofHeader: "Someday", in: window)).first, "win.rename-section(\(someday))", "an empty list has one too")
 
-        gtk_widget_activate_action_variant(button, "win.rename-section", g_variant_new_string("Groceries"))
+        gtk_widget_activate_action_variant(button, "win.rename-section", g_variant_new_int64(gint64(key)))
         let dialog = try XCTUnwrap(window.sectionTitleDialog)
         XCTAssertEqual(String(cString: gtk_editable_get_text(OpaquePointer(dialog.entry))), "Groceries")
         XCTAssertFalse(isEnabled(dialog, "rename"), "the title unchanged")
@@ -129,7 +131,8 @@ final class SectionManagementTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(unmarked(window.listLines), before, "the list and its items, ticked as they were")
 
         // An empty list, from its header's menu.
-        gtk_widget_activate_action_variant(try menuButton(ofHeader: "Someday", in: window), "win.delete-section", g_variant_new_string("Someday"))
+        let someday = try XCTUnwrap(session.sectionObjectID(named: "Someday")?.rowKey)
+        gtk_widget_activate_action_variant(try menuButton(ofHeader: "Someday", in: window), "win.delete-section", g_variant_new_int64(gint64(someday)))
         MainLoop.iterate(for: 0.2)
         XCTAssertEqual(headers(window), ["[Groceries]", "[Home]", "[Work]"])
         XCTAssertEqual(window.shownToast, "List “Someday” deleted")

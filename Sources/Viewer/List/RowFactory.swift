@@ -18,8 +18,8 @@ import ObjectStore
     var didToggle: ((ManagedObject, Bool) -> Void)?
     /// Called when a person clicks a row's +1 button.
     var didTapCounter: ((ManagedObject) -> Void)?
-    /// Gives a header's menu button the menu of the section object titled so (the window's
-    /// actions on it), when sections come from their own entity.
+    /// Gives a header's menu button the menu of the section object of the section so named
+    /// (the window's actions on it), when sections come from their own entity.
     var sectionMenu: ((Widget, String) -> Void)?
 
     private static let widgetsKey = "fetched-results-row"
@@ -101,7 +101,7 @@ import ObjectStore
             let title = session.view.sectionTitle(forSectionName: name)
             gtk_label_set_text(parts.label.opaque, title)
             parts.emptyNote.isVisible = session.isSectionEmpty(named: name)
-            if let menuButton = parts.menuButton { sectionMenu?(menuButton, title) }
+            if let menuButton = parts.menuButton { sectionMenu?(menuButton, name) }
         case .object(let object):
             widgets.objectID = object.objectID
             // GTK 4.8 unbinds and binds again every row whose position changed: about 200 rows

@@ -144,9 +144,16 @@ final class DatasetSession {
         }
     }
 
-    /// The section object whose header reads `title`; nil when none does.
-    func sectionObject(titled title: String) -> ManagedObject? {
-        sectionObjects.first { $0.title == title }.flatMap { try? context.existingObject(with: $0.id) }
+    /// The section object of the section named `name` (its header's text, unless view.json
+    /// gives it another); nil when sections are no objects.
+    func sectionObjectID(named name: String) -> ObjectID? {
+        controller.sections?.first { $0.name == name }?.sectionObjectID
+    }
+
+    /// The section object whose row key is `rowKey`; nil when there is none.
+    func sectionObject(rowKey: Int64) -> ManagedObject? {
+        guard let entity = view.sectionRequest?.entity else { return nil }
+        return try? context.existingObject(with: ObjectID(entityName: entity, rowKey: rowKey))
     }
 
     /// Adds a section object titled `title` and saves; Undo removes it.

@@ -37,7 +37,10 @@ extension ViewerWindow {
             let isSelected = self?.session?.selection.selectedObject === object
             self?.later(followsSelection: isSelected) { try $0.setToggle(of: object, to: isOn) }
         }
-        factory.sectionMenu = { [weak self] button, title in self?.setSectionMenu(of: button, title: title) }
+        factory.sectionMenu = { [weak self] button, name in
+            guard let self, let id = self.session?.sectionObjectID(named: name) else { return }
+            self.setSectionMenu(of: button, id: id, title: self.session?.view.sectionTitle(forSectionName: name) ?? name)
+        }
         factory.didTapCounter = { [weak self] object in
             self?.session?.selection.select(object)
             self?.later { try $0.incrementCounter(of: object) }

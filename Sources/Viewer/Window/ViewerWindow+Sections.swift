@@ -10,8 +10,9 @@ import ObjectStore
 struct SectionActions {
     /// `win.new-section`: New List….
     let new: OpaquePointer
-    /// `win.rename-section(s)` and `win.delete-section(s)`: the section object whose header
-    /// reads the parameter (a header's menu).
+    /// `win.rename-section(x)` and `win.delete-section(x)`: the section object whose row key
+    /// is the parameter (a header's menu: by key, not title, as two lists of other desktops
+    /// may have one title).
     let rename: OpaquePointer
     let delete: OpaquePointer
     /// `win.rename-selected-section` and `win.delete-selected-section`: the selected row's
@@ -26,14 +27,14 @@ struct SectionActions {
 extension ViewerWindow {
     func addSectionActions() -> SectionActions {
         let map: UnsafeMutableRawPointer = actionMap
-        let titled = { (parameter: OpaquePointer?) -> String in parameter.map { String(cString: g_variant_get_string($0, nil)) } ?? "" }
+        let keyed = { (parameter: OpaquePointer?) -> Int64? in parameter.map { Int64(g_variant_get_int64($0)) } }
         return SectionActions(
             new: Action.add(to: map, "new-section") { [weak self] _ in self?.showSectionTitleDialog(renaming: nil) },
-            rename: Action.add(to: map, "rename-section", parameterType: "s") { [weak self] parameter in
-                self?.session?.sectionObject(titled: titled(parameter)).map { self?.showSectionTitleDialog(renaming: $0) }
+            rename: Action.add(to: map, "rename-section", parameterType: "x") { [weak self] parameter in
+                keyed(parameter).flatMap { self?.session?.sectionObject(rowKey: $0) }.map { self?.showSectionTitleDialog(renaming: $0) }
             },
-            delete: Action.add(to: map, "delete-section", parameterType: "s") { [weak self] parameter in
-                self?.session?.sectionObject(titled: titled(parameter)).map { self?.deleteSection($0) }
+            delete: Action.add(to: map, "delete-section", parameterType: "x") { [weak self] parameter in
+                keyed(parameter).flatMap { self?.session?.sectionObject(rowKey: $0) }.map { self?.deleteSection($0) }
             },
             renameSelected: Action.add(to: map, "rename-selected-section") { [weak self] _ in
                 self?.selectedSection.map { self?.showSectionTitleDialog(renaming: $0) }
@@ -82,13 +83,13 @@ extension ViewerWindow {
         MainLoop.idle { [weak self] in self?.rowsDeletedTogether = [] }
     }
 
-    /// Gives a header's menu button the menu of the section object titled `title`.
-    func setSectionMenu(of button: Widget, title: String) {
+    /// Gives a header's menu button the menu of the section object `id`, titled `title`.
+    func setSectionMenu(of button: Widget, id: ObjectID, title: String) {
         let word = sectionWord ?? "Section"
         let menu = g_menu_new()!
         for (label, action) in [("_Rename \(word)…", "win.rename-section"), ("_Delete \(word)", "win.delete-section")] {
             let item = g_menu_item_new(label, nil)!
-            g_menu_item_set_action_and_target_value(item, action, g_variant_new_string(title))
+            g_menu_item_set_action_and_target_value(item, action, g_variant_new_int64(gint64(id.rowKey)))
             g_menu_append_item(menu, item)
             g_object_unref(UnsafeMutableRawPointer(item))
         }
