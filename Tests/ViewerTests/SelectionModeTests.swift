@@ -73,6 +73,12 @@ final class SelectionModeTests: ViewerTestCase, @unchecked Sendable {
         MainLoop.iterate(for: 0.05)
         XCTAssertEqual(session.selection.selectedCount, 32)
         XCTAssertEqual(window.detailLines.first, "32 Teams Selected")
+        // More than Delete takes at once (10,000; 20 here) are refused, not deleted.
+        window.deleteLimit = 20
+        window.deleteSelection()
+        MainLoop.iterate(for: 0.1)
+        XCTAssertEqual(window.shownToast, "32 teams are selected: delete at most 20 at once")
+        XCTAssertEqual(try session.context.count(for: FetchRequest<ManagedObject>(entityName: "Team")), 32)
         XCTAssertEqual(session.selection.selectedObject.map { ViewConfiguration.text(of: $0, keyPath: "teamName") }, "Nigeria",
                        "the row the selection started from stays its first")
 

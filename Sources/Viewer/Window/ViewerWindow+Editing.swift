@@ -45,7 +45,13 @@ extension ViewerWindow {
     func deleteSelection() {
         applyPendingMove()
         guard let session, let object = session.selection.selectedObject else { return }
-        guard session.selection.selectedCount > 1 else { return perform { try $0.delete(object) } }
+        let count = session.selection.selectedCount
+        guard count > 1 else { return perform { try $0.delete(object) } }
+        // Each object deleted is read, and kept for Undo: a million (Ctrl+A on a long list)
+        // would hold the window for a minute. Said, not done.
+        guard count <= deleteLimit else {
+            return showToast("\(count.formatted()) \(session.rowNoun(count)) are selected: delete at most \(deleteLimit.formatted()) at once")
+        }
         let objects = session.selection.selectedObjects
         rowsDeletedTogether = Set(objects.map(\.objectID))
         perform { session in

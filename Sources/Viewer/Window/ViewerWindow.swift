@@ -116,6 +116,8 @@ package final class ViewerWindow {
     private(set) var sectionActions: SectionActions!
     /// The New List… or Rename List… dialog opened last.
     var sectionTitleDialog: SectionTitleDialog?
+    /// How many selected rows Delete deletes at once (more are refused with a toast).
+    var deleteLimit = 10_000
     /// The rows being deleted with a section object, or together: their removal says nothing
     /// of its own (one toast says what went).
     var rowsDeletedTogether: Set<ObjectID> = []
