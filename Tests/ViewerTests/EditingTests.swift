@@ -347,4 +347,23 @@ final class EditingTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(window.rows(inSection: "Africa").last, "> Nigeria · Wins: 0")
         XCTAssertEqual(gtk_widget_get_sensitive(window.undoButton), 0, "nothing left to undo")
     } }
+
+    /// A team tapped, then deleted: the first Undo brings it back with its win (under a new
+    /// ID), and the second takes the win back from the team brought back, without an error.
+    func testUndoingADeleteThenATapFindsTheTeamBroughtBack() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        window.activateRow(titled: "Nigeria")
+        XCTAssertEqual(window.rows(inSection: "Africa").first, "> Nigeria · Wins: 1")
+        window.deleteSelection()
+        MainLoop.iterate(for: 0.1)
+        XCTAssertFalse(window.listLines.contains { $0.contains("Nigeria") })
+        window.undo()
+        MainLoop.iterate(for: 0.1)
+        XCTAssertEqual(window.rows(inSection: "Africa").first, "> Nigeria · Wins: 1", "back with its win")
+        window.undo()
+        MainLoop.iterate(for: 0.1)
+        XCTAssertFalse(window.banner.isVisible, labelText(window.banner))
+        XCTAssertEqual(window.rows(inSection: "Africa").last?.dropFirst(2), "Nigeria · Wins: 0", window.listLines.joined(separator: "\n"))
+        XCTAssertEqual(gtk_widget_get_sensitive(window.undoButton), 0, "nothing left to undo")
+    } }
 }

@@ -84,7 +84,13 @@ final class Edits {
     @discardableResult
     func undo() throws -> ManagedObject? {
         guard let entry = undoStack.popLast() else { return nil }
-        return try save(undoneBy: { _ in nil }) { try entry.revert(in: context) }
+        var reinserted: [(old: ObjectID, object: ManagedObject)] = []
+        let object = try save(undoneBy: { _ in nil }) { try entry.revert(in: context, reinserted: &reinserted) }
+        // Saved, the objects brought back have their new IDs: the edits made before their
+        // delete name them by those.
+        let renames = Dictionary(reinserted.map { ($0.old, $0.object.objectID) }) { first, _ in first }
+        if !renames.isEmpty { undoStack = undoStack.map { $0.renaming(renames) } }
+        return object
     }
 
     private func remember(_ entry: UndoEntry?) {

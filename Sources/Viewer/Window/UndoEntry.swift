@@ -16,8 +16,9 @@ enum UndoEntry {
     case reinsertAll([DeletedObject])
 
     /// Puts the store back as it was, in `context`, unsaved; returns the object it brought
-    /// back or changed (nil for one it removed).
-    func revert(in context: ObjectContext) throws -> ManagedObject? {
+    /// back or changed (nil for one it removed). Objects inserted again are added to
+    /// `reinserted` with the IDs they had, for the entries below that name them.
+    func revert(in context: ObjectContext, reinserted: inout [(old: ObjectID, object: ManagedObject)]) throws -> ManagedObject? {
         switch self {
         case .restore(let id, let values, let deltas):
             let object = try context.existingObject(with: id)
@@ -33,9 +34,26 @@ enum UndoEntry {
             try context.delete(try context.existingObject(with: id))
             return nil
         case .reinsert(let deleted):
-            return try deleted.insert(into: context)
+            return try deleted.insert(into: context, reinserted: &reinserted)
         case .reinsertAll(let deleted):
-            return try deleted.map { try $0.insert(into: context) }.first
+            return try deleted.map { try $0.insert(into: context, reinserted: &reinserted) }.first
+        }
+    }
+
+    /// This entry with the objects of `renames` named by their new IDs: an object deleted
+    /// and brought back by Undo has a new ID, and the entries made before its delete name
+    /// the old one.
+    func renaming(_ renames: [ObjectID: ObjectID]) -> UndoEntry {
+        let renamed = { (id: ObjectID) in renames[id] ?? id }
+        switch self {
+        case .restore(let id, let values, let deltas):
+            return .restore(renamed(id), values.mapValues { value in (value as? ObjectID).map(renamed) ?? value }, adding: deltas)
+        case .remove(let id):
+            return .remove(renamed(id))
+        case .reinsert(let deleted):
+            return .reinsert(deleted.renaming(renames))
+        case .reinsertAll(let deleted):
+            return .reinsertAll(deleted.map { $0.renaming(renames) })
         }
     }
 
@@ -64,6 +82,8 @@ enum UndoEntry {
     /// relationships named, and the objects its delete rules deleted with it (a to-do
     /// list's items).
     struct DeletedObject {
+        /// The ID it had.
+        var objectID: ObjectID
         var entityName: String
         var attributes: [String: Any?]
         /// To-one relationships to objects that stay, by ID.
@@ -77,6 +97,7 @@ enum UndoEntry {
         /// `object` as it is now; `parentKey` is the relationship back to the object it is
         /// deleted with, which ``insert(into:)`` sets by inserting it there.
         init(_ object: ManagedObject, parentKey: String? = nil) {
+            objectID = object.objectID
             entityName = object.entity.name
             attributes = Dictionary(uniqueKeysWithValues: object.entity.attributes.map { ($0.name, object.attributeValue(forKey: $0.name).anyValue) })
             related = [:]
@@ -97,16 +118,27 @@ enum UndoEntry {
             }
         }
 
-        /// Inserts the object (and what was deleted with it) into `context`, unsaved.
-        func insert(into context: ObjectContext) throws -> ManagedObject {
+        /// Inserts the object (and what was deleted with it) into `context`, unsaved, adding
+        /// each to `reinserted` with the ID it had.
+        func insert(into context: ObjectContext, reinserted: inout [(old: ObjectID, object: ManagedObject)]) throws -> ManagedObject {
             let object = try context.insert(entityName: entityName)
+            reinserted.append((objectID, object))
             for (key, value) in attributes { try object.setValue(value, forKey: key) }
             for (key, id) in related { try object.setValue(try context.existingObject(with: id), forKey: key) }
-            for (key, deleted) in cascaded { try object.setValue(try deleted.insert(into: context), forKey: key) }
+            for (key, deleted) in cascaded { try object.setValue(try deleted.insert(into: context, reinserted: &reinserted), forKey: key) }
             for (inverse, objects) in cascadedMany.values {
-                for deleted in objects { try deleted.insert(into: context).setValue(object, forKey: inverse) }
+                for deleted in objects { try deleted.insert(into: context, reinserted: &reinserted).setValue(object, forKey: inverse) }
             }
             return object
+        }
+
+        /// This deleted object with the objects of `renames` named by their new IDs.
+        func renaming(_ renames: [ObjectID: ObjectID]) -> DeletedObject {
+            var copy = self
+            copy.related = related.mapValues { renames[$0] ?? $0 }
+            copy.cascaded = cascaded.mapValues { $0.renaming(renames) }
+            copy.cascadedMany = cascadedMany.mapValues { ($0.inverse, $0.objects.map { $0.renaming(renames) }) }
+            return copy
         }
     }
 }
