@@ -95,7 +95,7 @@ enum UndoEntry {
         var cascadedMany: [String: (inverse: String, objects: [DeletedObject])]
 
         /// `object` as it is now; `parentKey` is the relationship back to the object it is
-        /// deleted with, which ``insert(into:)`` sets by inserting it there.
+        /// deleted with, which ``insert(into:reinserted:)`` sets by inserting it there.
         init(_ object: ManagedObject, parentKey: String? = nil) {
             objectID = object.objectID
             entityName = object.entity.name
