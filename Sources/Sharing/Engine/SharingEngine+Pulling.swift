@@ -5,6 +5,9 @@ import ObjectStore
 import PostgresNIO
 
 extension SharingEngine {
+    /// Takes every change of the server's log after the store's cursor, page by page (or
+    /// everything afresh when the log was pruned past it), then forgets the tombstones no
+    /// change can need any more (see ``Tombstones``).
     func pullAll(on connection: PostgresConnection) async throws {
         while true {
             let cursor = try await store.database.read { db in try SharingState.cursor(in: db) } ?? .start
@@ -14,7 +17,10 @@ extension SharingEngine {
             }
             let page = try await log.pull(after: cursor, limit: 1000, on: connection, logger: logger)
             madeProgress()
-            guard !page.changes.isEmpty else { return }
+            guard !page.changes.isEmpty else {
+                if let horizon = page.horizon { try await forgetTombstones(below: horizon) }
+                return
+            }
             // Relationships to objects neither the page nor the store has: the server is
             // asked whether it has them (a push of many objects commits in several
             // transactions); those it lacks make their changes rejected.
@@ -44,6 +50,17 @@ extension SharingEngine {
                 try merge.finish(in: db)
                 try SharingState.setCursor(page.cursor, in: db)
             }
+        }
+    }
+
+    /// Marks the tombstones made since the last pull with `horizon.xmax` and forgets those
+    /// whose mark is at or below `horizon.xmin`: the pull found nothing more, so the store
+    /// holds every change of every transaction below it (see ``Tombstones``).
+    private func forgetTombstones(below horizon: ServerChangeLog.Horizon) async throws {
+        guard try await store.database.read({ db in try Tombstones.needWork(consumedBelow: horizon.xmin, in: db) }) else { return }
+        try await store.database.write { db in
+            try Tombstones.mark(horizon: horizon.xmax, in: db)
+            try Tombstones.prune(consumedBelow: horizon.xmin, model: self.model, in: db)
         }
     }
 

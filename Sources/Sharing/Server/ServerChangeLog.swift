@@ -29,6 +29,16 @@ package struct ServerChangeLog: Sendable {
         package var changes: [ServerChange]
         /// The last change's place, or the cursor pulled from when there was none.
         package var cursor: ServerCursor
+        /// The pull's snapshot: the oldest transaction still running (every one below it
+        /// ended) and the first one that had not ended; nil when the server did not say.
+        package var horizon: Horizon?
+    }
+
+    /// Where a snapshot of the server stands among its transactions (`pg_snapshot_xmin` and
+    /// `pg_snapshot_xmax`): every transaction below `xmin` had ended; none at or above `xmax` had.
+    package struct Horizon: Sendable, Hashable {
+        package var xmin: UInt64
+        package var xmax: UInt64
     }
 
     /// The model that tells the types of the values in the log.
@@ -47,30 +57,38 @@ package struct ServerChangeLog: Sendable {
     package func pull(after cursor: ServerCursor, limit: Int = 1000, on connection: PostgresConnection, logger: Logger) async throws -> Page {
         let log = ServerNames.quoted(ServerNames.changeLog)
         let transaction = String(cursor.transaction)
-        // One statement, so one snapshot: the horizon and the rows agree.
+        // One statement, so one snapshot: the horizon and the rows agree. The horizon comes
+        // on one row of its own when there are no changes.
         let query: PostgresQuery = """
-            WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+            WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(s) AS xmin, pg_snapshot_xmax(s) AS xmax FROM pg_current_snapshot() s),
             page AS (
                 SELECT c.txid FROM \(unescaped: log) c, horizon
                 WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
                 ORDER BY c.txid, c.seq LIMIT \(max(1, limit))
+            ),
+            changes AS (
+                SELECT c.* FROM \(unescaped: log) c, horizon
+                WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
+                    AND c.txid <= (SELECT max(txid) FROM page)
             )
-            SELECT c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text
-            FROM \(unescaped: log) c, horizon
-            WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
-                AND c.txid <= (SELECT max(txid) FROM page)
+            SELECT h.xmin::text, h.xmax::text, c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text
+            FROM horizon h LEFT JOIN changes c ON true
             ORDER BY c.txid, c.seq
             """
         var changes: [ServerChange] = []
+        var horizon: Horizon?
         let rows = try await connection.query(query, logger: logger)
-        for try await (txid, seq, entity, object, op, version, changed, row) in rows.decode((String, Int64, String, UUID, String, Int64, [String]?, String?).self) {
+        for try await (xmin, xmax, txid, seq, entity, object, op, version, changed, row)
+            in rows.decode((String, String, String?, Int64?, String?, UUID?, String?, Int64?, [String]?, String?).self) {
+            if horizon == nil, let xmin = UInt64(xmin), let xmax = UInt64(xmax) { horizon = Horizon(xmin: xmin, xmax: xmax) }
+            guard let txid, let seq, let entity, let object, let op, let version else { continue }
             guard let transaction = UInt64(txid) else {
                 throw SharingError.unreadableChange(entity: entity, object: object, reason: "transaction \(txid)")
             }
             changes.append(change(at: ServerCursor(transaction: transaction, sequence: seq), entity: entity, object: object,
                                   operation: op, version: version, changed: changed ?? [], row: row))
         }
-        return Page(changes: changes, cursor: changes.last?.cursor ?? cursor)
+        return Page(changes: changes, cursor: changes.last?.cursor ?? cursor, horizon: horizon)
     }
 
     /// The version each object had once the push `identity` wrote it (none while the push
@@ -133,6 +151,11 @@ extension ServerChangeLog {
     /// newest one deleted: a reader whose cursor is older resyncs from the tables (see
     /// ``SharingSession``) instead of pulling, since changes it needed are gone. Returns how
     /// many changes it deleted.
+    ///
+    /// The deletes whose entries are gone are forgotten too (`"Z_DELETED"`), and the highest
+    /// version among them kept as `deletedFloor`, above which every later insert starts (see
+    /// ``ServerSchema``): a desktop that still holds the tombstone of such a delete takes an
+    /// object inserted again under its global ID.
     @discardableResult
     package func prune(keepingLast count: Int, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         let log = ServerNames.quoted(ServerNames.changeLog)
@@ -162,8 +185,21 @@ extension ServerChangeLog {
                 """, logger: logger)
             var total = 0
             for try await n in deleted.decode(Int.self) { total = n }
+            try await forgetDeletes(through: through, on: connection, logger: logger)
             return total
         }
+    }
+
+    /// Forgets the deletes of transactions up to `through`'s (whose log entries are pruned),
+    /// raising `deletedFloor` to the highest version among them.
+    private func forgetDeletes(through: ServerCursor, on connection: PostgresConnection, logger: Logger) async throws {
+        let deleted = ServerNames.quoted(ServerNames.deleted), state = ServerNames.quoted(ServerNames.state)
+        try await connection.query("""
+            WITH gone AS (DELETE FROM \(unescaped: deleted) WHERE txid <= '\(unescaped: String(through.transaction))'::xid8 RETURNING version),
+            highest AS (SELECT max(version) AS version FROM gone)
+            INSERT INTO \(unescaped: state) (key, value) SELECT 'deletedFloor', version::text FROM highest WHERE version IS NOT NULL
+            ON CONFLICT (key) DO UPDATE SET value = greatest(\(unescaped: state).value::bigint, excluded.value::bigint)::text
+            """, logger: logger)
     }
 
     /// The identity of the server's database (see ``ServerSchema``).

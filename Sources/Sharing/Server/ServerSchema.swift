@@ -104,9 +104,12 @@ package struct ServerSchema: Sendable {
     /// `prunedThrough`, the newest change deleted from the log (see
     /// ``ServerChangeLog/prune(keepingLast:on:logger:)``); and `"Z_PUSHES"`, the identities of
     /// the pushes that added to counters (kept 30 days), so that one sent twice adds once;
-    /// and `"Z_DELETED"`, the version of each deleted object's delete, from which an object
-    /// inserted again under its global ID goes on (16 bytes and a version a delete: its
-    /// pruning is left to #29's "staying small").
+    /// and `"Z_DELETED"`, the version of each deleted object's delete and its transaction,
+    /// from which an object inserted again under its global ID goes on. A delete is
+    /// forgotten with its entry in the log (``ServerChangeLog/prune(keepingLast:on:logger:)``),
+    /// and `deletedFloor` in `"Z_SHARING"` keeps the highest version of a delete forgotten:
+    /// every object inserted later starts above it, so that a desktop still holding the
+    /// tombstone of a forgotten delete takes the object when it is inserted again.
     private static var stateStatements: [String] {
         let table = ServerNames.quoted(ServerNames.state)
         return [
@@ -114,6 +117,8 @@ package struct ServerSchema: Sendable {
             "INSERT INTO \(table) (key, value) VALUES ('identity', gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING",
             "CREATE TABLE IF NOT EXISTS \(ServerNames.quoted(ServerNames.pushes)) (id uuid PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())",
             "CREATE TABLE IF NOT EXISTS \(ServerNames.quoted(ServerNames.deleted)) (id uuid PRIMARY KEY, version bigint NOT NULL)",
+            // A schema made before deletes were forgotten: its deletes count as made now.
+            "ALTER TABLE \(ServerNames.quoted(ServerNames.deleted)) ADD COLUMN IF NOT EXISTS txid xid8 NOT NULL DEFAULT pg_current_xact_id()",
         ]
     }
 
@@ -174,20 +179,23 @@ package struct ServerSchema: Sendable {
         let version = ServerNames.quoted(ServerNames.version)
         let visibleTo = ServerNames.quoted(ServerNames.visibleTo), hide = ServerNames.quoted(ServerNames.hide)
         let refollow = ServerNames.quoted(ServerNames.refollow), deleted = ServerNames.quoted(ServerNames.deleted)
+        let state = ServerNames.quoted(ServerNames.state)
         return RowSecurity.functionStatements + [
             // The version counts the writes of a row. Writes of one row are serialized by its
             // row lock, so versions follow their commit order, which transaction IDs do not
             // (a transaction may take its ID before another that commits first). An update
             // that changes nothing is dropped, so that it neither raises the version nor
             // reaches the log. An object inserted again under the global ID of a deleted one
-            // goes on from its delete's version (run as the schema's owner, which reads the
+            // goes on from its delete's version, or from the highest version of a delete
+            // forgotten, whichever is higher (run as the schema's owner, which reads the
             // deleted objects' table).
             """
             CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))() RETURNS trigger
             LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
             BEGIN
                 IF TG_OP = 'INSERT' THEN
-                    NEW.\(version) := 1 + coalesce((SELECT d.version FROM \(deleted) d WHERE d.id = NEW.\(id)), 0);
+                    NEW.\(version) := 1 + greatest(coalesce((SELECT d.version FROM \(deleted) d WHERE d.id = NEW.\(id)), 0),
+                                                    coalesce((SELECT s.value::bigint FROM \(state) s WHERE s.key = 'deletedFloor'), 0));
                     RETURN NEW;
                 END IF;
                 IF NEW.\(id) IS DISTINCT FROM OLD.\(id) THEN
@@ -232,7 +240,7 @@ package struct ServerSchema: Sendable {
                     INSERT INTO \(log) (entity, object, op, version, visible_to)
                     VALUES (TG_TABLE_NAME, OLD.\(id), 'delete', OLD.\(version) + 1, old_to);
                     INSERT INTO \(deleted) (id, version) VALUES (OLD.\(id), OLD.\(version) + 1)
-                    ON CONFLICT (id) DO UPDATE SET version = excluded.version;
+                    ON CONFLICT (id) DO UPDATE SET version = excluded.version, txid = excluded.txid;
                     RETURN NULL;
                 END IF;
                 new_row := to_jsonb(NEW) - '\(ServerNames.objectID)' - '\(ServerNames.version)';
