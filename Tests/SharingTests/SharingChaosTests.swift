@@ -1,13 +1,17 @@
 import Foundation
 import GRDB
 import PostgresNIO
+@testable import Sharing
 import TestSupport
 import XCTest
 
 /// Three desktops (`fetched-results apply --share` processes) making random edits at once (their
 /// own teams' wins set, four shared teams' wins tapped: a counter),
 /// while their connections to the server are terminated and a desktop is killed (SIGKILL)
-/// at random moments and started again.
+/// at random moments and started again; meanwhile the server's log is pruned to a few
+/// changes now and then (a desktop that falls behind resyncs from the tables, page by page,
+/// and the server forgets the deletes pruned), and a fourth desktop joins, killed at random
+/// moments and started again: the bulk paths through the same chaos.
 final class SharingChaosTests: XCTestCase {
     private var executable: URL { builtExecutable("fetched-results", besides: SharingChaosTests.self) }
 
@@ -19,14 +23,15 @@ final class SharingChaosTests: XCTestCase {
             let edits = Int(ProcessInfo.processInfo.environment["EDITS"] ?? "") ?? 1_000
             print("SharingChaosTests seed \(seed), \(edits) edits (SEED=\(seed) EDITS=\(edits) replays it)")
             let folder = try temporaryFolder(self)
-            let desktops = (0..<3).map { Desktop(index: $0, store: folder.appendingPathComponent("d\($0).sqlite"), executable: executable, url: database.url) }
+            let desktops = (0..<4).map { Desktop(index: $0, store: folder.appendingPathComponent("d\($0).sqlite"), executable: executable, url: database.url) }
+            let editors = Array(desktops.prefix(3)), joiner = desktops[3]
             try desktops[0].start()
             XCTAssertTrue(desktops[0].send(#"{"op":"save"}"#) == .acknowledged, "the first desktop seeds the database")
-            for desktop in desktops.dropFirst() { try desktop.start() }
-            // Each has joined before the chaos begins: a store that takes edits before its
-            // first join keeps its seed beside the server's (World Cup twice), which this
+            for desktop in editors.dropFirst() { try desktop.start() }
+            // Each editor has joined before the chaos begins: a store that takes edits before
+            // its first join keeps its seed beside the server's (World Cup twice), which this
             // test is not about.
-            for desktop in desktops.dropFirst() {
+            for desktop in editors.dropFirst() {
                 try await eventually("desktop \(desktop.index) joins", timeout: .seconds(30)) {
                     var configuration = Configuration()
                     configuration.readonly = true
@@ -38,27 +43,42 @@ final class SharingChaosTests: XCTestCase {
 
             let done = Flag()
             // Terminate every connection of the test database now and then: listeners and
-            // pushes alike.
-            let terminator = Task {
-                var random = SeededGenerator(seed: seed &+ 99)
-                var terminated = 0
+            // pushes alike. Every other time, prune the server's log to a few changes first:
+            // a desktop behind it resyncs. (In this task, so that no termination cuts the
+            // prune's own connection off: postgres-nio can wait forever for the rest of a
+            // query whose connection the server ended.)
+            let serverChaos = Task {
+                var random = SeededGenerator(seed: seed &+ 99), pruning = SeededGenerator(seed: seed &+ 11)
+                var terminated = 0, prunes = 0
                 while !done.isSet {
                     try? await Task.sleep(for: .milliseconds(200 + Int(random.next() % 600)))
+                    if pruning.next() % 2 == 0 {
+                        let kept = Int(pruning.next() % 30)
+                        // (A prune reads no row: any model does.)
+                        let pruned = try? await database.withConnection { connection in
+                            try await ServerChangeLog(model: BoardModel.model).prune(keepingLast: kept, on: connection, logger: ServerTestDatabase.logger)
+                        }
+                        if (pruned ?? 0) > 0 { prunes += 1 }
+                    }
                     terminated += await database.terminateConnections()
                 }
-                return terminated
+                return (terminated, prunes)
             }
-            // Kill a desktop now and then; its driver starts it again.
+            // Kill a desktop now and then; its driver starts it again. The fourth joins the
+            // database meanwhile, killed and started again at random moments.
             let killerEnded = DispatchSemaphore(value: 0)
             let killer = Thread {
                 var random = SeededGenerator(seed: seed &+ 7)
                 while !done.isSet {
                     Thread.sleep(forTimeInterval: 0.4 + Double(random.next() % 800) / 1000)
                     if done.isSet { break }
-                    desktops[Int(random.next() % 3)].kill()
+                    let victim = Int(random.next() % 4)
+                    desktops[victim].kill()
+                    if victim == 3 { try? joiner.start() }
                 }
                 killerEnded.signal()
             }
+            try joiner.start()
             killer.start()
 
             let perDesktop = edits / 3
@@ -66,13 +86,13 @@ final class SharingChaosTests: XCTestCase {
                 DispatchQueue.global().async {
                     DispatchQueue.concurrentPerform(iterations: 3) { index in
                         var random = SeededGenerator(seed: seed &+ UInt64(index))
-                        desktops[index].run(edits: perDesktop, random: &random)
+                        editors[index].run(edits: perDesktop, random: &random)
                     }
                     continuation.resume()
                 }
             }
             done.set()
-            let terminated = await terminator.value
+            let (terminated, prunes) = await serverChaos.value
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 DispatchQueue.global().async {
                     killerEnded.wait()
@@ -90,9 +110,14 @@ final class SharingChaosTests: XCTestCase {
                 }
             }
             let kills = desktops.map(\.kills).reduce(0, +)
-            print("SharingChaosTests: \(kills) desktops killed, \(terminated) server connections terminated")
+            let resyncs = try desktops.map { desktop in
+                try String(contentsOf: desktop.errors, encoding: .utf8).components(separatedBy: "sharing: resyncing").count - 1
+            }
+            print("SharingChaosTests: \(kills) desktops killed (\(joiner.kills) of them the one that joined meanwhile), \(terminated) server connections terminated, log pruned \(prunes) times, resyncs \(resyncs)")
             XCTAssertGreaterThan(kills, 0, "a desktop was killed")
             XCTAssertGreaterThan(terminated, 0, "connections were terminated")
+            XCTAssertGreaterThan(prunes, 0, "the log was pruned")
+            XCTAssertGreaterThan(resyncs.reduce(0, +), 0, "a desktop resynced")
 
             let server = try await database.withConnection { connection in
                 var teams: [String: (zone: String, wins: Int64)] = [:]
@@ -141,6 +166,8 @@ private final class Desktop: @unchecked Sendable {
     let url: String
     private let process: ApplyProcess
     var store: URL { process.store }
+    /// What the process wrote to standard error, every run of it.
+    var errors: URL { process.errorFile }
     var kills: Int { process.kills }
     private var started = 0
 
