@@ -154,6 +154,36 @@ final class TombstoneTests: XCTestCase {
         }
     }
 
+    /// The changes a desktop pulls are recorded in its history (controllers follow them
+    /// there): it is kept to the store's limit as they come, as a save keeps it, but for
+    /// the desktop's own changes not pushed yet.
+    func testADesktopFollowingManyChangesKeepsItsHistoryToItsLimitAndStillPushesItsOwn() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+            b.store.historyLimit = 100
+            try await b.session.synchronize()
+            try b.insertBoard("Mine")
+            try await database.withConnection { connection in
+                for batch in 0..<8 {
+                    try await ServerTestDatabase.execute(#"""
+                        INSERT INTO "Board" ("Z_ID", name) SELECT gen_random_uuid(), 'Board \#(batch)-' || i FROM generate_series(1, 100) i
+                        """#, on: connection)
+                }
+            }
+            try await eventually("B takes the 800 boards") {
+                try await b.session.synchronize()
+                return try b.boardNames().count == 801
+            }
+            let history = try sqlite3(b.url, "SELECT count(*) FROM Z_HISTORY").trimmingCharacters(in: .whitespacesAndNewlines)
+            XCTAssertLessThanOrEqual(Int(history) ?? .max, 150, "the history holds at most its limit and half as much again, not the 801 changes")
+            let server = try await database.contents()
+            XCTAssertEqual(server.count, 801)
+            XCTAssertTrue(server.values.contains { $0["name"] == .string("Mine") }, "B's own board went out")
+            await b.stop()
+        }
+    }
+
     private struct SharingRows: Equatable {
         var bases: Int
         var tombstones: Int

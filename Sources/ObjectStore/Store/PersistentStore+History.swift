@@ -61,14 +61,16 @@ extension PersistentStore {
     /// The ``historyLimit`` of a newly opened store: 10,000 changes.
     public static let defaultHistoryLimit: Int64 = 10_000
 
-    /// Prunes the history to ``historyLimit`` when it holds half as many changes again.
-    func pruneHistoryIfNeeded(_ db: Database) throws {
+    /// Prunes the history to ``historyLimit`` when it holds half as many changes again, but
+    /// never the changes after `kept` (a sharing session's changes not pushed yet: it writes
+    /// the changes it pulls through here).
+    package func pruneHistoryIfNeeded(_ db: Database, keepingAfter kept: Int64 = .max) throws {
         guard let limit = historyLimit.map({ max(0, $0) }) else { return }
         // The tokens kept run from the oldest to the newest: pruning cuts the oldest off.
         guard let oldest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(token) FROM \(Schema.historyTable)")) else { return }
         let newest = try Self.currentToken(db)
-        guard newest - oldest + 1 > limit + limit / 2 else { return }
-        try Self.pruneHistory(through: newest - limit, in: db)
+        guard newest - oldest + 1 > limit + limit / 2, min(newest - limit, kept) >= oldest else { return }
+        try Self.pruneHistory(through: min(newest - limit, kept), in: db)
     }
 
     /// The changes committed after `token`, folded per object (an insert then an update is an

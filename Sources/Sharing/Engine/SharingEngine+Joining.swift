@@ -39,7 +39,10 @@ extension SharingEngine {
                 for change in changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
                 let nothingOwnSince = seedOnly == nil || pushedThrough == before
-                return (giveUp, giveUp && nothingOwnSince ? try PersistentStore.currentHistoryToken(in: db) : pushedThrough)
+                let through = giveUp && nothingOwnSince ? try PersistentStore.currentHistoryToken(in: db) : pushedThrough
+                // (Without a token, every object is compared with its base: any may go.)
+                try self.store.pruneHistoryIfNeeded(db, keepingAfter: through ?? .max)
+                return (giveUp, through)
             }
             taken += changes.count
             madeProgress()

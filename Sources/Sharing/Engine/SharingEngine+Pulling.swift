@@ -49,6 +49,7 @@ extension SharingEngine {
                 for change in page.changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
                 try SharingState.setCursor(page.cursor, in: db)
+                try self.pruneHistory(in: db)
             }
         }
     }
@@ -62,6 +63,15 @@ extension SharingEngine {
             try Tombstones.mark(horizon: horizon.xmax, in: db)
             try Tombstones.prune(consumedBelow: horizon.xmin, model: self.model, in: db)
         }
+    }
+
+    /// Keeps the store's history to its limit as pulled changes add to it (a save does the
+    /// same for its own), but for the local changes not pushed yet: the outbox reads them
+    /// there (without a pushed token, it compares every object with its base instead). A
+    /// desktop following others for long would otherwise keep every change it took.
+    nonisolated func pruneHistory(in db: Database) throws {
+        let pushed = try SharingState.value(.pushedThrough, in: db) == nil ? Int64.max : SharingState.pushedThrough(in: db)
+        try store.pruneHistoryIfNeeded(db, keepingAfter: pushed)
     }
 
     /// A merge of `changes` into the store, whose relationships may name any of them.
@@ -118,6 +128,7 @@ extension SharingEngine {
                 merge.pushVersions = (applied?.deltas.keys).map { Dictionary(uniqueKeysWithValues: $0.map { ($0, Int64.min) }) } ?? [:]
                 for change in changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
+                try self.pruneHistory(in: db)
             }
             taken += changes.count
             madeProgress()

@@ -65,6 +65,7 @@ extension SharingEngine {
                 // have nothing to push), and only if no other round pushed further meanwhile.
                 if try SharingState.value(.pushedThrough, in: db) == nil || SharingState.pushedThrough(in: db) < through {
                     try SharingState.set(.pushedThrough, String(through), in: db)
+                    try self.pruneHistory(in: db)
                 }
             }
             pending = 0
