@@ -1,6 +1,6 @@
 import Foundation
 
-/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--only controller|live|viewer1m|triggers|sharing|feed]`.
+/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--small-rows N] [--only controller|live|viewer1m|triggers|sharing|feed|small]`.
 struct Options {
     /// Teams in the store.
     var rows = 1_000_000
@@ -24,15 +24,19 @@ struct Options {
     /// store of `shareRows` teams shared with an empty database and joined.
     /// `feed`: another process's commit to `watch`'s batch, at 1,000 teams and on the
     /// million-team store (`--store`, else /tmp/bench1m.sqlite), and an idle `watch`.
-    var parts: Set<String> = ["controller", "live", "viewer1m", "sharing", "feed"]
+    /// `small`: `smallRows` teams inserted and deleted through a shared store followed by
+    /// another, beside stores and a database that never held them.
+    var parts: Set<String> = ["controller", "live", "viewer1m", "sharing", "feed", "small"]
     /// Commits timed per writer by the feed part.
     var commits = 200
     /// Teams of the store the sharing part shares with an empty database, and joins.
     var shareRows = 1_000_000
+    /// Teams inserted and deleted again by the `small` part.
+    var smallRows = 1_000_000
     /// Seconds an idle `watch` is watched by the feed part.
     var idleSeconds = 60
 
-    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--only controller|live|viewer1m|triggers|sharing|feed]"
+    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--small-rows N] [--only controller|live|viewer1m|triggers|sharing|feed|small]"
 
     init(arguments: [String]) throws {
         var rest = arguments[...]
@@ -56,9 +60,10 @@ struct Options {
             case "--commits": commits = try number(flag)
             case "--idle-seconds": idleSeconds = try number(flag)
             case "--share-rows": shareRows = try number(flag)
+            case "--small-rows": smallRows = try number(flag)
             case "--only":
-                guard let part = rest.popFirst(), ["controller", "live", "viewer1m", "triggers", "sharing", "feed"].contains(part) else {
-                    throw OptionsError("--only takes controller, live, viewer1m, triggers, sharing or feed\n\(Self.usage)")
+                guard let part = rest.popFirst(), ["controller", "live", "viewer1m", "triggers", "sharing", "feed", "small"].contains(part) else {
+                    throw OptionsError("--only takes controller, live, viewer1m, triggers, sharing, feed or small\n\(Self.usage)")
                 }
                 parts = [part]
             case "-h", "--help": throw OptionsError(Self.usage)

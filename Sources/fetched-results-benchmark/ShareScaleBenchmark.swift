@@ -104,7 +104,7 @@ private func writeCSV(of source: URL, to csv: URL) async throws {
 
 /// Waits until `session` has pushed and pulled everything: rounds until one ends with
 /// nothing pending (a round given up is tried again).
-private func synchronized(_ session: SharingSession) async throws {
+func synchronized(_ session: SharingSession) async throws {
     let deadline = ContinuousClock.now + .seconds(1800)
     while true {
         do {
@@ -118,7 +118,7 @@ private func synchronized(_ session: SharingSession) async throws {
 }
 
 /// A new database on the server; dropped with the server at the end of the run.
-private func scratchDatabase(_ server: ServerConfiguration, logger: Logger) async throws -> ServerConfiguration {
+func scratchDatabase(_ server: ServerConfiguration, logger: Logger) async throws -> ServerConfiguration {
     let name = "scale_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
     let admin = try await PostgresConnection.connect(configuration: try server.connection, id: 1, logger: logger)
     try await admin.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"), logger: logger)

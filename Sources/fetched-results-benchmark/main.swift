@@ -23,6 +23,7 @@ func benchmark(_ options: Options) throws {
     if options.parts.contains("viewer1m") { try viewerMillionBenchmark(options, folder: folder, report: &report) }
     if options.parts.contains("sharing") { try sharingBenchmark(options, folder: folder, report: &report) }
     if options.parts.contains("feed") { try feedBenchmark(options, folder: folder, report: &report) }
+    if options.parts.contains("small") { try stayingSmallFigures(options, folder: folder, report: &report) }
     print("")
     print(report.printed(), terminator: "")
     print("")
