@@ -103,9 +103,9 @@ private func writeCSV(of source: URL, to csv: URL) async throws {
 }
 
 /// Waits until `session` has pushed and pulled everything: rounds until one ends with
-/// nothing pending (a round given up is tried again).
-func synchronized(_ session: SharingSession) async throws {
-    let deadline = ContinuousClock.now + .seconds(1800)
+/// nothing pending (a round given up is tried again), for up to `seconds`.
+func synchronized(_ session: SharingSession, within seconds: Int = 1800) async throws {
+    let deadline = ContinuousClock.now + .seconds(seconds)
     while true {
         do {
             try await session.synchronize()
@@ -113,7 +113,7 @@ func synchronized(_ session: SharingSession) async throws {
         } catch where ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
         }
-        guard ContinuousClock.now < deadline else { throw OptionsError("sharescale: no end in 30 minutes (\(session.status))") }
+        guard ContinuousClock.now < deadline else { throw OptionsError("sharing: no end in \(seconds) s (\(session.status))") }
     }
 }
 
