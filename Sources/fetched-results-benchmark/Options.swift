@@ -1,6 +1,6 @@
 import Foundation
 
-/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--small-rows N] [--only controller|live|viewer1m|triggers|sharing|feed|small]`.
+/// The command line: `fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--firehose-seconds N] [--firehose-batch N] [--firehose-rate N] [--desktops N] [--desktops-seconds N] [--small-rows N] [--only controller|live|viewer1m|triggers|sharing|firehose|desktops|feed|small]`.
 struct Options {
     /// Teams in the store.
     var rows = 1_000_000
@@ -22,11 +22,16 @@ struct Options {
     /// on a copy of `--store`, else of /tmp/bench1m.sqlite, built when missing).
     /// `sharing`: two desktops through PostgreSQL (`$FETCHED_RESULTS_POSTGRES_URL`), and a
     /// store of `shareRows` teams shared with an empty database and joined.
+    /// `firehose`: four writer desktops (processes) saving as fast as they can, followed by a
+    /// fifth (this process, its controller in a GLib main loop); about a minute.
+    /// `desktops`: `desktops` desktops saving a change a second each for `desktopsSeconds`,
+    /// beside one desktop watched by another; twice `desktopsSeconds` and more, so only on
+    /// request (`--only desktops`).
     /// `feed`: another process's commit to `watch`'s batch, at 1,000 teams and on the
     /// million-team store (`--store`, else /tmp/bench1m.sqlite), and an idle `watch`.
     /// `small`: `smallRows` teams inserted and deleted through a shared store followed by
     /// another, beside stores and a database that never held them.
-    var parts: Set<String> = ["controller", "live", "viewer1m", "sharing", "feed", "small"]
+    var parts: Set<String> = ["controller", "live", "viewer1m", "sharing", "firehose", "feed", "small"]
     /// Commits timed per writer by the feed part.
     var commits = 200
     /// Teams of the store the sharing part shares with an empty database, and joins.
@@ -35,8 +40,18 @@ struct Options {
     var smallRows = 1_000_000
     /// Seconds an idle `watch` is watched by the feed part.
     var idleSeconds = 60
+    /// Seconds the firehose's writers save.
+    var firehoseSeconds = 20
+    /// Teams changed by each save of a firehose writer.
+    var firehoseBatch = 250
+    /// Changes a second each firehose writer aims at; nil for as many as it can.
+    var firehoseRate: Int?
+    /// Desktop processes of the desktops part.
+    var desktops = 20
+    /// Seconds the desktops part's desktops save, a change a second each (and its baseline's).
+    var desktopsSeconds = 300
 
-    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--small-rows N] [--only controller|live|viewer1m|triggers|sharing|feed|small]"
+    static let usage = "usage: fetched-results-benchmark [--rows N] [--runs N] [--taps N] [--baseline-taps N] [--seed N] [--store PATH] [--import-rows N] [--commits N] [--idle-seconds N] [--share-rows N] [--firehose-seconds N] [--firehose-batch N] [--firehose-rate N] [--desktops N] [--desktops-seconds N] [--small-rows N] [--only controller|live|viewer1m|triggers|sharing|firehose|desktops|feed|small]"
 
     init(arguments: [String]) throws {
         var rest = arguments[...]
@@ -60,10 +75,17 @@ struct Options {
             case "--commits": commits = try number(flag)
             case "--idle-seconds": idleSeconds = try number(flag)
             case "--share-rows": shareRows = try number(flag)
+            case "--firehose-seconds": firehoseSeconds = try number(flag)
+            case "--firehose-batch": firehoseBatch = try number(flag)
+            case "--firehose-rate": firehoseRate = try number(flag)
+            case "--desktops":
+                desktops = try number(flag)
+                guard desktops >= 2 else { throw OptionsError("--desktops takes 2 or more\n\(Self.usage)") }
+            case "--desktops-seconds": desktopsSeconds = try number(flag)
             case "--small-rows": smallRows = try number(flag)
             case "--only":
-                guard let part = rest.popFirst(), ["controller", "live", "viewer1m", "triggers", "sharing", "feed", "small"].contains(part) else {
-                    throw OptionsError("--only takes controller, live, viewer1m, triggers, sharing, feed or small\n\(Self.usage)")
+                guard let part = rest.popFirst(), ["controller", "live", "viewer1m", "triggers", "sharing", "firehose", "desktops", "feed", "small"].contains(part) else {
+                    throw OptionsError("--only takes controller, live, viewer1m, triggers, sharing, firehose, desktops, feed or small\n\(Self.usage)")
                 }
                 parts = [part]
             case "-h", "--help": throw OptionsError(Self.usage)

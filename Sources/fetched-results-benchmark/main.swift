@@ -22,6 +22,8 @@ func benchmark(_ options: Options) throws {
     if options.parts.contains("live") { try liveBenchmark(options, folder: folder, report: &report) }
     if options.parts.contains("viewer1m") { try viewerMillionBenchmark(options, folder: folder, report: &report) }
     if options.parts.contains("sharing") { try sharingBenchmark(options, folder: folder, report: &report) }
+    if options.parts.contains("firehose") { try firehoseBenchmark(options, folder: folder, report: &report) }
+    if options.parts.contains("desktops") { try desktopsBenchmark(options, folder: folder, report: &report) }
     if options.parts.contains("feed") { try feedBenchmark(options, folder: folder, report: &report) }
     if options.parts.contains("small") { try stayingSmallFigures(options, folder: folder, report: &report) }
     print("")
@@ -276,6 +278,8 @@ do {
     let arguments = Array(CommandLine.arguments.dropFirst())
     if arguments.first == ChildProbe.flag {
         try ChildProbe.main(arguments: Array(arguments.dropFirst()))
+    } else if arguments.first == DesktopChild.flag {
+        DesktopChild.main(arguments: Array(arguments.dropFirst()))
     } else if arguments.first == IdleFloor.flag {
         IdleFloor.main()
     } else {
