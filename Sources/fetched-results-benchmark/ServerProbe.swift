@@ -4,7 +4,8 @@ import Sharing
 import Synchronization
 
 /// What the PostgreSQL server spends, seen from outside it: the CPU time of its processes
-/// (from `/proc`), and how many connections a database has (`pg_stat_activity`, polled).
+/// (from `/proc`), and how many client connections a database has (`pg_stat_activity`,
+/// polled; the server's own workers, autovacuum's among them, are not counted).
 ///
 /// The server's processes are its postmaster (the parent of a backend's process) and every
 /// child of it; the CPU time of children that ended (backends of closed connections) is in
@@ -65,7 +66,7 @@ final class ServerProbe: Sendable {
     /// The database's connections now.
     private func connections() async throws -> Int {
         var count = 0
-        let query: PostgresQuery = "SELECT count(*)::int FROM pg_stat_activity WHERE datname = \(database)"
+        let query: PostgresQuery = "SELECT count(*)::int FROM pg_stat_activity WHERE datname = \(database) AND backend_type = 'client backend'"
         for try await value in try await connection.query(query, logger: logger).decode(Int.self) { count = value }
         return count
     }
