@@ -30,7 +30,8 @@ public struct PostgresSharing: Sendable {
     /// push deletes older ones once there are half as many again. A desktop that was away
     /// for longer resyncs from the tables ("Resyncing…") instead of pulling. A change takes
     /// about 120 (a delete) to 320 (an insert) bytes of the server's disk while the log keeps
-    /// it: the default is 25–32 MB. The deletes pruned from the log are forgotten with them.
+    /// it: the default is 25–32 MB. Each prune forgets the deletes too, keeping only their
+    /// highest version.
     public var logLimit: Int = 100_000
     /// The largest value and row taken from the server; larger ones are refused as a
     /// ``RejectedChange``.

@@ -25,6 +25,8 @@ func stayingSmallFigures(_ options: Options, folder: URL, report: inout Report) 
                          baseline: "never held them \(bytes(fresh))", target: "≤ 1.1× (\(ratio(Double(churned) / Double(fresh))))",
                          passed: Double(churned) <= 1.1 * Double(fresh)))
     }
+    report.add(.init(figure: "  of which the stores' histories, kept to their limit", measured: "A \(bytes(figures.historyA)), B \(bytes(figures.historyB))",
+                     baseline: "\(bytes(figures.freshHistory)) each"))
     report.add(.init(figure: "  the server's change log, pruned to its limit", measured: bytes(figures.serverLog),
                      baseline: "never held them \(bytes(figures.freshServerLog))"))
     report.add(.init(figure: "  tombstones and global IDs left on A and B", measured: "\(figures.leftOver)", target: "0", passed: figures.leftOver == 0))
@@ -32,6 +34,7 @@ func stayingSmallFigures(_ options: Options, folder: URL, report: inout Report) 
 
 private struct StayingSmallFigures: Sendable {
     var storeA = 0, storeB = 0, freshA = 0, freshB = 0
+    var historyA = 0, historyB = 0, freshHistory = 0
     var serverTables = 0, freshServerTables = 0, serverLog = 0, freshServerLog = 0
     var leftOver = 0
 }
@@ -77,12 +80,14 @@ private func measureStayingSmall(rows: Int, serverURL: String, folder: URL, seed
         }
     }
     (figures.storeA, figures.storeB) = (try pagesInUse(a.store), try pagesInUse(b.store))
+    (figures.historyA, figures.historyB) = (try historyBytes(a.store), try historyBytes(b.store))
     (figures.serverTables, figures.serverLog) = try await serverSizes(churned, logger: logger)
 
     let fresh = try await scratchDatabase(server, logger: logger)
     let (c, d) = try await twoDesktops(on: fresh, named: "small-fresh", keeping: kept, folder: folder, seed: seed)
     for desktop in [c, d] { await desktop.session.stop() }
     (figures.freshA, figures.freshB) = (try pagesInUse(c.store), try pagesInUse(d.store))
+    figures.freshHistory = try historyBytes(c.store)
     (figures.freshServerTables, figures.freshServerLog) = try await serverSizes(fresh, logger: logger)
     return figures
 }
@@ -108,6 +113,14 @@ private func pagesInUse(_ store: PersistentStore) throws -> Int {
     try store.database.read { db in
         let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0, free = try Int.fetchOne(db, sql: "PRAGMA freelist_count") ?? 0
         return (pages - free) * (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096)
+    }
+}
+
+/// The bytes of the store's history table and its indexes (the changes it keeps for the
+/// controllers and the outbox: at most `historyLimit` and half as many again).
+private func historyBytes(_ store: PersistentStore) throws -> Int {
+    try store.database.read { db in
+        try Int.fetchOne(db, sql: "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = 'Z_HISTORY')") ?? 0
     }
 }
 

@@ -120,7 +120,7 @@ final class TombstoneTests: XCTestCase {
                         return try await Self.serverNumber("SELECT count(*) FROM \"Z_CHANGES\"", on: connection) == 0
                     }
                     let deletes = try await Self.serverNumber("SELECT count(*) FROM \"Z_DELETED\"", on: connection)
-                    XCTAssertEqual(deletes, 0, "the server forgot the deletes with their log entries")
+                    XCTAssertEqual(deletes, 0, "the server forgot the deletes at the prune")
                     let floor = try await Self.serverNumber("SELECT value::bigint FROM \"Z_SHARING\" WHERE key = 'deletedFloor'", on: connection)
                     XCTAssertEqual(floor, 4, "the highest version of a delete forgotten")
                     let row = "'\(attic.uuidString.lowercased())'"

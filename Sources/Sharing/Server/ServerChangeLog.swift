@@ -152,10 +152,10 @@ extension ServerChangeLog {
     /// ``SharingSession``) instead of pulling, since changes it needed are gone. Returns how
     /// many changes it deleted.
     ///
-    /// The deletes whose entries are gone are forgotten too (`"Z_DELETED"`), and the highest
-    /// version among them kept as `deletedFloor`, above which every later insert starts (see
-    /// ``ServerSchema``): a desktop that still holds the tombstone of such a delete takes an
-    /// object inserted again under its global ID.
+    /// The deletes of transactions that ended are forgotten too (`"Z_DELETED"`), and the
+    /// highest version among them kept as `deletedFloor`, above which every later insert
+    /// starts (see ``ServerSchema``): a desktop that still holds the tombstone of such a
+    /// delete takes an object inserted again under its global ID.
     @discardableResult
     package func prune(keepingLast count: Int, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         let log = ServerNames.quoted(ServerNames.changeLog)
@@ -173,6 +173,7 @@ extension ServerChangeLog {
             // Pushes that added to counters are remembered for a month: a desktop killed
             // between a push and its end sends it again within that, or resyncs.
             try await connection.query("DELETE FROM \(unescaped: ServerNames.quoted(ServerNames.pushes)) WHERE at < now() - interval '30 days'", logger: logger)
+            try await forgetDeletes(on: connection, logger: logger)
             guard let through else { return 0 }
             // Recorded first: a reader that sees the log without these changes sees the mark.
             try await connection.query("""
@@ -185,17 +186,16 @@ extension ServerChangeLog {
                 """, logger: logger)
             var total = 0
             for try await n in deleted.decode(Int.self) { total = n }
-            try await forgetDeletes(through: through, on: connection, logger: logger)
             return total
         }
     }
 
-    /// Forgets the deletes of transactions up to `through`'s (whose log entries are pruned),
-    /// raising `deletedFloor` to the highest version among them.
-    private func forgetDeletes(through: ServerCursor, on connection: PostgresConnection, logger: Logger) async throws {
+    /// Forgets the deletes of the transactions that ended, raising `deletedFloor` to the
+    /// highest version among them (in the same transaction: an insert sees either).
+    private func forgetDeletes(on connection: PostgresConnection, logger: Logger) async throws {
         let deleted = ServerNames.quoted(ServerNames.deleted), state = ServerNames.quoted(ServerNames.state)
         try await connection.query("""
-            WITH gone AS (DELETE FROM \(unescaped: deleted) WHERE txid <= '\(unescaped: String(through.transaction))'::xid8 RETURNING version),
+            WITH gone AS (DELETE FROM \(unescaped: deleted) WHERE txid < pg_snapshot_xmin(pg_current_snapshot()) RETURNING version),
             highest AS (SELECT max(version) AS version FROM gone)
             INSERT INTO \(unescaped: state) (key, value) SELECT 'deletedFloor', version::text FROM highest WHERE version IS NOT NULL
             ON CONFLICT (key) DO UPDATE SET value = greatest(\(unescaped: state).value::bigint, excluded.value::bigint)::text

@@ -105,8 +105,8 @@ package struct ServerSchema: Sendable {
     /// ``ServerChangeLog/prune(keepingLast:on:logger:)``); and `"Z_PUSHES"`, the identities of
     /// the pushes that added to counters (kept 30 days), so that one sent twice adds once;
     /// and `"Z_DELETED"`, the version of each deleted object's delete and its transaction,
-    /// from which an object inserted again under its global ID goes on. A delete is
-    /// forgotten with its entry in the log (``ServerChangeLog/prune(keepingLast:on:logger:)``),
+    /// from which an object inserted again under its global ID goes on. Deletes are
+    /// forgotten at each prune of the log (``ServerChangeLog/prune(keepingLast:on:logger:)``),
     /// and `deletedFloor` in `"Z_SHARING"` keeps the highest version of a delete forgotten:
     /// every object inserted later starts above it, so that a desktop still holding the
     /// tombstone of a forgotten delete takes the object when it is inserted again.
