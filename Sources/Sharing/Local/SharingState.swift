@@ -8,12 +8,12 @@ import ObjectStore
 /// - `Z_SHARING (key, value)`: the server it shares with (its address without a password,
 ///   and the identity of the database), the cursor in the server's change log, and the
 ///   history token up to which local changes were pushed.
-/// - `Z_SHARED_BASE (id, entity, version, row, horizon)`: for each shared object, the server's row
-///   as this store last took it (the *base*), and its version; `row` is NULL once the
-///   object was deleted (a tombstone, so that an older change arriving late cannot bring it
-///   back, forgotten once none can: see ``Tombstones``). A local edit is a field whose value differs from its base, which is what a push
-///   sends, compared and set against the server's value; a pulled change is merged field by
-///   field against it.
+/// - `Z_SHARED_BASE (id, entity, version, row, horizon)`: for each shared object, the
+///   server's row as this store last took it (the *base*), and its version; `row` is NULL
+///   once the object was deleted (a tombstone, so that an older change arriving late cannot
+///   bring it back, forgotten once none can: see ``Tombstones``). A local edit is a field
+///   whose value differs from its base, which is what a push sends, compared and set
+///   against the server's value; a pulled change is merged field by field against it.
 /// - `Z_SHARED_REFERENCE (entity, rowKey, relationship, target)`: to-one relationships that
 ///   name an object this store has not pulled yet; set once it arrives.
 /// - `Z_SHARED_CONFLICT`: conflicts found, until dismissed.
