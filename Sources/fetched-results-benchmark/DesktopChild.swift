@@ -141,33 +141,20 @@ enum DesktopChild {
 /// The commands a desktop process reads on its standard input, one a line. The process
 /// exits when the input closes: the benchmark that started it is gone.
 final class Commands: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var lines: [String] = []
+    private let lines = LineQueue()
 
     init() {
-        Thread { [self] in
-            while let line = readLine() {
-                condition.lock()
-                lines.append(line)
-                condition.broadcast()
-                condition.unlock()
-            }
+        Thread { [lines] in
+            while let line = readLine() { lines.append(line) }
             exit(3)
         }.start()
     }
 
     /// Waits up to `seconds` for the command `word`; returns the rest of its line.
     func next(_ word: String, within seconds: Double) throws -> String {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if let index = lines.firstIndex(where: { $0 == word || $0.hasPrefix(word + " ") }) {
-                return String(lines.remove(at: index).dropFirst(word.count)).trimmingCharacters(in: .whitespaces)
-            }
-            if !condition.wait(until: deadline), Date() >= deadline {
-                throw OptionsError("no '\(word)' from the benchmark within \(Int(seconds)) s")
-            }
+        guard case .found(let rest) = lines.next(word, within: seconds) else {
+            throw OptionsError("no '\(word)' from the benchmark within \(Int(seconds)) s")
         }
+        return rest
     }
 }

@@ -44,9 +44,7 @@ final class DesktopProcess: @unchecked Sendable {
     private let input = Pipe()
     private let output = Pipe()
     private let errorLog: URL
-    private let condition = NSCondition()
-    private var lines: [String] = []
-    private var closed = false
+    private let lines = LineQueue()
 
     /// Starts the desktop `name` on `plan`; what it writes on standard error goes to `errorLog`.
     init(name: String, plan: DesktopPlan, errorLog: URL) throws {
@@ -70,10 +68,8 @@ final class DesktopProcess: @unchecked Sendable {
         var pending = Data()
         while true {
             let data = handle.availableData
-            condition.lock()
-            defer { condition.broadcast(); condition.unlock() }
             if data.isEmpty {
-                closed = true
+                lines.close()
                 return
             }
             pending.append(data)
@@ -95,18 +91,11 @@ final class DesktopProcess: @unchecked Sendable {
 
     /// Waits up to `seconds` for the child's line starting with `word`; returns the rest of it.
     func wait(for word: String, within seconds: Double) throws -> String {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if let index = lines.firstIndex(where: { $0 == word || $0.hasPrefix(word + " ") }) {
-                return String(lines.remove(at: index).dropFirst(word.count)).trimmingCharacters(in: .whitespaces)
-            }
-            if let failed = lines.first(where: { $0.hasPrefix("failed") }) { throw failure(failed) }
-            if closed { throw failure("exited before saying '\(word)'") }
-            if !condition.wait(until: deadline), Date() >= deadline {
-                throw failure("said no '\(word)' within \(Int(seconds)) s")
-            }
+        switch lines.next(word, within: seconds, unless: { $0.hasPrefix("failed") }) {
+        case .found(let rest): return rest
+        case .other(let failed): throw failure(failed)
+        case .closed: throw failure("exited before saying '\(word)'")
+        case .timedOut: throw failure("said no '\(word)' within \(Int(seconds)) s")
         }
     }
 
@@ -146,5 +135,55 @@ extension Array where Element == DesktopProcess {
         let deadline = Date(timeIntervalSinceNow: 10)
         while contains(where: \.isRunning) && Date() < deadline { usleep(20_000) }
         for desktop in self { desktop.kill() }
+    }
+}
+
+/// Lines received from another process, taken by their first word: a desktop's answers in the
+/// benchmark, the benchmark's commands in a desktop.
+final class LineQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var lines: [String] = []
+    private var closed = false
+
+    /// What ``next(_:within:unless:)`` found.
+    enum Taken {
+        /// The line starting with the word; the rest of it.
+        case found(String)
+        /// A line that ends the wait (a failure reported).
+        case other(String)
+        /// The input ended first.
+        case closed
+        case timedOut
+    }
+
+    func append(_ line: String) {
+        condition.lock()
+        lines.append(line)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// No more lines will come.
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits up to `seconds` for the line starting with `word` and takes it, unless a line
+    /// for which `stop` holds or the end of the input comes first.
+    func next(_ word: String, within seconds: Double, unless stop: (String) -> Bool = { _ in false }) -> Taken {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let index = lines.firstIndex(where: { $0 == word || $0.hasPrefix(word + " ") }) {
+                return .found(String(lines.remove(at: index).dropFirst(word.count)).trimmingCharacters(in: .whitespaces))
+            }
+            if let line = lines.first(where: stop) { return .other(line) }
+            if closed { return .closed }
+            if !condition.wait(until: deadline), Date() >= deadline { return .timedOut }
+        }
     }
 }
