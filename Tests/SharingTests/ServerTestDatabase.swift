@@ -1,6 +1,7 @@
 import Foundation
 import ObjectStore
 import PostgresNIO
+import Synchronization
 import Sharing
 import XCTest
 
@@ -84,16 +85,31 @@ struct ServerTestDatabase {
 
     /// Ends every other connection to the database (listeners and pushes alike), as an
     /// administrator or a network fault would; returns how many.
+    ///
+    /// Given up after 10 s (0): postgres-nio 1.33 can wait forever for the rest of a query
+    /// whose connection the server ended, and a test that stops the server meanwhile ends
+    /// this one's too (`CounterChaosTests` hung so).
     func terminateConnections() async -> Int {
-        (try? await withConnection { connection in
-            var count = 0
-            let rows = try await connection.query("""
-                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                WHERE datname = current_database() AND pid <> pg_backend_pid()
-                """, logger: Self.logger)
-            for try await _ in rows.decode(Bool.self) { count += 1 }
-            return count
-        }) ?? 0
+        let count = Mutex<Int?>(nil)
+        let work = Task {
+            let terminated = (try? await withConnection { connection in
+                var count = 0
+                let rows = try await connection.query("""
+                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    """, logger: Self.logger)
+                for try await _ in rows.decode(Bool.self) { count += 1 }
+                return count
+            }) ?? 0
+            count.withLock { $0 = terminated }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let terminated = count.withLock({ $0 }) { return terminated }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        work.cancel()
+        return 0
     }
 
     /// Runs `sql` on `connection`, returning nothing.

@@ -11,12 +11,13 @@ extension SharingEngine {
     func pullAll(on connection: PostgresConnection) async throws {
         while true {
             let cursor = try await store.database.read { db in try SharingState.cursor(in: db) } ?? .start
-            if let pruned = try await log.prunedThrough(on: connection, logger: logger), cursor < pruned {
+            let page = try await log.pull(after: cursor, limit: 1000, on: connection, logger: logger)
+            madeProgress()
+            // The log lost changes after this store's cursor: the page misses them.
+            if let pruned = page.prunedThrough, cursor < pruned {
                 try await resync(on: connection)
                 continue
             }
-            let page = try await log.pull(after: cursor, limit: 1000, on: connection, logger: logger)
-            madeProgress()
             guard !page.changes.isEmpty else {
                 if let horizon = page.horizon { try await forgetTombstones(below: horizon) }
                 return

@@ -32,6 +32,10 @@ package struct ServerChangeLog: Sendable {
         /// The pull's snapshot: the oldest transaction still running (every one below it
         /// ended) and the first one that had not ended; nil when the server did not say.
         package var horizon: Horizon?
+        /// The newest change deleted from the log when the page was read (see
+        /// ``prune(keepingLast:on:logger:)``), nil when none was: a page pulled after a cursor
+        /// older than it misses changes, and the reader resyncs instead.
+        package var prunedThrough: ServerCursor?
     }
 
     /// Where a snapshot of the server stands among its transactions (`pg_snapshot_xmin` and
@@ -60,7 +64,11 @@ package struct ServerChangeLog: Sendable {
         // One statement, so one snapshot: the horizon and the rows agree. The horizon comes
         // on one row of its own when there are no changes.
         let query: PostgresQuery = """
-            WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(s) AS xmin, pg_snapshot_xmax(s) AS xmax FROM pg_current_snapshot() s),
+            WITH horizon AS MATERIALIZED (
+                SELECT pg_snapshot_xmin(s) AS xmin, pg_snapshot_xmax(s) AS xmax,
+                    (SELECT value FROM \(unescaped: ServerNames.quoted(ServerNames.state)) WHERE key = 'prunedThrough') AS pruned
+                FROM pg_current_snapshot() s
+            ),
             page AS (
                 SELECT c.txid FROM \(unescaped: log) c, horizon
                 WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
@@ -71,16 +79,18 @@ package struct ServerChangeLog: Sendable {
                 WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
                     AND c.txid <= (SELECT max(txid) FROM page)
             )
-            SELECT h.xmin::text, h.xmax::text, c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text
+            SELECT h.xmin::text, h.xmax::text, h.pruned, c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text
             FROM horizon h LEFT JOIN changes c ON true
             ORDER BY c.txid, c.seq
             """
         var changes: [ServerChange] = []
         var horizon: Horizon?
+        var prunedThrough: ServerCursor?
         let rows = try await connection.query(query, logger: logger)
-        for try await (xmin, xmax, txid, seq, entity, object, op, version, changed, row)
-            in rows.decode((String, String, String?, Int64?, String?, UUID?, String?, Int64?, [String]?, String?).self) {
+        for try await (xmin, xmax, pruned, txid, seq, entity, object, op, version, changed, row)
+            in rows.decode((String, String, String?, String?, Int64?, String?, UUID?, String?, Int64?, [String]?, String?).self) {
             if horizon == nil, let xmin = UInt64(xmin), let xmax = UInt64(xmax) { horizon = Horizon(xmin: xmin, xmax: xmax) }
+            if prunedThrough == nil, let pruned { prunedThrough = ServerCursor(pruned) }
             guard let txid, let seq, let entity, let object, let op, let version else { continue }
             guard let transaction = UInt64(txid) else {
                 throw SharingError.unreadableChange(entity: entity, object: object, reason: "transaction \(txid)")
@@ -88,7 +98,7 @@ package struct ServerChangeLog: Sendable {
             changes.append(change(at: ServerCursor(transaction: transaction, sequence: seq), entity: entity, object: object,
                                   operation: op, version: version, changed: changed ?? [], row: row))
         }
-        return Page(changes: changes, cursor: changes.last?.cursor ?? cursor, horizon: horizon)
+        return Page(changes: changes, cursor: changes.last?.cursor ?? cursor, horizon: horizon, prunedThrough: prunedThrough)
     }
 
     /// The version each object had once the push `identity` wrote it (none while the push
@@ -139,14 +149,6 @@ package struct ServerChangeLog: Sendable {
 }
 
 extension ServerChangeLog {
-    /// The newest change deleted from the log, or nil when none was.
-    package func prunedThrough(on connection: PostgresConnection, logger: Logger) async throws -> ServerCursor? {
-        let rows = try await connection.query(
-            "SELECT value FROM \(unescaped: ServerNames.quoted(ServerNames.state)) WHERE key = 'prunedThrough'", logger: logger)
-        for try await value in rows.decode(String.self) { return ServerCursor(value) }
-        return nil
-    }
-
     /// Deletes all but the newest `count` changes of transactions that ended, and records the
     /// newest one deleted: a reader whose cursor is older resyncs from the tables (see
     /// ``SharingSession``) instead of pulling, since changes it needed are gone. Returns how
