@@ -28,6 +28,11 @@ struct ServerWriter: Sendable {
     /// transaction (`"Z_PUSHES"`): sent again (its end was not recorded in the store), it
     /// finds it there and adds nothing twice; its other writes are compare-and-set or
     /// "insert if missing", which come to the same thing when repeated.
+    ///
+    /// Each entity's changes of a kind go in a few statements, not one a row: inserts up to
+    /// 500 rows a statement; updates as one read that locks their rows, then one statement
+    /// for each set of fields they change; deletes in one. A push of 1,000 updates costs
+    /// a handful of round trips.
     func push(_ operations: [Outbox.Operation], identity: UUID? = nil, on connection: PostgresConnection) async throws -> (written: [Written], conflicts: [SharingConflict]) {
         var addsToCounters = false
         if let identity, operations.contains(where: { !$0.counterDeltas.isEmpty }) {
@@ -47,27 +52,32 @@ struct ServerWriter: Sendable {
         var conflicts: [SharingConflict] = []
         var written: [Written] = []
         var reread: [String: [UUID]] = [:]
-        var inserts: [String: [Outbox.Operation]] = [:]
+        // By kind and entity, in the order `ordered` gives: a few statements a group.
+        var groups: [(kind: Outbox.Operation.Kind, entity: EntityDescription, operations: [Outbox.Operation])] = []
         for operation in ordered(operations) {
-            switch operation.kind {
-            case .insert:
-                // Sent below, many rows a statement.
-                inserts[operation.entity.name, default: []].append(operation)
-            case .update:
-                // Deleted on the server: the pull brings the delete, and the merge reports
-                // the edits it drops.
-                guard try await update(operation, addingToCounters: addsToCounters, conflicts: &conflicts, on: connection) else { continue }
-                reread[operation.entity.name, default: []].append(operation.id)
-            case .delete:
-                written.append(try await delete(operation, on: connection))
+            if let index = groups.firstIndex(where: { $0.kind == operation.kind && $0.entity.name == operation.entity.name }) {
+                groups[index].operations.append(operation)
+            } else {
+                groups.append((operation.kind, operation.entity, [operation]))
             }
         }
-        for (entityName, group) in inserts.sorted(by: { (inherits($0.key), $0.key) < (inherits($1.key), $1.key) }) {
-            let inserted = try await insert(group, on: connection)
-            written += inserted
-            // Those already there (a push that reached the server, not the store) are read.
-            let returned = Set(inserted.map(\.id))
-            reread[entityName, default: []] += group.map(\.id).filter { !returned.contains($0) }
+        for group in groups {
+            let ids = group.operations.map(\.id)
+            switch group.kind {
+            case .insert:
+                let inserted = try await insert(group.operations, on: connection)
+                written += inserted
+                // Those already there (a push that reached the server, not the store) are read.
+                let returned = Set(inserted.map(\.id))
+                reread[group.entity.name, default: []] += ids.filter { !returned.contains($0) }
+            case .update:
+                // Those deleted on the server are left out: the pull brings the delete, and
+                // the merge reports the edits it drops.
+                reread[group.entity.name, default: []] += try await update(group.operations, addingToCounters: addsToCounters,
+                                                                           conflicts: &conflicts, on: connection)
+            case .delete:
+                written += try await delete(group.operations, on: connection)
+            }
         }
         for (entityName, ids) in reread {
             guard let entity = model.entity(named: entityName) else { continue }
@@ -98,56 +108,95 @@ struct ServerWriter: Sendable {
         if case .inherited? = model.entity(named: entityName)?.ownership { 1 } else { 0 }
     }
 
-    /// Sends an update: each changed field set unless the server's value moved from the
-    /// edit's base (a conflict: kept only under `.editWins`), each counter added to.
-    /// False when the row is gone from the server.
-    private func update(_ operation: Outbox.Operation, addingToCounters addsToCounters: Bool, conflicts: inout [SharingConflict],
-                        on connection: PostgresConnection) async throws -> Bool {
-        guard let server = try await currentRow(of: operation, on: connection) else { return false }
-        let table = ServerNames.quoted(operation.entity.name)
-        var assignments: [String] = []
-        var bindings = PostgresBindings()
-        bindings.append(operation.id)
-        var conflicting: [String] = []
-        for name in operation.changedKeys {
-            let mine = operation.values[name] ?? .null
-            let theirs = server[name] ?? .null
-            let base = operation.base?[name] ?? .null
-            if theirs != base && theirs != mine {
-                conflicting.append("\(name) is \(theirs) on the server (it was \(base) when the edit here began, which set \(mine))")
-                guard policy == .editWins else { continue }
+    /// Sends the updates of one entity's objects: their server rows read and locked in one
+    /// statement, then each changed field set unless the server's value moved from the
+    /// edit's base (a conflict: kept only under `.editWins`), each counter added to; the
+    /// rows that set the same fields go in one statement. Returns the IDs of the objects
+    /// still on the server.
+    private func update(_ operations: [Outbox.Operation], addingToCounters addsToCounters: Bool, conflicts: inout [SharingConflict],
+                        on connection: PostgresConnection) async throws -> [UUID] {
+        guard let entity = operations.first?.entity else { return [] }
+        let current = try await currentRows(of: entity, ids: operations.map(\.id), on: connection)
+        // By the fields they set (a counter's name after a "+"): each row's ID and values.
+        var sets: [[String]: [(id: UUID, values: [Value])]] = [:]
+        for operation in operations {
+            guard let server = current[operation.id] else { continue }
+            var fields: [String] = [], values: [Value] = []
+            var conflicting: [(key: String, details: String)] = []
+            for name in operation.changedKeys {
+                let mine = operation.values[name] ?? .null
+                let theirs = server[name] ?? .null
+                let base = operation.base?[name] ?? .null
+                if theirs != base && theirs != mine {
+                    conflicting.append((name, "\(name) is \(theirs) on the server (it was \(base) when the edit here began, which set \(mine))"))
+                    guard policy == .editWins else { continue }
+                }
+                guard theirs != mine else { continue }
+                fields.append(name)
+                values.append(mine)
             }
-            guard theirs != mine else { continue }
-            try bind(mine, of: name, entity: operation.entity, into: &bindings)
-            assignments.append("\(ServerNames.quoted(name)) = $\(assignments.count + 2)")
+            for (name, delta) in operation.counterDeltas.sorted(by: { $0.key < $1.key }) where addsToCounters {
+                fields.append("+" + name)
+                values.append(delta)
+            }
+            if !fields.isEmpty { sets[fields, default: []].append((operation.id, values)) }
+            if policy == .editWins && !conflicting.isEmpty {
+                conflicts.append(SharingConflict(entity: entity.name, globalID: operation.id, objectID: nil, keys: conflicting.map(\.key),
+                                                 details: conflicting.map(\.details).joined(separator: "; "), resolution: .keptLocal))
+            }
         }
-        for (name, delta) in operation.counterDeltas.sorted(by: { $0.key < $1.key }) where addsToCounters {
-            try bind(delta, of: name, entity: operation.entity, into: &bindings)
-            let column = ServerNames.quoted(name)
-            assignments.append("\(column) = coalesce(\(column), 0) + $\(assignments.count + 2)")
+        for (fields, rows) in sets.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            try await set(fields, rows: rows, of: entity, on: connection)
         }
-        if !assignments.isEmpty {
-            try await connection.query(PostgresQuery(
-                unsafeSQL: "UPDATE \(table) SET \(assignments.joined(separator: ", ")) WHERE \(ServerNames.quoted(ServerNames.objectID)) = $1", binds: bindings), logger: logger)
-        }
-        if policy == .editWins && !conflicting.isEmpty {
-            conflicts.append(SharingConflict(entity: operation.entity.name, globalID: operation.id, objectID: nil,
-                                             keys: operation.changedKeys, details: conflicting.joined(separator: "; "), resolution: .keptLocal))
-        }
-        return true
+        return operations.map(\.id).filter { current[$0] != nil }
     }
 
-    /// Sends a delete; the row it left (its next version, no values).
-    private func delete(_ operation: Outbox.Operation, on connection: PostgresConnection) async throws -> Written {
-        let table = ServerNames.quoted(operation.entity.name), id = ServerNames.quoted(ServerNames.objectID)
+    /// Sets `fields` (a counter's name after a "+", added to) of each row to its values, as
+    /// many rows a statement as its parameters allow: `UPDATE … FROM (VALUES …)`.
+    private func set(_ fields: [String], rows: [(id: UUID, values: [Value])], of entity: EntityDescription,
+                     on connection: PostgresConnection) async throws {
+        let names = fields.map { $0.hasPrefix("+") ? String($0.dropFirst()) : $0 }
+        let types = ["uuid"] + names.map { entity.attribute(named: $0)?.type.serverType ?? "uuid" }
+        let id = ServerNames.quoted(ServerNames.objectID)
+        let assignments = zip(fields, names).map { field, name in
+            let column = ServerNames.quoted(name)
+            return field.hasPrefix("+") ? "\(column) = coalesce(t.\(column), 0) + v.\(column)" : "\(column) = v.\(column)"
+        }
+        let perStatement = max(1, Self.parameterLimit / types.count)
+        for start in stride(from: 0, to: rows.count, by: perStatement) {
+            var bindings = PostgresBindings()
+            var tuples: [String] = []
+            for row in rows[start..<min(start + perStatement, rows.count)] {
+                let first = bindings.count + 1
+                bindings.append(row.id)
+                for (name, value) in zip(names, row.values) { try bind(value, of: name, entity: entity, into: &bindings) }
+                tuples.append("(" + types.enumerated().map { "$\(first + $0.offset)::\($0.element)" }.joined(separator: ", ") + ")")
+            }
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                UPDATE \(ServerNames.quoted(entity.name)) AS t SET \(assignments.joined(separator: ", "))
+                FROM (VALUES \(tuples.joined(separator: ", "))) AS v(\(([id] + names.map(ServerNames.quoted)).joined(separator: ", ")))
+                WHERE t.\(id) = v.\(id)
+                """, binds: bindings), logger: logger)
+        }
+    }
+
+    /// The most parameters a statement binds (PostgreSQL takes up to 65,535).
+    static let parameterLimit = 30_000
+
+    /// Sends the deletes of one entity's objects in one statement; the rows they left (their
+    /// next versions, no values).
+    private func delete(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws -> [Written] {
+        guard let entity = operations.first?.entity else { return [] }
+        let table = ServerNames.quoted(entity.name), id = ServerNames.quoted(ServerNames.objectID)
         var bindings = PostgresBindings()
-        bindings.append(operation.id)
+        bindings.append(operations.map(\.id))
         let rows = try await connection.query(PostgresQuery(
-            unsafeSQL: "DELETE FROM \(table) WHERE \(id) = $1 RETURNING \(ServerNames.quoted(ServerNames.version))", binds: bindings), logger: logger)
-        var version: Int64?
-        for try await old in rows.decode(Int64.self) { version = old + 1 }
+            unsafeSQL: "DELETE FROM \(table) WHERE \(id) = ANY($1) RETURNING \(id), \(ServerNames.quoted(ServerNames.version))", binds: bindings),
+            logger: logger)
+        var versions: [UUID: Int64] = [:]
+        for try await (deleted, old) in rows.decode((UUID, Int64).self) { versions[deleted] = old + 1 }
         // Already gone: the pull brings (or brought) the delete at its own version.
-        return Written(entity: operation.entity.name, id: operation.id, version: version ?? 0, values: nil)
+        return operations.map { Written(entity: entity.name, id: $0.id, version: versions[$0.id] ?? 0, values: nil) }
     }
 
     /// Inserts objects of one entity, up to 500 rows a statement, and returns the rows they
@@ -179,17 +228,20 @@ struct ServerWriter: Sendable {
         return written
     }
 
-    /// The server's row of an object being updated, locked until the transaction ends.
-    private func currentRow(of operation: Outbox.Operation, on connection: PostgresConnection) async throws -> [String: Value]? {
+    /// The server's rows of objects being updated, locked until the transaction ends (in the
+    /// order of their IDs, the same in every desktop's push), by ID.
+    private func currentRows(of entity: EntityDescription, ids: [UUID], on connection: PostgresConnection) async throws -> [UUID: [String: Value]] {
         var bindings = PostgresBindings()
-        bindings.append(operation.id)
-        let table = ServerNames.quoted(operation.entity.name)
+        bindings.append(ids)
+        let table = ServerNames.quoted(entity.name), id = ServerNames.quoted(ServerNames.objectID)
         let rows = try await connection.query(PostgresQuery(
-            unsafeSQL: "SELECT \(Self.rowImage) FROM \(table) t WHERE \(ServerNames.quoted(ServerNames.objectID)) = $1 FOR UPDATE", binds: bindings),
+            unsafeSQL: "SELECT t.\(id), \(Self.rowImage) FROM \(table) t WHERE \(id) = ANY($1) ORDER BY t.\(id) FOR UPDATE", binds: bindings),
             logger: logger)
-        var image: String?
-        for try await json in rows.decode(String.self) { image = json }
-        return try image.map { try RowImage.values(ofJSON: $0, entity: operation.entity, model: model) }
+        var result: [UUID: [String: Value]] = [:]
+        for try await (object, json) in rows.decode((UUID, String).self) {
+            result[object] = try RowImage.values(ofJSON: json, entity: entity, model: model)
+        }
+        return result
     }
 
     /// The rows of `ids` of `entity`, with their versions.

@@ -1,0 +1,185 @@
+import Foundation
+import GRDB
+import ObjectStore
+@testable import Sharing
+import TestSupport
+import XCTest
+
+/// A push sends the updates of a pass by entity, in a few statements (one read that locks
+/// the rows, one `UPDATE … FROM (VALUES …)` for each set of fields changed), and its
+/// deletes in one: these tests check that it keeps every field-by-field guarantee of the
+/// row-by-row push. Edits are generated (`SeededGenerator.seed()`: `SEED`, in CI the fixed
+/// one, printed).
+final class BulkPushTests: XCTestCase {
+    /// An edit made by one desktop while apart: a delete, or new values (in server terms).
+    private struct Edit {
+        var delete = false
+        var values: [String: Value] = [:]
+    }
+
+    /// Two desktops edit the same 300 cards while apart, every field type and the board
+    /// they are on, to equal or other values, and delete some; A shares first, then B's
+    /// push meets A's values (as when A commits between B's pull and B's push).
+    /// Each field ends as the policy says: the first committed (A's) under `.error`, the
+    /// last pushed (B's) under `.editWins`; a delete on either wins; B reports exactly the
+    /// fields both changed to other values, and the edits a delete dropped.
+    func testManyEditsOfEveryTypeFromTwoDesktopsMergeFieldByFieldInOnePushEach() async throws {
+        let seed = SeededGenerator.seed()
+        print("BulkPushTests seed \(seed) (SEED=\(seed) replays it)")
+        for policy in [MergePolicy.error, .editWins] {
+            var generator = SeededGenerator(seed: seed)
+            try await ServerTestDatabase.with { database in try await merge(policy, on: database, generator: &generator) }
+        }
+    }
+
+    private func merge(_ policy: MergePolicy, on database: ServerTestDatabase, generator: inout SeededGenerator) async throws {
+        let folder = try temporaryFolder(self)
+        let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, policy: policy, seed: cards(300))
+        try await a.session.synchronize()
+        let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database, policy: policy)
+        try await b.session.synchronize()
+        await a.stop()
+        await b.stop()
+        let original = try a.contents()
+        XCTAssertEqual(original, try b.contents())
+        let boards = original.filter { $0.value["entity"] == .string("Board") }.keys.sorted()
+        let cards = original.filter { $0.value["entity"] == .string("Card") }.keys.sorted()
+        var editsOfA: [UUID: Edit] = [:], editsOfB: [UUID: Edit] = [:]
+        for card in cards {
+            editsOfA[card] = randomEdit(boards: boards, using: &generator)
+            editsOfB[card] = randomEdit(boards: boards, using: &generator)
+        }
+        try apply(editsOfA, to: a, boards: boards)
+        try apply(editsOfB, to: b, boards: boards)
+
+        let a2 = try SharedStore(a.url, database: database, policy: policy)
+        try await a2.session.synchronize()
+        // B's push as a round makes it when A commits between its pull and its push: each of
+        // its updates meets A's values on the server, not the bases it read.
+        let outbox = Outbox(store: b.store, limits: SharingLimits())
+        let operations = try await b.store.database.write { db in try outbox.pending(in: db) }
+        let writer = ServerWriter(model: BoardModel.model, policy: policy, logger: ServerTestDatabase.logger)
+        let pushed = try await database.withConnection { connection in
+            try await connection.withTransaction(logger: ServerTestDatabase.logger) { try await writer.push(operations, on: $0) }
+        }
+        let b2 = try SharedStore(b.url, database: database, policy: policy)
+        try await b2.session.synchronize()
+        try await a2.session.synchronize()
+
+        var expected = original
+        var expectedConflicts: [UUID: (keys: Set<String>, resolution: SharingConflict.Resolution)] = [:]
+        for card in cards {
+            let editOfA = editsOfA[card], editOfB = editsOfB[card]
+            let was = original[card]!
+            let changedByB = Set((editOfB?.values ?? [:]).filter { was[$0.key] != $0.value }.keys)
+            if editOfA?.delete == true || editOfB?.delete == true {
+                expected[card] = nil
+                if editOfA?.delete == true, editOfB?.delete != true, !changedByB.isEmpty { expectedConflicts[card] = (changedByB, .deleted) }
+                continue
+            }
+            var conflicting: Set<String> = []
+            for (key, old) in was where key != "entity" {
+                let mine = editOfA?.values[key] ?? old, theirs = editOfB?.values[key] ?? old
+                if mine != old && theirs != old && mine != theirs { conflicting.insert(key) }
+                expected[card]![key] = policy == .editWins ? (theirs != old ? theirs : mine) : (mine != old ? mine : theirs)
+            }
+            if !conflicting.isEmpty { expectedConflicts[card] = (conflicting, policy == .editWins ? .keptLocal : .tookServer) }
+        }
+        let server = try await database.contents()
+        XCTAssertEqual(server.count, expected.count, "\(policy): the objects left")
+        for (id, values) in expected where server[id] != values {
+            XCTFail("\(policy): card \(id) is \(server[id].map { "\($0)" } ?? "gone") on the server, expected \(values)")
+        }
+        XCTAssertEqual(try a2.contents(), server, "\(policy): A equals the server")
+        XCTAssertEqual(try b2.contents(), server, "\(policy): B equals the server")
+        XCTAssertEqual(try a2.session.conflicts(), [], "\(policy): A pushed first and met no conflict")
+        // Kept by the push (`.editWins`), taken from the server by the merge after it
+        // (`.error`), or dropped by a delete (the merge).
+        if policy == .error { XCTAssertEqual(pushed.conflicts, [], "\(policy): the push wrote over no value A had set") }
+        let reported = pushed.conflicts + (try b2.session.conflicts())
+        XCTAssertEqual(Set(reported.map(\.globalID)), Set(expectedConflicts.keys), "\(policy): the cards B reports")
+        for conflict in reported {
+            guard let wanted = expectedConflicts[conflict.globalID] else { continue }
+            XCTAssertEqual(Set(conflict.keys), wanted.keys, "\(policy): the fields of \(conflict)")
+            XCTAssertEqual(conflict.resolution, wanted.resolution, "\(policy): \(conflict)")
+        }
+        XCTAssertGreaterThan(expectedConflicts.count, 20, "the edits made conflicts to check")
+        await a2.stop()
+        await b2.stop()
+    }
+
+    /// `count` cards on four boards, their values varied.
+    private func cards(_ count: Int) -> (ObjectContext) throws -> Void {
+        { context in
+            let boards = try (0..<4).map { index in
+                let board = try context.insert(entityName: "Board")
+                try board.setValue("Board \(index)", forKey: "name")
+                return board
+            }
+            for index in 0..<count {
+                let card = try context.insert(entityName: "Card")
+                try card.setValue("t\(index % 5)", forKey: "title")
+                try card.setValue(index % 5, forKey: "count")
+                try card.setValue(index % 3 == 0 ? nil : Double(index % 8) / 4, forKey: "score")
+                try card.setValue(index % 2 == 0, forKey: "done")
+                try card.setValue(index % 4 == 0 ? nil : Date(timeIntervalSinceReferenceDate: Double(index % 4) * 86_400), forKey: "due")
+                try card.setValue(index % 3 == 1 ? nil : Data([UInt8(index % 3)]), forKey: "photo")
+                try card.setValue(boards[index % 4], forKey: "board")
+            }
+        }
+    }
+
+    /// Nothing (a third of the cards), a delete (one in ten), or new values for some fields,
+    /// drawn from few values so that both desktops often set the same one.
+    private func randomEdit(boards: [UUID], using generator: inout SeededGenerator) -> Edit? {
+        let roll = Int.random(in: 0..<30, using: &generator)
+        if roll < 10 { return nil }
+        if roll < 13 { return Edit(delete: true) }
+        var edit = Edit()
+        for key in ["board", "count", "done", "due", "photo", "score", "title"] where Int.random(in: 0..<3, using: &generator) == 0 {
+            let pick = Int.random(in: 0..<8, using: &generator), none = Bool.random(using: &generator)
+            switch key {
+            case "title": edit.values[key] = .string("t\(pick % 5)")
+            case "count": edit.values[key] = .integer(Int64(pick % 5))
+            case "score": edit.values[key] = none ? .null : .double(Double(pick) / 4)
+            case "done": edit.values[key] = .bool(none)
+            case "due": edit.values[key] = none ? .null : .date(Date(timeIntervalSinceReferenceDate: Double(pick % 4) * 86_400))
+            case "photo": edit.values[key] = none ? .null : .binary(Data([UInt8(pick % 3)]))
+            default: edit.values[key] = .string(boards[pick % boards.count].uuidString.lowercased())
+            }
+        }
+        return edit.values.isEmpty ? nil : edit
+    }
+
+    /// Saves `edits` in `desktop`'s store, in one save, while it does not share.
+    private func apply(_ edits: [UUID: Edit], to desktop: SharedStore, boards: [UUID]) throws {
+        let objectIDs = try desktop.store.database.read { db in
+            try Dictionary(uniqueKeysWithValues: (Array(edits.keys) + boards).compactMap { id in
+                try GlobalIDs.object(for: id, in: db).map { (id, $0) }
+            })
+        }
+        let context = desktop.context()
+        try context.performAndWait {
+            for (id, edit) in edits.sorted(by: { $0.key < $1.key }) {
+                let card = try context.existingObject(with: objectIDs[id]!)
+                if edit.delete {
+                    try context.delete(card)
+                    continue
+                }
+                for (key, value) in edit.values.sorted(by: { $0.key < $1.key }) {
+                    switch value {
+                    case .null: try card.setValue(nil, forKey: key)
+                    case .string(let text) where key == "board": try card.setValue(try context.existingObject(with: objectIDs[UUID(uuidString: text)!]!), forKey: key)
+                    case .string(let text): try card.setValue(text, forKey: key)
+                    case .integer(let number): try card.setValue(number, forKey: key)
+                    case .double(let number): try card.setValue(number, forKey: key)
+                    case .bool(let flag): try card.setValue(flag, forKey: key)
+                    case .date(let date): try card.setValue(date, forKey: key)
+                    case .binary(let data): try card.setValue(data, forKey: key)
+                    }
+                }
+            }
+            try context.save()
+        }
+    }
+}
