@@ -271,6 +271,29 @@ final class SharingSessionTests: XCTestCase {
 
     /// Desktop A, seeded with the board "Home", and desktop B, which joined after it: both
     /// synchronized once.
+    /// One `synchronize()` takes every change committed before it, page after page (2,500
+    /// changes in six transactions, pages of at least 1,000; the last page, shorter, ends
+    /// the pull), and the tombstones of its deletes are forgotten by its end.
+    func testOneSynchronizeTakesEveryChangeCommittedBeforeItPageByPage() async throws {
+        try await ServerTestDatabase.with { database in
+            let b = try SharedStore(try temporaryFolder(self).appendingPathComponent("b.sqlite"), database: database)
+            try await b.session.synchronize()
+            try await database.withConnection { connection in
+                for batch in 0..<5 {
+                    try await ServerTestDatabase.execute(#"""
+                        INSERT INTO "Board" ("Z_ID", name) SELECT gen_random_uuid(), 'Board \#(batch)-' || lpad(i::text, 3, '0') FROM generate_series(1, 500) i
+                        """#, on: connection)
+                }
+                try await ServerTestDatabase.execute(#"DELETE FROM "Board" WHERE name LIKE 'Board 4-%'"#, on: connection)
+            }
+            try await b.session.synchronize()
+            XCTAssertEqual(try b.boardNames().count, 2_000, "every insert and delete committed before the call")
+            XCTAssertEqual(try sqlite3(b.url, "SELECT count(*) FROM Z_SHARED_BASE WHERE \"row\" IS NULL").trimmingCharacters(in: .whitespacesAndNewlines), "0",
+                           "the 500 tombstones are forgotten: no transaction was left open")
+            await b.stop()
+        }
+    }
+
     private func twoDesktops(on database: ServerTestDatabase) async throws -> (SharedStore, SharedStore) {
         let folder = try temporaryFolder(self)
         let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: boards(["Home"]))

@@ -8,10 +8,15 @@ extension SharingEngine {
     /// Takes every change of the server's log after the store's cursor, page by page (or
     /// everything afresh when the log was pruned past it), then forgets the tombstones no
     /// change can need any more (see ``Tombstones``).
+    ///
+    /// A page of fewer changes than asked for held every change there was: the pull ends
+    /// with it, without asking the server again (a commit after its snapshot wakes the
+    /// engine again). Most wake-ups, a change from another desktop, cost one query.
     func pullAll(on connection: PostgresConnection) async throws {
+        let limit = 1000
         while true {
             let cursor = try await store.database.read { db in try SharingState.cursor(in: db) } ?? .start
-            let page = try await log.pull(after: cursor, limit: 1000, on: connection, logger: logger)
+            let page = try await log.pull(after: cursor, limit: limit, on: connection, logger: logger)
             madeProgress()
             // The log lost changes after this store's cursor: the page misses them.
             if let pruned = page.prunedThrough, cursor < pruned {
@@ -51,7 +56,10 @@ extension SharingEngine {
                 try merge.finish(in: db)
                 try SharingState.setCursor(page.cursor, in: db)
                 try self.pruneHistory(in: db)
+                // Every change of the snapshot is in: as after a pull that finds nothing.
+                if page.changes.count < limit, let horizon = page.horizon { try self.forgetTombstones(below: horizon, in: db) }
             }
+            if page.changes.count < limit { return }
         }
     }
 
@@ -60,10 +68,14 @@ extension SharingEngine {
     /// holds every change of every transaction below it (see ``Tombstones``).
     private func forgetTombstones(below horizon: ServerChangeLog.Horizon) async throws {
         guard try await store.database.read({ db in try Tombstones.needWork(consumedBelow: horizon.xmin, in: db) }) else { return }
-        try await store.database.write { db in
-            try Tombstones.mark(horizon: horizon.xmax, in: db)
-            try Tombstones.prune(consumedBelow: horizon.xmin, model: self.model, in: db)
-        }
+        try await store.database.write { db in try self.forgetTombstones(below: horizon, in: db) }
+    }
+
+    /// ``forgetTombstones(below:)`` in the current write transaction.
+    private nonisolated func forgetTombstones(below horizon: ServerChangeLog.Horizon, in db: Database) throws {
+        guard try Tombstones.needWork(consumedBelow: horizon.xmin, in: db) else { return }
+        try Tombstones.mark(horizon: horizon.xmax, in: db)
+        try Tombstones.prune(consumedBelow: horizon.xmin, model: model, in: db)
     }
 
     /// Keeps the store's history to its limit as pulled changes add to it (a save does the

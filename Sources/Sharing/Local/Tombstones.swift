@@ -13,7 +13,8 @@ import ObjectStore
 /// row's lock orders them), so before any server snapshot in which the delete had ended:
 /// the snapshot of the pull that took the delete, or any snapshot taken after this store's
 /// push of it. Its ID is below that snapshot's `xmax` (every transaction at or above it was
-/// still to end). So, each time a pull finds nothing more to take:
+/// still to end). So, each time a pull finds nothing more to take (or takes a page that held
+/// every change its snapshot had):
 ///
 /// 1. ``mark(horizon:in:)`` gives every tombstone without one that pull snapshot's `xmax`:
 ///    every change that could bring it back is in a transaction below it.
