@@ -69,7 +69,7 @@ struct DesktopsRun {
         var processes: [DesktopProcess] = []
         defer { processes.stop() }
         for index in 0..<desktops {
-            let plan = DesktopPlan(role: .desktop, database: database.database, store: folder.appendingPathComponent("desktop-\(index).sqlite").path,
+            let plan = DesktopPlan(role: .desktop, database: database.database, store: try storeInFolderOfItsOwn(folder, "desktop-\(index)"),
                                    index: index, writers: writers, desktops: desktops, seconds: seconds)
             processes.append(try DesktopProcess(name: "desktop \(index)", plan: plan, errorLog: folder.appendingPathComponent("desktop-\(index).log")))
         }

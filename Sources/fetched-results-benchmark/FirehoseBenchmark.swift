@@ -67,7 +67,7 @@ struct FirehoseRun: Sendable {
     @MainActor func run() throws -> FirehoseFigures {
         let server = try ServerConfiguration(url: serverURL)
         let database = try blocking { try await scratchDatabase(server, logger: Logger(label: "benchmark")) }
-        let store = try PersistentStore(url: folder.appendingPathComponent("firehose-follower.sqlite"), model: WorldCupStore.model)
+        let store = try PersistentStore(url: URL(fileURLWithPath: try storeInFolderOfItsOwn(folder, "firehose-follower")), model: WorldCupStore.model)
         try Self.fillTeams(store, count: Self.writers * Self.teamsPerWriter)
         var sharing = PostgresSharing(database)
         sharing.logger.logLevel = .warning
@@ -132,7 +132,7 @@ final class FirehoseDriver: @unchecked Sendable {
         let outcome = Result { () throws -> (figures: FirehoseFigures, goTime: Double, endSeconds: Double) in
             for index in 0..<FirehoseRun.writers {
                 let plan = DesktopPlan(role: .writer, database: database.database,
-                                       store: run.folder.appendingPathComponent("firehose-writer-\(index).sqlite").path,
+                                       store: try storeInFolderOfItsOwn(run.folder, "firehose-writer-\(index)"),
                                        index: index, writers: FirehoseRun.writers, desktops: FirehoseRun.writers + 1,
                                        seconds: run.seconds, batch: run.batch, rate: run.rate)
                 writers.append(try DesktopProcess(name: "firehose writer \(index)", plan: plan,
