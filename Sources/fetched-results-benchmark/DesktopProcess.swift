@@ -189,9 +189,7 @@ final class LineQueue: @unchecked Sendable {
 }
 
 /// The path of a store named `name` in a folder of its own under `folder`, as each desktop's
-/// store is on a machine of its own: the kernel tells a watcher of a folder of every write
-/// to any file in it, so desktops whose stores shared one folder would each be woken by all
-/// the others' writes (each store's change feed watches its folder).
+/// store is on a machine of its own.
 func storeInFolderOfItsOwn(_ folder: URL, _ name: String) throws -> String {
     let own = folder.appendingPathComponent(name)
     try FileManager.default.createDirectory(at: own, withIntermediateDirectories: true)

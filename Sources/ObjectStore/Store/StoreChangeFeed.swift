@@ -11,9 +11,11 @@ import Synchronization
 /// - **in this process** (any context's save, an import, the sharing engine's pulled rows:
 ///   every write through the store's GRDB writer) at commit, by a GRDB `TransactionObserver`;
 /// - **in other processes** (another program, another ``PersistentStore`` object on the
-///   file, the `sqlite3` shell) by the kernel: an inotify watch on the store's folder wakes
-///   the feed when the store file, its `-wal` or `-journal` is written, created, replaced
-///   or deleted (a WAL checkpoint, a truncated or recreated WAL included).
+///   file, the `sqlite3` shell) by the kernel: inotify watches on the store's files (for
+///   their writes) and on its folder (for files made, moved or deleted) wake the feed when
+///   the store file, its `-wal` or `-journal` is written, created, replaced or deleted (a
+///   WAL checkpoint, a truncated or recreated WAL included); other files' writes in the
+///   folder (another store's) do not.
 ///
 /// Each wake-up reads one number, the history's newest token (`sqlite_sequence`), and
 /// subscribers are told only when it moved. Wake-ups that come while a look is pending make
