@@ -271,9 +271,9 @@ final class SharingSessionTests: XCTestCase {
 
     /// Desktop A, seeded with the board "Home", and desktop B, which joined after it: both
     /// synchronized once.
-    /// One `synchronize()` takes every change committed before it, page after page (2,500
-    /// changes in six transactions, pages of at least 1,000; the last page, shorter, ends
-    /// the pull), and the tombstones of its deletes are forgotten by its end.
+    /// One `synchronize()` takes every change committed before it, page after page (3,000
+    /// changes in six transactions: 2,500 inserts, then 500 of them deleted; pages of at
+    /// least 1,000), and the tombstones of its deletes are forgotten by its end.
     func testOneSynchronizeTakesEveryChangeCommittedBeforeItPageByPage() async throws {
         try await ServerTestDatabase.with { database in
             let b = try SharedStore(try temporaryFolder(self).appendingPathComponent("b.sqlite"), database: database)
