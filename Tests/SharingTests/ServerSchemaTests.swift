@@ -1,7 +1,7 @@
 import Foundation
 import ObjectStore
 import PostgresNIO
-import Sharing
+@testable import Sharing
 import XCTest
 
 final class ServerSchemaTests: XCTestCase {
@@ -23,6 +23,41 @@ final class ServerSchemaTests: XCTestCase {
                 for try await count in tables.decode(Int64.self) { XCTAssertEqual(count, 6, "Board, Card, the change log, the server's state, its pushes and its deleted objects") }
             }
         }
+    }
+
+    /// A desktop that found the schema missing and waited for another desktop making it
+    /// finds it made once it has the lock, and changes nothing: its DDL would lock the
+    /// tables against the other desktop, already writing to them (a deadlock with a seed,
+    /// once in CI). The trigger function's catalog row is the one the first desktop wrote.
+    func testADesktopThatWaitedForAnotherMakingTheSchemaMakesItNoMore() async throws {
+        try await ServerTestDatabase.with { database in
+            let schema = ServerSchema(model: BoardModel.model), logger = self.logger
+            try await database.withConnection { holder in
+                try await ServerTestDatabase.execute("BEGIN", on: holder)
+                try await ServerTestDatabase.execute("SELECT pg_advisory_xact_lock(\(ServerSchema.advisoryLockKey))", on: holder)
+                let waiter = Task { try await database.withConnection { try await schema.create(on: $0, logger: logger) } }
+                try await eventually("the other desktop waits for the lock") {
+                    try await database.withConnection { connection in
+                        try await Self.number("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", on: connection) == 1
+                    }
+                }
+                // Made in the holder's transaction (a BEGIN inside it only warns), which commits.
+                try await schema.create(on: holder, logger: logger)
+                let made = try await Self.number("SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'Z_record_change'", on: holder)
+                try await waiter.value
+                let after = try await Self.number("SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'Z_record_change'", on: holder)
+                XCTAssertNotNil(made)
+                XCTAssertEqual(after, made, "the desktop that waited made nothing again")
+            }
+        }
+    }
+
+    private static func number(_ sql: String, on connection: PostgresConnection) async throws -> Int64? {
+        var result: Int64?
+        for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: ServerTestDatabase.logger).decode(Int64.self) {
+            result = value
+        }
+        return result
     }
 
     func testANewerModelAddsItsColumns() async throws {

@@ -58,18 +58,14 @@ package struct ServerSchema: Sendable {
     package func create(on connection: PostgresConnection, logger: Logger) async throws {
         let statements = self.statements
         let fingerprint = statements.joined(separator: ";\n")
-        let state = ServerNames.quoted(ServerNames.state)
-        let exists = try await connection.query("SELECT to_regclass('\(unescaped: state)') IS NOT NULL", logger: logger)
-        var stateExists = false
-        for try await value in exists.decode(Bool.self) { stateExists = value }
-        if stateExists {
-            let current = try await connection.query("SELECT EXISTS (SELECT 1 FROM \(unescaped: state) WHERE key = 'schema:' || md5(\(fingerprint)))",
-                                                     logger: logger)
-            for try await isCurrent in current.decode(Bool.self) where isCurrent { return }
-        }
+        if try await isCurrent(fingerprint, on: connection, logger: logger) { return }
         do {
             try await connection.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
+                // Made meanwhile by the desktop that held the lock: its tables may already be
+                // in use, and this transaction's DDL would lock them against those writers
+                // (a deadlock with a desktop seeding the database).
+                if try await isCurrent(fingerprint, on: connection, logger: logger) { return }
                 // The trigger functions keep this search path (SET search_path FROM CURRENT):
                 // pg_temp last, so that no temporary table of a role stands in for the log.
                 try await connection.query("SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)", logger: logger)
@@ -77,13 +73,32 @@ package struct ServerSchema: Sendable {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
                 try await connection.query("""
-                    INSERT INTO \(unescaped: state) (key, value) VALUES ('schema:' || md5(\(fingerprint)), now()::text)
+                    INSERT INTO \(unescaped: ServerNames.quoted(ServerNames.state)) (key, value) VALUES ('schema:' || md5(\(fingerprint)), now()::text)
                     ON CONFLICT (key) DO NOTHING
                     """, logger: logger)
             }
         } catch where serverError(error)?.sqlState == "42501" {
             throw SharingError.permissionDenied(reason: "the shared tables on this server were made for another version of the model (or before this version of the library), and only their owner may change them: the owner's desktop must connect once with this version (\(serverError(error)!.message))")
         }
+    }
+
+    /// Whether the schema of `fingerprint` was made on the server already. The state table
+    /// is looked for in `pg_class` with the statement's snapshot: `to_regclass` would use the
+    /// session's catalog cache, which in a transaction begun before another one made the
+    /// table still says it is missing.
+    private func isCurrent(_ fingerprint: String, on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let state = ServerNames.quoted(ServerNames.state)
+        let exists = try await connection.query("""
+            SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                           WHERE c.relname = \(ServerNames.state) AND n.nspname = current_schema())
+            """, logger: logger)
+        var stateExists = false
+        for try await value in exists.decode(Bool.self) { stateExists = value }
+        guard stateExists else { return false }
+        let current = try await connection.query("SELECT EXISTS (SELECT 1 FROM \(unescaped: state) WHERE key = 'schema:' || md5(\(fingerprint)))",
+                                                 logger: logger)
+        for try await isCurrent in current.decode(Bool.self) { return isCurrent }
+        return false
     }
 
     /// The key of the advisory lock that ``create(on:logger:)`` holds: a fixed number of
