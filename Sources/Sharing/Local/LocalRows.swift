@@ -14,7 +14,10 @@ struct LocalRows: Sendable {
     /// The attribute and stored to-one relationship names of `entity`, as the local table's
     /// columns are named.
     func columns(of entity: EntityDescription) -> [String] {
-        entity.attributes.map(\.name) + foreignKeys(of: entity).map(\.name)
+        var names: [String] = []
+        for attribute in entity.attributes { names.append(attribute.name) }
+        for relationship in foreignKeys(of: entity) { names.append(relationship.name) }
+        return names
     }
 
     func foreignKeys(of entity: EntityDescription) -> [RelationshipDescription] {
@@ -63,29 +66,40 @@ struct LocalRows: Sendable {
 
     /// Inserts a row with `values` and returns its key.
     func insert(_ entity: EntityDescription, values: [String: Value], in db: Database) throws -> Int64 {
-        let names = columns(of: entity).filter { values[$0] != nil }
-        if names.isEmpty {
-            try db.execute(sql: "INSERT INTO \(entity.name.quotedDatabaseIdentifier) DEFAULT VALUES")
-        } else {
-            let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
-            let resolved = try names.map { try databaseValue(values[$0]!, of: $0, entity: entity, rowKey: nil, in: db) }
-            // Cached: a join inserts thousands of rows with the same columns.
-            try db.cachedStatement(sql: "INSERT INTO \(entity.name.quotedDatabaseIdentifier) (\(names.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders))")
-                .execute(arguments: StatementArguments(resolved.map(\.value)))
-            let key = db.lastInsertedRowID
-            for (name, value) in zip(names, resolved) where value.pending != nil {
-                try setPendingReference(entity: entity.name, rowKey: key, relationship: name, target: value.pending!, in: db)
-            }
-            return key
+        // Built by hand, not with key paths and `map`: a join inserts a row for every object
+        // of the server, and the generic calls cost more than SQLite's insert.
+        var names = ""
+        var placeholders = ""
+        var arguments: [(any DatabaseValueConvertible)?] = []
+        var pending: [(name: String, target: UUID)] = []
+        for name in columns(of: entity) {
+            guard let value = values[name] else { continue }
+            let resolved = try databaseValue(value, of: name, entity: entity, rowKey: nil, in: db)
+            if !arguments.isEmpty { names += ", "; placeholders += ", " }
+            names += name.quotedDatabaseIdentifier
+            placeholders += "?"
+            arguments.append(resolved.value)
+            if let target = resolved.pending { pending.append((name, target)) }
         }
-        return db.lastInsertedRowID
+        let table = entity.name.quotedDatabaseIdentifier
+        if arguments.isEmpty {
+            try db.execute(sql: "INSERT INTO \(table) DEFAULT VALUES")
+            return db.lastInsertedRowID
+        }
+        // Cached: a join inserts thousands of rows with the same columns.
+        try db.cachedStatement(sql: "INSERT INTO \(table) (\(names)) VALUES (\(placeholders))").execute(arguments: StatementArguments(arguments))
+        let key = db.lastInsertedRowID
+        for (name, target) in pending {
+            try setPendingReference(entity: entity.name, rowKey: key, relationship: name, target: target, in: db)
+        }
+        return key
     }
 
     /// Sets the columns of `values` of the row `key`.
     func update(_ entity: EntityDescription, key: Int64, values: [String: Value], in db: Database) throws {
         guard !values.isEmpty else { return }
         let names = values.keys.sorted()
-        var arguments: [DatabaseValue] = []
+        var arguments: [(any DatabaseValueConvertible)?] = []
         for name in names {
             let resolved = try databaseValue(values[name]!, of: name, entity: entity, rowKey: key, in: db)
             arguments.append(resolved.value)
@@ -95,7 +109,7 @@ struct LocalRows: Sendable {
         }
         let assignments = names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")
         try db.cachedStatement(sql: "UPDATE \(entity.name.quotedDatabaseIdentifier) SET \(assignments) WHERE Z_PK = ?")
-            .execute(arguments: StatementArguments(arguments + [key.databaseValue]))
+            .execute(arguments: StatementArguments(arguments + [key]))
     }
 
     func delete(_ entity: EntityDescription, key: Int64, in db: Database) throws {

@@ -69,6 +69,12 @@ enum RowImage {
     /// `text` as a JSON string: quoted, with quotes, backslashes and control characters escaped.
     private static func appendString(_ text: String, to json: inout String) {
         json += "\""
+        // Most text needs no escape: it goes in whole, not scalar by scalar.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            json += text
+            json += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": json += "\\\""
