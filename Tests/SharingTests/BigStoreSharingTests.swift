@@ -90,7 +90,7 @@ final class BigStoreSharingTests: XCTestCase {
         }
     }
 
-    /// A desktop joins a database of 12,000 boards (three pages) while its person keeps
+    /// A desktop joins a database of 12,000 boards (two pages) while its person keeps
     /// adding boards: every board saved while the pages came, and after, reaches the
     /// server, which ends equal to the store. (A join once counted everything saved up to
     /// its end as pushed, and these saves never went out.)
@@ -123,6 +123,73 @@ final class BigStoreSharingTests: XCTestCase {
             let serverTotal = try await serverCount(database)
             XCTAssertEqual(serverTotal, 12_000 + saved)
             XCTAssertEqual(session.status.pendingChanges, 0)
+            await session.stop()
+        }
+    }
+
+    /// A desktop joining a database of 30,000 boards takes them in pages, the first of
+    /// 5,000 (rows shown soon), the others of 20,000 (fewer commits), each with a large page
+    /// cache, and gives the cache back at the end: it does not keep 64 MiB for the small
+    /// saves that follow.
+    func testAJoinTakesABigDatabaseInPagesAndGivesItsPageCacheBack() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: ServerTestDatabase.logger)
+                try await ServerTestDatabase.execute(#"""
+                    INSERT INTO "Board" ("Z_ID", name) SELECT gen_random_uuid(), 'Board ' || lpad(n::text, 5, '0') FROM generate_series(1, 30000) n
+                    """#, on: connection)
+            }
+            let store = try PersistentStore(url: try temporaryFolder(self).appendingPathComponent("joiner.sqlite"), model: BoardModel.model)
+            let cacheBefore = try await store.database.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
+            XCTAssertNotEqual(cacheBefore, -Database.largeWriteCacheKiB)
+            let session = try store.share(through: PostgresSharing(database.configuration))
+            let taken = Transfers()
+            let updates = session.statusUpdates()
+            Task { for await status in updates { if let transfer = status.transfer { taken.append(transfer) } } }
+            try await session.synchronize()
+            let names = try await store.database.read { db in try String.fetchAll(db, sql: "SELECT name FROM Board ORDER BY name") }
+            XCTAssertEqual(names.count, 30_000)
+            XCTAssertEqual(names.first, "Board 00001")
+            XCTAssertEqual(names.last, "Board 30000")
+            try await eventually("the last page's transfer is seen") { taken.all.contains { $0.done == 30_000 } }
+            XCTAssertEqual(taken.all.filter { $0.direction == .taking }.map(\.done), [5_000, 25_000, 30_000],
+                           "a first page of 5,000, then pages of 20,000: \(taken.all.map(\.description))")
+            let cacheAfter = try await store.database.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
+            XCTAssertEqual(cacheAfter, cacheBefore, "the page cache is back to its size before the join")
+            await session.stop()
+        }
+    }
+
+    /// A join's relationship may name an object of a later page: the IDs of the objects a
+    /// relationship can name are read before the first page (of the other entities, only
+    /// their count). Items 4,001 to 5,000, of the first page, name parents of the second.
+    func testAJoinTakesRelationshipsToObjectsOfLaterPages() async throws {
+        let model = try Model(entities: [EntityDescription(
+            name: "Item", attributes: [AttributeDescription(name: "name", type: .string)],
+            relationships: [RelationshipDescription(name: "parent", destinationEntity: "Item", inverseName: "children"),
+                            RelationshipDescription(name: "children", destinationEntity: "Item", inverseName: "parent", isToMany: true)])])
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: model).create(on: connection, logger: ServerTestDatabase.logger)
+                try await ServerTestDatabase.execute("""
+                    WITH ids AS (SELECT n, gen_random_uuid() AS id FROM generate_series(1, 6000) n)
+                    INSERT INTO "Item" ("Z_ID", name, parent)
+                    SELECT a.id, 'Item ' || lpad(a.n::text, 4, '0'), b.id FROM ids a LEFT JOIN ids b ON b.n = a.n + 1000 ORDER BY a.n
+                    """, on: connection)
+            }
+            let store = try PersistentStore(url: try temporaryFolder(self).appendingPathComponent("items.sqlite"), model: model)
+            let session = try store.share(through: PostgresSharing(database.configuration))
+            try await session.synchronize()
+            let rows = try await store.database.read { db in
+                try Row.fetchAll(db, sql: "SELECT i.name, p.name FROM Item i LEFT JOIN Item p ON p.Z_PK = i.parent ORDER BY i.name")
+            }
+            XCTAssertEqual(rows.count, 6_000)
+            for (index, row) in rows.enumerated() {
+                let parent = index + 1_001 <= 6_000 ? String(format: "Item %04d", index + 1_001) : nil
+                XCTAssertEqual(row[1] as String?, parent, "the parent of \(row[0] as String)")
+            }
+            let rejected = try await store.database.read { db in try SharingState.rejectedChanges(in: db) }
+            XCTAssertEqual(rejected.count, 0, "no change was refused: \(rejected.prefix(3))")
             await session.stop()
         }
     }

@@ -24,8 +24,13 @@ extension SharingEngine {
         // pushed.
         var pushedThrough: Int64?
         var taken = 0
-        let (cursor, objects) = try await log.snapshot(on: connection, logger: logger) { changes, objects in
-            (seedOnly, pushedThrough) = try await self.store.database.write { [seedOnly, pushedThrough] db in
+        // The IDs of the objects a relationship may name only: a relationship of a page may
+        // name one of a later page.
+        let named = Set(model.entities.flatMap { entity in
+            entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.destinationEntity)
+        })
+        let (cursor, objects) = try await log.snapshot(on: connection, identifying: named, logger: logger) { changes, objects in
+            (seedOnly, pushedThrough) = try await self.store.database.write { [seedOnly, pushedThrough] db in try db.withLargeWriteCache {
                 let before = try PersistentStore.currentHistoryToken(in: db)
                 // Checked in the transaction that gives the seed up (the first page's): a
                 // save made before it is data of the store's own, kept and pushed.
@@ -34,7 +39,7 @@ extension SharingEngine {
                     for entity in self.model.entities { try db.execute(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier)") }
                 }
                 var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
-                merge.arriving = objects
+                merge.arriving = objects.ids
                 try merge.lookUp(changes, in: db)
                 for change in changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
@@ -43,7 +48,7 @@ extension SharingEngine {
                 // (Without a token, every object is compared with its base: any may go.)
                 try self.store.pruneHistoryIfNeeded(db, keepingAfter: through ?? .max)
                 return (giveUp, through)
-            }
+            } }
             taken += changes.count
             madeProgress()
             // A snapshot of more than one page is a long transfer: how far it got is shown.

@@ -133,16 +133,16 @@ extension SharingEngine {
             // A push of counters whose end is not taken yet, which the server applied before
             // the snapshot (its identity recorded): every row of the snapshot holds it.
             if taken == 0, let inFlight, try await log.pushWasApplied(inFlight.id, on: connection, logger: logger) { applied = inFlight }
-            try await store.database.write { [applied] db in
+            try await store.database.write { [applied] db in try db.withLargeWriteCache {
                 var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
-                merge.arriving = objects
+                merge.arriving = objects.ids
                 try merge.lookUp(changes, in: db)
                 merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == applied?.id ? $0 : nil }
                 merge.pushVersions = (applied?.deltas.keys).map { Dictionary(uniqueKeysWithValues: $0.map { ($0, Int64.min) }) } ?? [:]
                 for change in changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
                 try self.pruneHistory(in: db)
-            }
+            } }
             taken += changes.count
             madeProgress()
             // A snapshot of more than one page is a long transfer: how far it got is shown.
@@ -150,7 +150,7 @@ extension SharingEngine {
         }
         try await store.database.write { db in
             var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
-            for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.contains(id) {
+            for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.ids.contains(id) {
                 guard let entity = model.entity(named: entityName),
                       let base = try SharingState.base(of: id, entity: entity, model: model, in: db) else { continue }
                 // Of an entity with an ownership, it may only be hidden from this role: it

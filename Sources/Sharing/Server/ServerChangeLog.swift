@@ -213,24 +213,37 @@ extension ServerChangeLog {
     }
 
     /// Every object on the server, as changes at their versions, read in one snapshot
-    /// (a `REPEATABLE READ` transaction) and handed to `take` in pages of `pageSize`, each
-    /// with the IDs of every object the snapshot holds (a relationship may name an object
-    /// of a later page). Returns those IDs, and the cursor to pull from afterwards: every
-    /// change the snapshot does not hold sorts after it (changes it holds that sort after
-    /// it too are skipped by their versions).
-    package func snapshot(on connection: PostgresConnection, pageSize: Int = 5000, logger: Logger,
+    /// (a `REPEATABLE READ` transaction) and handed to `take` in pages: the first of
+    /// `firstPageSize` objects, so that a joining window shows rows soon, the others of
+    /// `pageSize`, so that a big join commits fewer, larger transactions. Each page comes
+    /// with what the snapshot holds (``SnapshotObjects``): how many objects, and the IDs of
+    /// those of the entities `identifying` names (nil: every entity), since a relationship
+    /// may name an object of a later page. Returns those, and the cursor to pull from
+    /// afterwards: every change the snapshot does not hold sorts after it (changes it holds
+    /// that sort after it too are skipped by their versions).
+    package func snapshot(on connection: PostgresConnection, firstPageSize: Int = 5_000, pageSize: Int = 20_000,
+                          identifying: Set<String>? = nil, logger: Logger,
                           isolation: isolated (any Actor)? = #isolation,
-                          take: ([ServerChange], _ objects: Set<UUID>) async throws -> Void) async throws -> (cursor: ServerCursor, objects: Set<UUID>) {
+                          take: ([ServerChange], _ objects: SnapshotObjects) async throws -> Void) async throws -> (cursor: ServerCursor, objects: SnapshotObjects) {
         try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
         do {
             var xmin: UInt64 = 0
             for try await text in try await connection.query("SELECT pg_snapshot_xmin(pg_current_snapshot())::text", logger: logger).decode(String.self) {
                 xmin = UInt64(text) ?? 0
             }
-            var objects: Set<UUID> = []
+            var objects = SnapshotObjects()
             for entity in model.entities {
-                let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(ServerNames.quoted(ServerNames.objectID)) FROM \(ServerNames.quoted(entity.name))"), logger: logger)
-                for try await id in rows.decode(UUID.self) { objects.insert(id) }
+                let table = ServerNames.quoted(entity.name)
+                // Only counted where no relationship needs the IDs: a million of them took a
+                // second and more before the first page.
+                guard identifying?.contains(entity.name) ?? true else {
+                    for try await count in try await connection.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table)"), logger: logger).decode(Int.self) {
+                        objects.count += count
+                    }
+                    continue
+                }
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(ServerNames.quoted(ServerNames.objectID)) FROM \(table)"), logger: logger)
+                for try await id in rows.decode(UUID.self) { objects.ids.insert(id); objects.count += 1 }
             }
             for entity in model.entities {
                 try await connection.query(PostgresQuery(unsafeSQL: """
@@ -238,7 +251,7 @@ extension ServerChangeLog {
                     SELECT \(ServerWriter.writtenColumns) FROM \(ServerNames.quoted(entity.name)) t
                     """), logger: logger)
                 // The next page is read from the server while this one is taken.
-                var changes = try await page(of: entity, size: pageSize, on: connection, logger: logger)
+                var changes = try await page(of: entity, size: firstPageSize, on: connection, logger: logger)
                 while !changes.isEmpty {
                     async let next = page(of: entity, size: pageSize, on: connection, logger: logger)
                     try await take(changes, objects)
@@ -254,6 +267,14 @@ extension ServerChangeLog {
             throw error
         }
     }
+}
+
+/// What a snapshot of the server holds, known before its first page.
+package struct SnapshotObjects: Sendable {
+    /// How many objects, of every entity.
+    package var count = 0
+    /// The IDs of the objects of the entities asked for: those a relationship may name.
+    package var ids: Set<UUID> = []
 }
 
 extension ServerChangeLog {

@@ -1,0 +1,23 @@
+import GRDB
+
+extension Database {
+    /// The page cache a write of many rows gets, in KiB: a join's page of 20,000 objects
+    /// writes a row, a global ID, a base and a history entry for each, into indexes all over
+    /// the file.
+    static let largeWriteCacheKiB = 65_536
+
+    /// Runs `body`, a write of many rows, with a page cache of ``largeWriteCacheKiB``, and
+    /// then gives the cache back to its size before.
+    ///
+    /// With SQLite's default cache (2 MiB), a transaction that changes more pages than fit
+    /// spills them to the WAL while it runs and reads them back for later rows: a join of
+    /// 200,000 objects took 17 s instead of 12.6 s, each page longer than the one before.
+    /// The cache is given back at the end, so that a desktop that joined once does not keep
+    /// 64 MiB for the small writes that follow.
+    func withLargeWriteCache<T>(_ body: () throws -> T) throws -> T {
+        let before = try Int.fetchOne(self, sql: "PRAGMA cache_size") ?? -2_000
+        try execute(sql: "PRAGMA cache_size = -\(Self.largeWriteCacheKiB)")
+        defer { try? execute(sql: "PRAGMA cache_size = \(before)") }
+        return try body()
+    }
+}
