@@ -1,7 +1,7 @@
 import GRDB
 
 extension Database {
-    /// The page cache a write of many rows gets, in KiB: a join's page of 20,000 objects
+    /// The page cache a write of many rows gets, in KiB: a join's page of 5,000 objects
     /// writes a row, a global ID, a base and a history entry for each, into indexes all over
     /// the file.
     static let largeWriteCacheKiB = 65_536

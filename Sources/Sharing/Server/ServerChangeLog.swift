@@ -213,15 +213,13 @@ extension ServerChangeLog {
     }
 
     /// Every object on the server, as changes at their versions, read in one snapshot
-    /// (a `REPEATABLE READ` transaction) and handed to `take` in pages: the first of
-    /// `firstPageSize` objects, so that a joining window shows rows soon, the others of
-    /// `pageSize`, so that a big join commits fewer, larger transactions. Each page comes
+    /// (a `REPEATABLE READ` transaction) and handed to `take` in pages of `pageSize`, each
     /// with what the snapshot holds (``SnapshotObjects``): how many objects, and the IDs of
     /// those of the entities `identifying` names (nil: every entity), since a relationship
     /// may name an object of a later page. Returns those, and the cursor to pull from
     /// afterwards: every change the snapshot does not hold sorts after it (changes it holds
     /// that sort after it too are skipped by their versions).
-    package func snapshot(on connection: PostgresConnection, firstPageSize: Int = 5_000, pageSize: Int = 20_000,
+    package func snapshot(on connection: PostgresConnection, pageSize: Int = 5_000,
                           identifying: Set<String>? = nil, logger: Logger,
                           isolation: isolated (any Actor)? = #isolation,
                           take: ([ServerChange], _ objects: SnapshotObjects) async throws -> Void) async throws -> (cursor: ServerCursor, objects: SnapshotObjects) {
@@ -251,7 +249,7 @@ extension ServerChangeLog {
                     SELECT \(ServerWriter.writtenColumns) FROM \(ServerNames.quoted(entity.name)) t
                     """), logger: logger)
                 // The next page is read from the server while this one is taken.
-                var changes = try await page(of: entity, size: firstPageSize, on: connection, logger: logger)
+                var changes = try await page(of: entity, size: pageSize, on: connection, logger: logger)
                 while !changes.isEmpty {
                     async let next = page(of: entity, size: pageSize, on: connection, logger: logger)
                     try await take(changes, objects)
