@@ -150,13 +150,11 @@ private func measureShareScale(rows: Int, serverURL: String, folder: URL, seed: 
     }
 }
 
-
 /// Counts the batches a controller delivers.
 private final class BatchCounter: FetchedResultsControllerDelegate {
     var batches = 0
     func controller(_ controller: FetchedResultsController<ManagedObject>, didChangeContentWith batch: ChangeBatch) { batches += 1 }
 }
-
 
 /// Writes the teams of the store at `source` as the CSV that psql's COPY takes (a new
 /// global ID for each).
