@@ -150,9 +150,10 @@ final class BigStoreSharingTests: XCTestCase {
             XCTAssertEqual(names.count, 30_000)
             XCTAssertEqual(names.first, "Board 00001")
             XCTAssertEqual(names.last, "Board 30000")
-            try await eventually("the last page's transfer is seen") { taken.all.contains { $0.done == 30_000 } }
-            XCTAssertEqual(taken.all.filter { $0.direction == .taking }.map(\.done), Array(stride(from: 5_000, through: 30_000, by: 5_000)),
-                           "pages of 5,000: \(taken.all.map(\.description))")
+            // Reported at most every quarter second: some pages may go unreported.
+            let done = taken.all.filter { $0.direction == .taking }.map(\.done)
+            XCTAssertFalse(done.isEmpty, "the join said how far it got")
+            XCTAssertTrue(done.allSatisfy { $0 % 5_000 == 0 && $0 <= 30_000 } && done == done.sorted(), "pages of 5,000: \(done)")
             let cacheAfter = try await store.database.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
             XCTAssertEqual(cacheAfter, cacheBefore, "the page cache is back to its size before the join")
             await session.stop()
