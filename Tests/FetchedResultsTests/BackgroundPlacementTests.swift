@@ -44,14 +44,14 @@ final class BackgroundPlacementTests: XCTestCase {
     /// Turns the main queue until no controller places in the background.
     private func drain(_ controllers: [FetchedResultsController<ManagedObject>], _ label: String) {
         let deadline = Date().addingTimeInterval(10)
-        while controllers.contains(where: \.isPlacingInBackground) && Date() < deadline {
+        while controllers.contains(where: \.isMakingBatchInBackground) && Date() < deadline {
             RunLoop.current.run(until: Date().addingTimeInterval(0.002))
         }
-        XCTAssertFalse(controllers.contains(where: \.isPlacingInBackground), "\(label): a placement never ended")
+        XCTAssertFalse(controllers.contains(where: \.isMakingBatchInBackground), "\(label): a placement never ended")
     }
 
     private func placingInBackground(_ controller: FetchedResultsController<ManagedObject>) -> FetchedResultsController<ManagedObject> {
-        controller.policy.backgroundPlacementThreshold = 0
+        controller.policy.backgroundThreshold = 0
         controller.policy.placedOneByOne = 2
         controller.policy.placementLimit = 100_000
         return controller
@@ -122,7 +122,7 @@ final class BackgroundPlacementTests: XCTestCase {
             let label = "seed \(seed) step \(step)"
             try chunk(in: other)
             merge(saves, into: context)
-            if controllers.contains(where: \.isPlacingInBackground) {
+            if controllers.contains(where: \.isMakingBatchInBackground) {
                 switch Int.random(in: 0..<4, using: &rng) {
                 case 0:
                     // A tap: the list's own context edits and saves.
@@ -139,7 +139,7 @@ final class BackgroundPlacementTests: XCTestCase {
                 case 2:
                     // A new request with the same order (another filter of a search field).
                     let controller = watched[0].controller
-                    if controller.isPlacingInBackground {
+                    if controller.isMakingBatchInBackground {
                         try controller.setFetchRequest(League.playersByZone())
                         refetchedWhilePlacing += 1
                     }
@@ -173,7 +173,7 @@ final class BackgroundPlacementTests: XCTestCase {
         for i in 0..<50 { try League.insertPlayer(other, name: "Imported \(i)", zone: zones[i % 5], score: (i * 7) % 30) }
         try other.save()
         merge(saves, into: context)
-        XCTAssertTrue(controller.isPlacingInBackground, "50 objects saved elsewhere are placed off the queue")
+        XCTAssertTrue(controller.isMakingBatchInBackground, "50 objects saved elsewhere are placed off the queue")
         XCTAssertEqual(controller.snapshot, before, "the list stays as the delegate knows it")
         XCTAssertEqual(controller.fetchedObjects?.count, 200)
         XCTAssertTrue(recorder.batches.isEmpty)
@@ -208,14 +208,14 @@ final class BackgroundPlacementTests: XCTestCase {
         for i in 0..<50 { try League.insertPlayer(other, name: "Imported \(i)", zone: zones[i % 5], score: i % 30) }
         try other.save()
         merge(saves, into: context)
-        XCTAssertFalse(controller.isPlacingInBackground, "200 rows are below the threshold")
+        XCTAssertFalse(controller.isMakingBatchInBackground, "200 rows are below the threshold")
         XCTAssertEqual(recorder.batches.count, 1)
         XCTAssertEqual(controller.fetchedObjects?.count, 250)
 
-        controller.policy.backgroundPlacementThreshold = 0
+        controller.policy.backgroundThreshold = 0
         for i in 0..<50 { try League.insertPlayer(context, name: "Mine \(i)", zone: zones[i % 5], score: i % 30) }
         try context.save()
-        XCTAssertFalse(controller.isPlacingInBackground, "the context's own save is placed at once")
+        XCTAssertFalse(controller.isMakingBatchInBackground, "the context's own save is placed at once")
         XCTAssertEqual(controller.fetchedObjects?.count, 300)
         XCTAssertEqual(controller.counts.backgroundPlacements, 0)
     }

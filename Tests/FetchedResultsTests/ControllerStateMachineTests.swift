@@ -79,14 +79,24 @@ final class ControllerStateMachineTests: XCTestCase {
                 run([action], &rng)
             case 3 where machine.isPlacing:
                 let outcome: Machine.PlacementOutcome = listReplaced ? .listReplaced
-                    : [.found, .stale(heldTouchedSearchedRows: true), .stale(heldTouchedSearchedRows: false)].randomElement(using: &rng)!
-                let work = machine.placement!.work
+                    : [.found, .foundWithHeld, .stale(againInBackground: true), .stale(againInBackground: false)]
+                        .randomElement(using: &rng)!
+                let (work, held, _) = machine.placement!
                 listReplaced = false
                 heldKeys = []
                 let actions = machine.placementFinished(outcome, changes: work)
-                if case .found = outcome {
+                switch outcome {
+                case .found:
                     guard case .showPlacement = actions.first else { return failures.append("a found placement not shown first") }
                     for key in work.inserted.map(\.rowKey) { made[key, default: 0] += 1 }
+                case .foundWithHeld:
+                    // A fetch that read the held changes too shows them in its one batch.
+                    guard actions.count == 1, case .showPlacement = actions[0] else {
+                        return failures.append("a fetch that read the held changes too did more than show")
+                    }
+                    for key in (work.inserted.union(held.inserted)).map(\.rowKey) { made[key, default: 0] += 1 }
+                default:
+                    break
                 }
                 run(actions, &rng)
             default:
@@ -202,13 +212,21 @@ final class ControllerStateMachineTests: XCTestCase {
         XCTAssertEqual([keys(own), keys(later)], [[100], [1]])
 
         var stale = placing(held: [1, 2], merged: true)
-        let once = stale.placementFinished(.stale(heldTouchedSearchedRows: true), changes: change(100))
+        let once = stale.placementFinished(.stale(againInBackground: true), changes: change(100))
         guard once.count == 1, case .makeBatchOfHeld(let all, merged: true) = once[0] else { return XCTFail("all again, together: \(once)") }
         XCTAssertEqual(Set(keys(all)), [1, 2, 100])
         var gone = placing(held: [], merged: true)
-        guard case .makeBatchOfHeld(_, merged: false) = gone.placementFinished(.stale(heldTouchedSearchedRows: false), changes: change(100)).first else {
+        guard case .makeBatchOfHeld(_, merged: false) = gone.placementFinished(.stale(againInBackground: false), changes: change(100)).first else {
             return XCTFail("a row gone: placed again at once")
         }
+        var readAll = placing(held: [1, 2], merged: true)
+        let shownAll = readAll.placementFinished(.foundWithHeld, changes: change(100))
+        guard shownAll.count == 1, case .showPlacement = shownAll[0] else { return XCTFail("a fetch that read the held changes shows them all: \(shownAll)") }
+        XCTAssertFalse(readAll.isPlacing)
+        guard case .makeBatch(let next, merged: false) = readAll.contextChanged(change(3), merged: false) else {
+            return XCTFail("nothing held any more: the next change is made into a batch at once")
+        }
+        XCTAssertEqual(keys(next), [3])
     }
 }
 
@@ -218,15 +236,15 @@ final class BatchPolicyTests: XCTestCase {
         let policy = BatchPolicy()
         typealias Summary = BatchPolicy.ChangeSummary
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 1, listCount: 100)), .place(inBackgroundIfMany: false))
-        XCTAssertEqual(policy.route(for: Summary(changedObjects: 1, listCount: 100, limited: true)), .refetch(onlyTouchedSections: false))
-        XCTAssertEqual(policy.route(for: Summary(changedObjects: 1, listCount: 100, sectionsFromEntity: true)), .refetch(onlyTouchedSections: false))
-        XCTAssertEqual(policy.route(for: Summary(changedObjects: 0, listCount: 100, invalidatedAllObjects: true)), .refetch(onlyTouchedSections: false))
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 1, listCount: 100, limited: true)), .refetch(onlyTouchedSections: false, inBackground: false))
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 1, listCount: 100, sectionsFromEntity: true)), .refetch(onlyTouchedSections: false, inBackground: false))
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 0, listCount: 100, invalidatedAllObjects: true)), .refetch(onlyTouchedSections: false, inBackground: false))
         // Among a million: 3,000 placed together, 227 one by one across a relationship.
         XCTAssertEqual(BatchPolicy.placementLimit(objectCount: 1_000_000, sortsAcrossRelationships: false), 3_030)
         XCTAssertEqual(BatchPolicy.placementLimit(objectCount: 1_000_000, sortsAcrossRelationships: true), 227)
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 3_000, listCount: 1_000_000, merged: true)), .place(inBackgroundIfMany: true))
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 3_000, listCount: 1_000_000, sortsAcrossRelationships: true)),
-                       .refetch(onlyTouchedSections: true))
+                       .refetch(onlyTouchedSections: true, inBackground: false))
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 100, listCount: 40_000, merged: true)), .place(inBackgroundIfMany: false),
                        "a list shorter than the background threshold is placed on the queue")
         XCTAssertEqual(policy.placement(memberCount: 16, mayRunInBackground: true), .oneByOne)
@@ -234,6 +252,20 @@ final class BatchPolicyTests: XCTestCase {
         XCTAssertEqual(policy.placement(memberCount: 17, mayRunInBackground: true), .togetherInBackground)
         var tests = policy
         tests.placementLimit = 0
-        XCTAssertEqual(tests.route(for: Summary(changedObjects: 1, listCount: 100)), .refetch(onlyTouchedSections: true))
+        XCTAssertEqual(tests.route(for: Summary(changedObjects: 1, listCount: 100)), .refetch(onlyTouchedSections: true, inBackground: false))
+        // A joining desktop's page of 5,000 rows on a long list: fetched again off the queue,
+        // all of it (finding the sections it touched would read every changed object on the queue).
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 5_000, listCount: 200_000, merged: true)),
+                       .refetch(onlyTouchedSections: false, inBackground: true))
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 0, listCount: 200_000, invalidatedAllObjects: true, merged: true)),
+                       .refetch(onlyTouchedSections: false, inBackground: true))
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 5_000, listCount: 200_000, sectionsFromEntity: true, merged: true)),
+                       .refetch(onlyTouchedSections: false, inBackground: false), "sections from their own entity are fetched on the queue")
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 5_000, listCount: 200_000)), .refetch(onlyTouchedSections: true, inBackground: false),
+                       "the context's own changes are fetched at once")
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 5_000, listCount: 5_000, merged: true)),
+                       .refetch(onlyTouchedSections: false, inBackground: true), "a joining desktop's first page: in the background")
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 1_999, listCount: 5_000, merged: true)),
+                       .refetch(onlyTouchedSections: true, inBackground: false))
     }
 }

@@ -4,6 +4,8 @@
 /// (``route(for:)`` picks; `Docs/DataFlow.md` lists the files):
 /// - **fetch again**, only the sections the changed objects left or entered when it can, and
 ///   name the changes it knows of (`KnownChangesDifference.swift`) or take the difference;
+///   for many changes saved elsewhere on a long list, all of it on a reader of the store,
+///   off the context's queue (`Loading/RefetchingInBackground.swift`);
 /// - **place the changed objects in memory**: one by one (a search each), together (their
 ///   searches in step), or together with the searches on a reader of the store, off the
 ///   context's queue (``placement(memberCount:mayRunInBackground:)``).
@@ -23,11 +25,18 @@ package struct BatchPolicy: Sendable, Equatable {
     /// from the list's length (``placementLimit(objectCount:sortsAcrossRelationships:)``).
     package var placementLimit: Int?
 
-    /// How long a list must be for many changed objects saved elsewhere (an import's chunk)
-    /// to be placed off the context's queue: their searches read the store on one of its
-    /// readers, and the list takes them on a later turn. Below it, the searches take less
-    /// than a frame.
-    package var backgroundPlacementThreshold = 50_000
+    /// How long a list must be for the batch of many changed objects saved elsewhere (an
+    /// import's chunk, a joining desktop's page) to be made off the context's queue: their
+    /// searches, or the fetch again, read the store on one of its readers, and the list takes
+    /// the batch on a later turn. Below it, either takes less than a frame.
+    package var backgroundThreshold = 50_000
+
+    /// How many changed objects saved elsewhere are fetched again off the context's queue
+    /// whatever the list's length (a joining desktop's first pages): finding the sections
+    /// they left or entered reads each of them on the queue, about 6 µs an object, and
+    /// the fetch reads the list besides. A page of 5,000 took 100 ms or more on a list of
+    /// 5,000–50,000 rows.
+    package var backgroundRefetchChanges = 2_000
 
     /// How long a list must be for a new request to be fetched in two halves at once
     /// (`SplitRowKeysQuery`), on two cores.
@@ -62,8 +71,9 @@ package struct BatchPolicy: Sendable, Equatable {
     package enum Route: Equatable, Sendable {
         /// Fetch the results again. `onlyTouchedSections`: the sections the changed objects
         /// left or entered may be fetched on their own (when sections are named by a text
-        /// attribute sorted first).
-        case refetch(onlyTouchedSections: Bool)
+        /// attribute sorted first). `inBackground`: all of them, on a reader of the store,
+        /// when the context holds the store's data as it was saved (no unsaved changes).
+        case refetch(onlyTouchedSections: Bool, inBackground: Bool)
         /// Place the changed objects in memory; `inBackgroundIfMany`: their searches may run
         /// off the context's queue.
         case place(inBackgroundIfMany: Bool)
@@ -76,13 +86,21 @@ package struct BatchPolicy: Sendable, Equatable {
 
     /// The way to make a batch of `summary`'s changes. A limit, an offset, sections from
     /// their own entity and changes to any object need a fetch; so do more changed objects
-    /// than ``placementLimit(objectCount:sortsAcrossRelationships:)``.
+    /// than ``placementLimit(objectCount:sortsAcrossRelationships:)``. Changes saved
+    /// elsewhere on a list of ``backgroundThreshold`` rows or more are placed or fetched off
+    /// the context's queue, and so are ``backgroundRefetchChanges`` of them or more on any
+    /// list (sections from their own entity excepted: they are fetched as objects, on it).
     package func route(for summary: ChangeSummary) -> Route {
         let mustFetch = summary.limited || summary.sectionsFromEntity || summary.invalidatedAllObjects
         let limit = placementLimit ?? Self.placementLimit(objectCount: summary.listCount,
                                                          sortsAcrossRelationships: summary.sortsAcrossRelationships)
-        if mustFetch || summary.changedObjects > limit { return .refetch(onlyTouchedSections: !mustFetch) }
-        return .place(inBackgroundIfMany: summary.merged && summary.listCount >= backgroundPlacementThreshold)
+        let inBackground = summary.merged && summary.listCount >= backgroundThreshold
+        if mustFetch || summary.changedObjects > limit {
+            let fetchInBackground = summary.merged && !summary.sectionsFromEntity
+                && (inBackground || summary.changedObjects >= backgroundRefetchChanges)
+            return .refetch(onlyTouchedSections: !mustFetch && !fetchInBackground, inBackground: fetchInBackground)
+        }
+        return .place(inBackgroundIfMany: inBackground)
     }
 
     /// How `memberCount` changed objects that belong to the results are placed.

@@ -2,6 +2,22 @@ import Foundation
 import ObjectStore
 
 extension FetchedResultsController {
+    /// The rows of the fetched entity `changes` may have moved, with the keys that changed
+    /// (nil: inserted or deleted, or every key), and whether a section object changed.
+    func changedRows(_ changes: ObjectChanges) -> (changed: [Int64: Set<String>?], sectionsChanged: Bool) {
+        var changed: [Int64: Set<String>?] = [:]
+        var sectionsChanged = false
+        for id in changes.inserted { note(id, keys: nil, into: &changed, sectionsChanged: &sectionsChanged) }
+        for id in changes.deleted { note(id, keys: nil, into: &changed, sectionsChanged: &sectionsChanged) }
+        for (id, keys) in changes.updated { note(id, keys: keys, into: &changed, sectionsChanged: &sectionsChanged) }
+        return (changed, sectionsChanged)
+    }
+
+    /// The objects of `changed` that were updated (neither inserted nor deleted).
+    func updatedObjects(_ changed: [Int64: Set<String>?]) -> Set<ObjectID> {
+        Set(changed.compactMap { key, keys in keys != nil ? ObjectID(entityName: entityName, rowKey: key) : nil })
+    }
+
     /// Records `id`'s change when it can change the results: an object of the fetched
     /// entity, or a related object a key path reads (then the objects of the fetched entity
     /// it leads back to), or a section object.

@@ -3,15 +3,16 @@ import ObjectStore
 /// What a controller is doing, and what it must do next, decided without I/O or queues.
 ///
 /// The controller feeds it events (the first fetch started or ended, the context changed, a
-/// placement started or ended in the background) and carries out the actions it returns.
+/// batch started or ended in the background) and carries out the actions it returns.
 /// It keeps the one rule that makes batches valid while work is in flight: **a change that
-/// comes while the first results are fetched, or while changed objects are placed in the
-/// background, is held, and made into a batch of its own once that work shows**, in the
-/// order it came, and never lost (unless the fetch read the store after it, and so shows it
-/// already). postgres-nio's `ConnectionStateMachine` is the model.
+/// comes while the first results are fetched, or while a batch is made in the background
+/// (changed objects placed, or the results fetched again), is held, and made into a batch of
+/// its own once that work shows**, in the order it came, and never lost (unless the fetch
+/// read the store after it, and so shows it already). postgres-nio's
+/// `ConnectionStateMachine` is the model.
 ///
-/// `Completion` is what waits for the first results; `Work` is a background placement's
-/// own data. Both are carried, never looked into.
+/// `Completion` is what waits for the first results; `Work` is a batch's own data while it
+/// is made in the background. Both are carried, never looked into.
 struct ControllerStateMachine<Completion, Work> {
     enum State {
         /// Before the first fetch: no changes are tracked.
@@ -20,8 +21,9 @@ struct ControllerStateMachine<Completion, Work> {
         case loading(held: ObjectChanges, completions: [Completion])
         /// The results show; each change is made into a batch at once.
         case showing
-        /// Changed objects are being placed in the background (`work`): later changes are held.
-        /// `heldMerged`: every held change was saved elsewhere (so may be placed in the background too).
+        /// A batch is being made in the background (`work`: changed objects placed, or the
+        /// results fetched again): later changes are held. `heldMerged`: every held change was
+        /// saved elsewhere (so its batch may be made in the background too).
         case placing(work: Work, held: ObjectChanges, heldMerged: Bool)
     }
 
@@ -35,23 +37,33 @@ struct ControllerStateMachine<Completion, Work> {
         /// Make a batch of changes that were held: some may name objects saved since by the
         /// temporary IDs they had then.
         case makeBatchOfHeld(ObjectChanges, merged: Bool)
-        /// Show the placement that ran in the background (its places were found).
+        /// Show the batch made in the background (its places were found, or its fetch read
+        /// the store as the context holds it).
         case showPlacement
         /// Tell whoever waited for the first results (`error` nil: they show), after making a
         /// batch of what was held (when the fetch may not have seen it).
         case finishLoading(placingHeld: ObjectChanges?, completions: [Completion], error: (any Error)?)
     }
 
-    /// How a placement in the background ended, as the controller found it on the context's queue.
+    /// How a batch made in the background ended, as the controller found it on the context's queue.
     enum PlacementOutcome {
-        /// Its searches found every place: it can be shown.
+        /// Its searches found every place, or its fetch read the store as the context held
+        /// it when the work started: it can be shown, then the held changes follow.
         case found
+        /// Its fetch read the store as the context holds it now, held changes included (each
+        /// saved elsewhere, so taken in from the store up to the moment the fetch read): one
+        /// batch shows them all, and nothing is held any more.
+        case foundWithHeld
         /// The list changed under it (a new request, a fetch): its changes are made into a
         /// batch on the new list, then the held ones.
         case listReplaced
-        /// A change held meanwhile touched a row its searches read, or a row was gone: all
-        /// its changes and the held ones are made into one batch again, from the current values.
-        case stale(heldTouchedSearchedRows: Bool)
+        /// A change held meanwhile touched a row its searches read, or a row was gone, or its
+        /// fetch read the store at another moment than the context's: all its changes and
+        /// the held ones are made into one batch again, from the current values: in the
+        /// background again when `againInBackground` (a held change touched a searched row;
+        /// the store moved on under a fetch) and every held change was saved elsewhere, else
+        /// at once.
+        case stale(againInBackground: Bool)
     }
 
     private(set) var state = State.unfetched
@@ -124,20 +136,20 @@ struct ControllerStateMachine<Completion, Work> {
         }
     }
 
-    /// A placement started in the background: changes are held until it ends.
+    /// A batch started in the background (a placement or a fetch): changes are held until it ends.
     mutating func placementStarted(_ work: Work) {
         guard case .showing = state else { preconditionFailure("a placement starts only while the results show") }
         state = .placing(work: work, held: ObjectChanges(), heldMerged: true)
     }
 
-    /// The placement in the background is being shown: its work, and what was held
-    /// (for the controller to find its outcome). Nil when none runs.
-    var placement: (work: Work, held: ObjectChanges)? {
-        guard case .placing(let work, let held, _) = state else { return nil }
-        return (work, held)
+    /// The batch in the background is being shown: its work, and what was held (for the
+    /// controller to find its outcome). Nil when none runs.
+    var placement: (work: Work, held: ObjectChanges, heldMerged: Bool)? {
+        guard case .placing(let work, let held, let heldMerged) = state else { return nil }
+        return (work, held, heldMerged)
     }
 
-    /// The placement in the background ended with `outcome`, given its own `changes`.
+    /// The batch in the background ended with `outcome`, given its own `changes`.
     mutating func placementFinished(_ outcome: PlacementOutcome, changes: ObjectChanges) -> [Action] {
         guard case .placing(_, let held, let heldMerged) = state else { return [] }
         state = .showing
@@ -145,13 +157,16 @@ struct ControllerStateMachine<Completion, Work> {
         switch outcome {
         case .found:
             return [.showPlacement] + thenHeld
+        case .foundWithHeld:
+            return [.showPlacement]
         case .listReplaced:
             return [.makeBatch(changes, merged: false)] + thenHeld
-        case .stale(let touched):
+        case .stale(let againInBackground):
             var all = changes
             all.formUnion(held)
-            // A probed row changed: placed again, in the background if all may be; a row gone: at once.
-            return [.makeBatchOfHeld(all, merged: touched && heldMerged)]
+            // A probed row changed, the store moved on: again, in the background if all may
+            // be; a row gone: at once.
+            return [.makeBatchOfHeld(all, merged: againInBackground && heldMerged)]
         }
     }
 }

@@ -29,7 +29,7 @@ extension FetchedResultsController {
     // MARK: Actions out
 
     /// Carries out what the state machine decided.
-    func run(_ action: ControllerStateMachine<(Error?) -> Void, Placing>.Action) {
+    func run(_ action: Machine.Action) {
         switch action {
         case .none:
             break
@@ -66,23 +66,23 @@ extension FetchedResultsController {
     ///   difference (`Batch/KnownChangesDifference.swift`).
     ///
     /// `merged`: the changes were saved elsewhere, so many of them on a long list may be
-    /// placed off the context's queue (``BatchPolicy/backgroundPlacementThreshold``).
+    /// placed or fetched off the context's queue (``BatchPolicy/backgroundThreshold``,
+    /// `Placement/PlacingInBackground.swift`, `Loading/RefetchingInBackground.swift`).
     func makeBatch(of changes: ObjectChanges, merged: Bool) {
         let context = managedObjectContext
-        var changed: [Int64: Set<String>?] = [:]   // row key -> changed keys (nil: inserted/deleted)
-        var sectionsChanged = false
-        for id in changes.inserted { note(id, keys: nil, into: &changed, sectionsChanged: &sectionsChanged) }
-        for id in changes.deleted { note(id, keys: nil, into: &changed, sectionsChanged: &sectionsChanged) }
-        for (id, keys) in changes.updated { note(id, keys: keys, into: &changed, sectionsChanged: &sectionsChanged) }
+        let (changed, sectionsChanged) = changedRows(changes)
         guard !changed.isEmpty || sectionsChanged || changes.invalidatedAllObjects else { return }
-        let updated = Set(changed.compactMap { key, keys in keys != nil ? ObjectID(entityName: entityName, rowKey: key) : nil })
+        let updated = updatedObjects(changed)
         let deleted = Set(changes.deleted.filter { $0.entityName == entityName }.map(\.rowKey))
         let summary = BatchPolicy.ChangeSummary(
             changedObjects: changed.count, listCount: numberOfObjects, invalidatedAllObjects: changes.invalidatedAllObjects,
             limited: fetchRequest.fetchLimit > 0 || fetchRequest.fetchOffset > 0, sectionsFromEntity: sectionFetchRequest != nil,
             sortsAcrossRelationships: fetchRequest.sortDescriptors.contains { $0.key.contains(".") }, merged: merged)
         switch policy.route(for: summary) {
-        case .refetch(let onlyTouchedSections):
+        case .refetch(let onlyTouchedSections, let inBackground):
+            // Only the changed objects can have moved: the others keep their order.
+            let changedKeys = changes.invalidatedAllObjects ? nil : Set(changed.keys)
+            if inBackground, refetchInBackground(changes, changedKeys: changedKeys, updated: updated) { return }
             let fresh: [Section]
             do {
                 fresh = try (onlyTouchedSections ? layoutFetchingSections(of: changed, deleted: deleted, context: context) : nil)
@@ -90,8 +90,7 @@ extension FetchedResultsController {
             } catch {
                 return fail(error)
             }
-            // Only the changed objects can have moved: the others keep their order.
-            report(from: layout, to: fresh, updated: updated, changedKeys: changes.invalidatedAllObjects ? nil : Set(changed.keys))
+            report(from: layout, to: fresh, updated: updated, changedKeys: changedKeys)
         case .place(let inBackgroundIfMany):
             placeInMemory(changed: changed, deleted: deleted, context: context, inBackground: inBackgroundIfMany ? changes : nil)
         }

@@ -107,9 +107,20 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// How many times ``indexPath(forObjectID:)`` made its index of places anew (one pass
     /// over every row key): tests check what does not need it.
     package var positionIndexBuilds: Int { positions.builds }
-    /// What the controller is doing (loading, placing in the background) and what it holds
-    /// meanwhile: it decides, the controller carries out its actions (``ControllerStateMachine``).
-    var machine = ControllerStateMachine<(Error?) -> Void, Placing>()
+    /// What the controller is doing (loading, making a batch in the background) and what it
+    /// holds meanwhile: it decides, the controller carries out its actions (``ControllerStateMachine``).
+    var machine = Machine()
+    typealias Machine = ControllerStateMachine<(Error?) -> Void, BackgroundBatch>
+    /// A batch being made in the background, which the state machine carries while it runs.
+    enum BackgroundBatch {
+        /// Changed objects placed by searches on a reader (`Placement/PlacingInBackground.swift`).
+        case placing(Placing)
+        /// The results fetched again on a reader (`Loading/RefetchingInBackground.swift`).
+        case refetching(Refetching)
+    }
+    /// How many background fetches of a batch in a row found the store moved on under them:
+    /// at the third, the batch is made at once.
+    var backgroundRefetchMisses = 0
     /// Whether ``performFetch()`` (or ``performFetch(completion:)``) ran.
     var hasFetched: Bool { machine.hasFetched }
     /// Whether the first results are still being fetched in the background
@@ -128,8 +139,9 @@ public final class FetchedResultsController<Result: ManagedObject> {
     }
     /// What the controller did, counted for tests: which ways its batches took.
     package var counts = Counts()
-    /// Whether changed objects are being placed in the background (for tests).
-    package var isPlacingInBackground: Bool { machine.isPlacing }
+    /// Whether a batch is being made in the background: changed objects placed, or the
+    /// results fetched again (for tests).
+    package var isMakingBatchInBackground: Bool { machine.isPlacing }
     /// How many background fetches a newer request interrupted before they ended (for tests).
     package var interruptedFetches: Int { backgroundFetches.interrupted }
     /// Counts the requests set: a background fetch whose count is no longer the last is
@@ -298,6 +310,13 @@ public final class FetchedResultsController<Result: ManagedObject> {
     package struct Counts {
         /// Placements whose searches ran in the background.
         package var backgroundPlacements = 0
+        /// Batches made by fetching the results again in the background.
+        package var backgroundRefetches = 0
+        /// Of those, the ones that showed changes held while they fetched in the same batch.
+        package var backgroundRefetchesWithHeldChanges = 0
+        /// Background fetches whose results were not shown: the context was past them, held
+        /// unsaved changes, or the list changed.
+        package var backgroundRefetchesNotShown = 0
         /// Batches of many changed objects made by fetching again only the sections they
         /// left or entered.
         package var partialRefetches = 0

@@ -45,7 +45,7 @@ extension FetchedResultsController {
     }
 
     /// A placement whose searches run on a reader of the store
-    /// (``BatchPolicy/backgroundPlacementThreshold``); the changes that come meanwhile are
+    /// (``BatchPolicy/backgroundThreshold``); the changes that come meanwhile are
     /// held by the state machine.
     struct Placing {
         var changes: ObjectChanges

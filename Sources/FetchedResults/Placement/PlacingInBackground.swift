@@ -7,7 +7,7 @@ extension FetchedResultsController {
     /// context's queue.
     func placeInBackground(_ placing: Placing, search: InsertionSearch) {
         layout = placing.placement.oldLayout
-        machine.placementStarted(placing)
+        machine.placementStarted(.placing(placing))
         counts.backgroundPlacements += 1
         let controller = Unchecked(self)
         Task.detached(priority: .userInitiated) {
@@ -25,21 +25,21 @@ extension FetchedResultsController {
     /// when a change that came meanwhile touched a row the searches read (`probed`: they may
     /// have read its new values at its old place), both are placed again together.
     func finishPlacingInBackground(at positions: [[Int]]?, probed: Set<Int64>) {
-        guard let (placing, held) = machine.placement else { return }
-        let outcome: ControllerStateMachine<(Error?) -> Void, Placing>.PlacementOutcome
+        guard let (work, held, _) = machine.placement, case .placing(let placing) = work else { return }
+        let outcome: Machine.PlacementOutcome
         var placed: (items: [Int64: Int], gaps: [Int64: Int])?
         let touched = held.updated.keys.lazy.map { $0 } + held.deleted
         if layout != placing.placement.oldLayout {
             outcome = .listReplaced
         } else if touched.contains(where: { $0.entityName == entityName && probed.contains($0.rowKey) }) {
-            outcome = .stale(heldTouchedSearchedRows: true)
+            outcome = .stale(againInBackground: true)
         } else if let merged = merge(placing, at: positions) {
             placed = merged
             outcome = .found
         } else {
             // A probed row was gone, or changed under the searches: every change placed again
             // at once, from the current values (a held change may have edited a member).
-            outcome = .stale(heldTouchedSearchedRows: false)
+            outcome = .stale(againInBackground: false)
         }
         for action in machine.placementFinished(outcome, changes: placing.changes) {
             if case .showPlacement = action, let placed {

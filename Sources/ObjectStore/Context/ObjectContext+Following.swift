@@ -131,6 +131,33 @@ extension ObjectContext {
         }
     }
 
+    /// The store's history token up to which this context, following the store
+    /// (``followStore(interval:)``), has taken in the store's changes: a read of the store
+    /// that finds it at this token reads the data this context holds, less its unsaved
+    /// changes and its own saves not yet told back to it. Nil when the context does not
+    /// follow the store (it passes over what others commit), or the store's file was
+    /// replaced since.
+    package var mergedHistoryToken: Int64? {
+        guard !storeFollowing.intervals.isEmpty, storeFollowing.generation == store.feed.generation else { return nil }
+        return storeFollowing.token
+    }
+
+    /// Takes in the store's changes up to history `token` now, rather than when the change
+    /// feed tells (a controller whose fetch read the store at `token` shows them with it):
+    /// true when the context then holds the store's changes exactly up to `token`. False when
+    /// it is past `token`, does not follow the store, or cannot read the history now.
+    package func takeStoreChanges(through token: Int64) -> Bool {
+        guard let merged = mergedHistoryToken, merged <= token else { return false }
+        if merged < token {
+            do {
+                try takeStoreChanges(upTo: token, readingHistory: true)
+            } catch {
+                return false
+            }
+        }
+        return storeFollowing.token == token
+    }
+
     private func retryTakingStoreChanges() {
         queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in self?.takeStoreChanges() }
     }

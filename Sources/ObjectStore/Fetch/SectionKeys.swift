@@ -189,6 +189,13 @@ package struct RowKeysQuery: Sendable {
         try await store.database.read { db in try rowKeys(in: db) }
     }
 
+    /// Runs the query as ``run()`` does, with the store's history token its read saw: the
+    /// rows are those of the data a context holds once its
+    /// ``ObjectContext/mergedHistoryToken`` is that token (less its unsaved changes).
+    package func runWithHistoryToken() async throws -> (rows: SectionedRowKeys, token: Int64) {
+        try await store.database.read { db in (try rowKeys(in: db), try PersistentStore.currentToken(db)) }
+    }
+
     func rowKeys(in db: Database) throws -> SectionedRowKeys {
         guard isSectioned else {
             let keys = try Int64.fetchAll(db, SQLRequest<Int64>(literal: sql))

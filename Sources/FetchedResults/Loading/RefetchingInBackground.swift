@@ -1,0 +1,87 @@
+import Foundation
+import ObjectStore
+
+extension FetchedResultsController {
+    /// A batch made by fetching the results again on a reader of the store: what it needs
+    /// once the fetch ends.
+    struct Refetching {
+        /// The changes it shows.
+        var changes: ObjectChanges
+        /// The list the delegate knows, which the batch starts from.
+        var oldLayout: [Section]
+        /// The rows of the fetched entity that can have moved (nil: any row).
+        var changedKeys: Set<Int64>?
+        /// The objects among them that were updated.
+        var updated: Set<ObjectID>
+    }
+
+    /// Fetches the results again on a reader of the store, off the context's queue, for many
+    /// changes saved elsewhere on a long list (a joining desktop's page of 5,000 rows among
+    /// 200,000; ``BatchPolicy/backgroundThreshold``). Until the batch comes, on a later turn
+    /// (``finishRefetchingInBackground(_:)``), the list stays the one the delegate knows and
+    /// changes that come are held. False when the fetch must read what only the context holds
+    /// (unsaved changes, sections from their own entity), or the context does not follow the
+    /// store (``ObjectContext/mergedHistoryToken``): the batch is then made at once.
+    func refetchInBackground(_ changes: ObjectChanges, changedKeys: Set<Int64>?, updated: Set<ObjectID>) -> Bool {
+        let context = managedObjectContext
+        guard sectionFetchRequest == nil, !context.hasChanges, context.mergedHistoryToken != nil,
+              let query = try? context.rowKeysQuery(fetchRequest, sectionNameKeyPath: sectionNameKeyPath) else { return false }
+        machine.placementStarted(.refetching(Refetching(changes: changes, oldLayout: layout, changedKeys: changedKeys, updated: updated)))
+        counts.backgroundRefetches += 1
+        let controller = Unchecked(self)
+        Task.detached(priority: .userInitiated) {
+            let read = try? await query.runWithHistoryToken()
+            // Named, not `Self`: the region checker cannot follow `Self` in the task.
+            let fresh = Unchecked(read.map { (layout: FetchedResultsController<Result>.sections(of: $0.rows), token: $0.token) })
+            controller.value.managedObjectContext.perform { controller.value.finishRefetchingInBackground(fresh.value) }
+        }
+        return true
+    }
+
+    /// Shows results fetched in the background, on the context's queue, when they are the
+    /// data the context holds. The context first takes in the store's changes up to the
+    /// moment the fetch read (a page committed since the batch started), so the changes
+    /// held meanwhile are all in the fetched results, and one batch shows them with the
+    /// batch's own. When the context is past that moment, or made changes of its own
+    /// meanwhile (saved or not), or the list changed under the fetch (a new request), the
+    /// state machine says what follows
+    /// (``ControllerStateMachine/PlacementOutcome``): fetched again with everything held, in
+    /// the background up to three times in a row, then at once.
+    func finishRefetchingInBackground(_ fresh: (layout: [Section], token: Int64)?) {
+        guard let (work, _, _) = machine.placement, case .refetching(let refetching) = work else { return }
+        let context = managedObjectContext
+        // Edits not told yet are told first (held), as before any fetch: a batch made at
+        // once below fetches them too.
+        context.processPendingChanges()
+        let outcome: Machine.PlacementOutcome
+        if layout != refetching.oldLayout {
+            outcome = .listReplaced
+        } else if let fresh, !context.hasChanges, context.takeStoreChanges(through: fresh.token),
+                  // The context's own changes held meanwhile may have been saved after the read.
+                  machine.placement?.heldMerged == true {
+            outcome = .foundWithHeld
+        } else {
+            backgroundRefetchMisses += 1
+            outcome = .stale(againInBackground: fresh != nil && backgroundRefetchMisses < 3)
+        }
+        // Taken in while the machine holds changes: it holds these too. A held insert saved
+        // since goes by its permanent ID, as the fetch read it.
+        let held = (machine.placement?.held ?? ObjectChanges()).namingSavedObjects(in: context)
+        if case .foundWithHeld = outcome {
+            if !held.isEmpty { counts.backgroundRefetchesWithHeldChanges += 1 }
+        } else {
+            counts.backgroundRefetchesNotShown += 1
+        }
+        for action in machine.placementFinished(outcome, changes: refetching.changes) {
+            guard case .showPlacement = action, let fresh else {
+                run(action)
+                continue
+            }
+            backgroundRefetchMisses = 0
+            let (heldRows, _) = changedRows(held)
+            let changedKeys = held.invalidatedAllObjects ? nil : refetching.changedKeys?.union(heldRows.keys)
+            report(from: refetching.oldLayout, to: fresh.layout, updated: refetching.updated.union(updatedObjects(heldRows)),
+                   changedKeys: changedKeys)
+        }
+    }
+}
