@@ -160,6 +160,21 @@ final class BigStoreSharingTests: XCTestCase {
         }
     }
 
+    /// A join's and a resync's pages run as a batch job (`SCHED_BATCH`), so that they never
+    /// preempt a window's main loop, and the thread is scheduled as before afterwards, when
+    /// the write succeeds and when it fails.
+    func testALargeWriteRunsAsABatchJobAndGivesTheThreadBack() throws {
+        let SCHED_BATCH: Int32 = 3
+        try DatabaseQueue().write { db in
+            XCTAssertEqual(sched_getscheduler(0), SCHED_OTHER)
+            let inside = try db.withLargeWriteCache { sched_getscheduler(0) }
+            XCTAssertEqual(inside, SCHED_BATCH)
+            XCTAssertEqual(sched_getscheduler(0), SCHED_OTHER)
+            XCTAssertThrowsError(try db.withLargeWriteCache { () throws -> Void in throw CocoaError(.fileWriteUnknown) })
+            XCTAssertEqual(sched_getscheduler(0), SCHED_OTHER)
+        }
+    }
+
     /// A join's relationship may name an object of a later page: the IDs of the objects a
     /// relationship can name are read before the first page (of the other entities, only
     /// their count). Items 4,001 to 5,000, of the first page, name parents of the second.
