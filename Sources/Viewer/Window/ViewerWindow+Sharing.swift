@@ -71,7 +71,7 @@ extension ViewerWindow {
 
     /// Opens the dataset shown again, sharing through `url`: the window's context then
     /// follows the store as a shared one does from the start. The selection stays.
-    func share(through url: String) {
+    package func share(through url: String) {
         guard let session else { return }
         let selected = session.selection.selectedObject?.objectID
         shareRequest = (session.dataset.name, .share(url: url))
