@@ -47,8 +47,8 @@ struct ControllerStateMachine<Completion, Work> {
 
     /// How a batch made in the background ended, as the controller found it on the context's queue.
     enum PlacementOutcome {
-        /// Its searches found every place, or its fetch read the store as the context held
-        /// it when the work started: it can be shown, then the held changes follow.
+        /// A placement's searches found every place: it can be shown, then the held changes
+        /// follow.
         case found
         /// Its fetch read the store as the context holds it now, held changes included (each
         /// saved elsewhere, so taken in from the store up to the moment the fetch read): one
