@@ -141,6 +141,31 @@ final class BackgroundRefetchTests: XCTestCase {
         withExtendedLifetime(following) {}
     }
 
+    /// While a controller fetches on a reader, its context holds the store's changes back:
+    /// a page committed meanwhile is taken in once the hold ends, not before, so that the
+    /// context is never past the moment the read found, however long the read takes.
+    func testAContextHoldsTheStoresChangesBackUntilReleased() throws {
+        let (context, other, following) = try stores()
+        var told = 0
+        let observer = context.addObserver { event in if case .objectsDidChange = event { told += 1 } }
+        let before = context.mergedHistoryToken
+        context.holdStoreChanges()
+        context.holdStoreChanges()
+        for i in 0..<20 { try League.insertPlayer(other, name: "Held \(i)", zone: "Asia", score: i) }
+        try other.save()
+        drainMainQueue(timeout: 0.3)
+        XCTAssertEqual(context.mergedHistoryToken, before, "nothing taken in while held")
+        XCTAssertEqual(told, 0)
+        context.releaseStoreChanges()
+        drainMainQueue(timeout: 0.3)
+        XCTAssertEqual(context.mergedHistoryToken, before, "held until the last hold ends")
+        context.releaseStoreChanges()
+        drainMainQueue(until: { context.mergedHistoryToken == (try? context.store.currentHistoryToken()) }, timeout: 5)
+        XCTAssertEqual(context.mergedHistoryToken, try context.store.currentHistoryToken(), "taken in once released")
+        XCTAssertEqual(told, 1)
+        withExtendedLifetime((observer, following)) {}
+    }
+
     /// While a page committed elsewhere is fetched again, the controller answers the list the
     /// delegate knows; a tap saved meanwhile is in the page's batch or the next, never lost.
     func testTheListIsTheOneTheDelegateKnowsUntilThePagesBatch() throws {

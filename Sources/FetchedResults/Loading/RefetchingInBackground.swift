@@ -28,21 +28,27 @@ extension FetchedResultsController {
               let query = try? context.rowKeysQuery(fetchRequest, sectionNameKeyPath: sectionNameKeyPath) else { return false }
         machine.placementStarted(.refetching(Refetching(changes: changes, oldLayout: layout, changedKeys: changedKeys, updated: updated)))
         counts.backgroundRefetches += 1
+        // The context takes nothing in while the read runs: however long it takes (a million
+        // rows, a page committed every quarter second), the context is not past its moment.
+        context.holdStoreChanges()
         let controller = Unchecked(self)
         Task.detached(priority: .userInitiated) {
             let read = try? await query.runWithHistoryToken()
             // Named, not `Self`: the region checker cannot follow `Self` in the task.
             let fresh = Unchecked(read.map { (layout: FetchedResultsController<Result>.sections(of: $0.rows), token: $0.token) })
-            controller.value.managedObjectContext.perform { controller.value.finishRefetchingInBackground(fresh.value) }
+            controller.value.managedObjectContext.perform {
+                controller.value.finishRefetchingInBackground(fresh.value)
+                controller.value.managedObjectContext.releaseStoreChanges()
+            }
         }
         return true
     }
 
     /// Shows results fetched in the background, on the context's queue, when they are the
-    /// data the context holds. The context first takes in the store's changes up to the
-    /// moment the fetch read (a page committed since the batch started), so the changes
-    /// held meanwhile are all in the fetched results, and one batch shows them with the
-    /// batch's own. When the context is past that moment, or made changes of its own
+    /// data the context holds. The context, which held the store's changes back meanwhile,
+    /// first takes them in up to the moment the fetch read (a page committed since the batch
+    /// started), so the changes held meanwhile are all in the fetched results, and one batch
+    /// shows them with the batch's own; what was committed after comes on a later turn. When the context is past that moment, or made changes of its own
     /// meanwhile (saved or not), or the list changed under the fetch (a new request), the
     /// state machine says what follows
     /// (``ControllerStateMachine/PlacementOutcome``): fetched again with everything held, in

@@ -58,13 +58,16 @@ extension ObjectContext {
     /// objects, the sharing engine's writes, saves recorded too long ago) from the history,
     /// when following the store.
     func takeStoreChanges() {
+        // Held back (holdStoreChanges()): taken when released.
+        guard storeFollowing.holds == 0 else { return }
         let generation = store.feed.generation
         if generation != storeFollowing.generation {
             // Another program replaced the file and the store opened the new one: what this
             // context holds came from the old file.
             do {
                 let (changes, token) = try changesAfterHistoryGap()
-                storeFollowing = StoreFollowing(token: token, generation: generation, intervals: storeFollowing.intervals)
+                storeFollowing = StoreFollowing(token: token, generation: generation, intervals: storeFollowing.intervals,
+                                                holds: storeFollowing.holds)
                 if !changes.isEmpty { mergeChanges(fromContextDidSave: changes) }
             } catch {
                 return retryTakingStoreChanges()
@@ -158,6 +161,23 @@ extension ObjectContext {
         return storeFollowing.token == token
     }
 
+    /// Holds the store's changes back: until as many ``releaseStoreChanges()``, the change
+    /// feed's wake-ups take nothing in, and ``mergedHistoryToken`` stays where it is. A
+    /// controller fetching on a reader of the store holds them, so that the context can then
+    /// take them in exactly up to the moment its read found (``takeStoreChanges(through:)``)
+    /// however long the read took, rather than being past it.
+    package func holdStoreChanges() {
+        storeFollowing.holds += 1
+    }
+
+    /// Ends a ``holdStoreChanges()``; the last one takes in what came meanwhile, on a later
+    /// turn of the context's queue.
+    package func releaseStoreChanges() {
+        precondition(storeFollowing.holds > 0, "releaseStoreChanges() without holdStoreChanges()")
+        storeFollowing.holds -= 1
+        if storeFollowing.holds == 0 { queue.async { [weak self] in self?.takeStoreChanges() } }
+    }
+
     private func retryTakingStoreChanges() {
         queue.asyncAfter(deadline: .now() + .milliseconds(100)) { [weak self] in self?.takeStoreChanges() }
     }
@@ -196,4 +216,6 @@ struct StoreFollowing {
     var generation = 0
     /// The fallback intervals of the ``ObjectContext/followStore(interval:)`` calls in force.
     var intervals: [UUID: DispatchTimeInterval] = [:]
+    /// How many ``ObjectContext/holdStoreChanges()`` are in force: while any, nothing is taken in.
+    var holds = 0
 }
