@@ -203,4 +203,35 @@ final class BackgroundRefetchTests: XCTestCase {
         XCTAssertEqual(controller.counts.backgroundRefetches, 1)
         withExtendedLifetime(following) {}
     }
+
+    /// With an edit not saved yet, a page saved elsewhere cannot be fetched on a reader (the
+    /// store does not hold the edit): its batch is made at once, fetching only the sections
+    /// the page touched, as it was before fetches in the background.
+    func testAPageMetWithAnUnsavedEditFetchesOnlyTheSectionsItTouched() throws {
+        let (context, other, following) = try stores()
+        let controller = refetchingInBackground(FetchedResultsController(fetchRequest: League.playersByZone(), managedObjectContext: context,
+                                                                        sectionNameKeyPath: "zone"))
+        let recorder = BatchRecorder<ManagedObject>()
+        controller.delegate = recorder
+        try controller.performFetch()
+        let before = controller.snapshot
+        let edited = try XCTUnwrap(controller.object(at: IndexPath(item: 0, section: 0)))
+        try edited.setValue("Edited, not saved", forKey: "name")
+        context.processPendingChanges()
+        let partial = controller.counts.partialRefetches
+
+        for i in 0..<50 { try League.insertPlayer(other, name: "Page \(i)", zone: "Asia", score: i % 21) }
+        try other.save()
+        XCTAssertTrue(context.takeStoreChanges(through: try context.store.currentHistoryToken()))
+        XCTAssertFalse(controller.isMakingBatchInBackground, "unsaved edits: made at once")
+        XCTAssertEqual(controller.counts.backgroundRefetches, 0)
+        XCTAssertEqual(controller.counts.partialRefetches, partial + 1, "only the sections the page touched are fetched again")
+        let replayed = try recorder.batches.reduce(before) { try $1.applied(to: $0) }
+        XCTAssertEqual(replayed, controller.snapshot, "the batches are valid")
+        XCTAssertEqual(controller.fetchedObjects?.count, 350)
+        XCTAssertEqual(controller.snapshot, try freshSnapshot {
+            FetchedResultsController(fetchRequest: League.playersByZone(), managedObjectContext: context, sectionNameKeyPath: "zone")
+        })
+        withExtendedLifetime(following) {}
+    }
 }

@@ -254,9 +254,10 @@ final class BatchPolicyTests: XCTestCase {
         tests.placementLimit = 0
         XCTAssertEqual(tests.route(for: Summary(changedObjects: 1, listCount: 100)), .refetch(onlyTouchedSections: true, inBackground: false))
         // A joining desktop's page of 5,000 rows on a long list: fetched again off the queue,
-        // all of it (finding the sections it touched would read every changed object on the queue).
+        // all of it; only when that cannot be (unsaved changes) are the touched sections
+        // fetched at once, as before.
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 5_000, listCount: 200_000, merged: true)),
-                       .refetch(onlyTouchedSections: false, inBackground: true))
+                       .refetch(onlyTouchedSections: true, inBackground: true))
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 0, listCount: 200_000, invalidatedAllObjects: true, merged: true)),
                        .refetch(onlyTouchedSections: false, inBackground: true))
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 5_000, listCount: 200_000, sectionsFromEntity: true, merged: true)),
@@ -264,7 +265,7 @@ final class BatchPolicyTests: XCTestCase {
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 5_000, listCount: 200_000)), .refetch(onlyTouchedSections: true, inBackground: false),
                        "the context's own changes are fetched at once")
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 5_000, listCount: 5_000, merged: true)),
-                       .refetch(onlyTouchedSections: false, inBackground: true), "a joining desktop's first page: in the background")
+                       .refetch(onlyTouchedSections: true, inBackground: true), "a joining desktop's first page: in the background")
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 1_999, listCount: 5_000, merged: true)),
                        .refetch(onlyTouchedSections: true, inBackground: false))
     }

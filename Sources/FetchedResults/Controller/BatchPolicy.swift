@@ -72,7 +72,8 @@ package struct BatchPolicy: Sendable, Equatable {
         /// Fetch the results again. `onlyTouchedSections`: the sections the changed objects
         /// left or entered may be fetched on their own (when sections are named by a text
         /// attribute sorted first). `inBackground`: all of them, on a reader of the store,
-        /// when the context holds the store's data as it was saved (no unsaved changes).
+        /// when the context holds the store's data as it was saved (no unsaved changes); when
+        /// it does not, the batch is made at once, with `onlyTouchedSections` as it says.
         case refetch(onlyTouchedSections: Bool, inBackground: Bool)
         /// Place the changed objects in memory; `inBackgroundIfMany`: their searches may run
         /// off the context's queue.
@@ -98,7 +99,7 @@ package struct BatchPolicy: Sendable, Equatable {
         if mustFetch || summary.changedObjects > limit {
             let fetchInBackground = summary.merged && !summary.sectionsFromEntity
                 && (inBackground || summary.changedObjects >= backgroundRefetchChanges)
-            return .refetch(onlyTouchedSections: !mustFetch && !fetchInBackground, inBackground: fetchInBackground)
+            return .refetch(onlyTouchedSections: !mustFetch, inBackground: fetchInBackground)
         }
         return .place(inBackgroundIfMany: inBackground)
     }
