@@ -2,7 +2,6 @@ import CGtk
 import FetchedResults
 import Foundation
 import GRDB
-import GtkBinding
 import ObjectStore
 import PostgresNIO
 import Sharing
