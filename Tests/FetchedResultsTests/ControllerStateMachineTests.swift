@@ -59,7 +59,7 @@ final class ControllerStateMachineTests: XCTestCase {
                 completionsStarted += 1
             case 1:
                 let wasLoading = machine.isLoading
-                if machine.isPlacing { listReplaced = true }
+                if machine.isMakingBatch { listReplaced = true }
                 let action = machine.fetchedAtOnce()
                 if wasLoading { for key in heldKeys { seenByFetch[key, default: 0] += 1 }; heldKeys = [] }
                 run([action], &rng)
@@ -77,21 +77,21 @@ final class ControllerStateMachineTests: XCTestCase {
                     heldKeys = []
                 }
                 run([action], &rng)
-            case 3 where machine.isPlacing:
-                let outcome: Machine.PlacementOutcome = listReplaced ? .listReplaced
+            case 3 where machine.isMakingBatch:
+                let outcome: Machine.BackgroundBatchOutcome = listReplaced ? .listReplaced
                     : [.found, .foundWithHeld, .stale(againInBackground: true), .stale(againInBackground: false)]
                         .randomElement(using: &rng)!
-                let (work, held, _) = machine.placement!
+                let (work, held, _) = machine.backgroundBatch!
                 listReplaced = false
                 heldKeys = []
-                let actions = machine.placementFinished(outcome, changes: work)
+                let actions = machine.batchFinishedInBackground(outcome, changes: work)
                 switch outcome {
                 case .found:
-                    guard case .showPlacement = actions.first else { return failures.append("a found placement not shown first") }
+                    guard case .showBackgroundBatch = actions.first else { return failures.append("a found placement not shown first") }
                     for key in work.inserted.map(\.rowKey) { made[key, default: 0] += 1 }
                 case .foundWithHeld:
                     // A fetch that read the held changes too shows them in its one batch.
-                    guard actions.count == 1, case .showPlacement = actions[0] else {
+                    guard actions.count == 1, case .showBackgroundBatch = actions[0] else {
                         return failures.append("a fetch that read the held changes too did more than show")
                     }
                     for key in (work.inserted.union(held.inserted)).map(\.rowKey) { made[key, default: 0] += 1 }
@@ -103,7 +103,7 @@ final class ControllerStateMachineTests: XCTestCase {
                 let key = nextKey
                 nextKey += 1
                 told.append(key)
-                let holding = machine.isLoading || machine.isPlacing
+                let holding = machine.isLoading || machine.isMakingBatch
                 let action = machine.contextChanged(ObjectChanges(inserted: [ObjectID(entityName: "Team", rowKey: key)]), merged: Bool.random(using: &rng))
                 if holding {
                     if case .none = action {} else { failures.append("change \(key) not held while work is in flight") }
@@ -119,13 +119,13 @@ final class ControllerStateMachineTests: XCTestCase {
         mutating func run(_ actions: [Machine.Action], _ rng: inout SeededGenerator) {
             for (n, action) in actions.enumerated() {
                 switch action {
-                case .none, .showPlacement:
+                case .none, .showBackgroundBatch:
                     break
                 case .makeBatch(let changes, let merged), .makeBatchOfHeld(let changes, let merged):
                     if merged && n < actions.count - 1 { failures.append("a merged batch before the end of a list of actions") }
-                    if machine.isPlacing || machine.isLoading { failures.append("a batch made while work is in flight") }
+                    if machine.isMakingBatch || machine.isLoading { failures.append("a batch made while work is in flight") }
                     if merged, Bool.random(using: &rng) {
-                        machine.placementStarted(changes)
+                        machine.batchStartedInBackground(changes)
                     } else {
                         for key in changes.inserted.map(\.rowKey) { made[key, default: 0] += 1 }
                     }
@@ -141,13 +141,13 @@ final class ControllerStateMachineTests: XCTestCase {
         /// Ends what is in flight: the placement (found), the first fetch (shown).
         mutating func drain() {
             var rng = SeededGenerator(seed: 1)
-            while machine.isPlacing || machine.isLoading {
-                if machine.isPlacing {
-                    let work = machine.placement!.work
-                    let outcome: Machine.PlacementOutcome = listReplaced ? .listReplaced : .found
+            while machine.isMakingBatch || machine.isLoading {
+                if machine.isMakingBatch {
+                    let work = machine.backgroundBatch!.work
+                    let outcome: Machine.BackgroundBatchOutcome = listReplaced ? .listReplaced : .found
                     listReplaced = false
                     heldKeys = []
-                    let actions = machine.placementFinished(outcome, changes: work)
+                    let actions = machine.batchFinishedInBackground(outcome, changes: work)
                     if case .found = outcome { for key in work.inserted.map(\.rowKey) { made[key, default: 0] += 1 } }
                     run(actions, &rng)
                 } else {
@@ -192,37 +192,37 @@ final class ControllerStateMachineTests: XCTestCase {
         func placing(held: [Int64], merged: Bool) -> Machine {
             var machine = Machine()
             _ = machine.fetchedAtOnce()
-            machine.placementStarted(change(100))
+            machine.batchStartedInBackground(change(100))
             for key in held { _ = machine.contextChanged(change(key), merged: merged) }
             return machine
         }
         var found = placing(held: [1], merged: true)
-        let shown = found.placementFinished(.found, changes: change(100))
-        guard shown.count == 2, case .showPlacement = shown[0], case .makeBatchOfHeld(let held, merged: true) = shown[1] else {
+        let shown = found.batchFinishedInBackground(.found, changes: change(100))
+        guard shown.count == 2, case .showBackgroundBatch = shown[0], case .makeBatchOfHeld(let held, merged: true) = shown[1] else {
             return XCTFail("shown, then the held change: \(shown)")
         }
         XCTAssertEqual(keys(held), [1])
-        XCTAssertFalse(found.isPlacing)
+        XCTAssertFalse(found.isMakingBatch)
 
         var replaced = placing(held: [1], merged: false)
-        let again = replaced.placementFinished(.listReplaced, changes: change(100))
+        let again = replaced.batchFinishedInBackground(.listReplaced, changes: change(100))
         guard again.count == 2, case .makeBatch(let own, merged: false) = again[0], case .makeBatchOfHeld(let later, merged: false) = again[1] else {
             return XCTFail("its own changes on the new list, then the held ones: \(again)")
         }
         XCTAssertEqual([keys(own), keys(later)], [[100], [1]])
 
         var stale = placing(held: [1, 2], merged: true)
-        let once = stale.placementFinished(.stale(againInBackground: true), changes: change(100))
+        let once = stale.batchFinishedInBackground(.stale(againInBackground: true), changes: change(100))
         guard once.count == 1, case .makeBatchOfHeld(let all, merged: true) = once[0] else { return XCTFail("all again, together: \(once)") }
         XCTAssertEqual(Set(keys(all)), [1, 2, 100])
         var gone = placing(held: [], merged: true)
-        guard case .makeBatchOfHeld(_, merged: false) = gone.placementFinished(.stale(againInBackground: false), changes: change(100)).first else {
+        guard case .makeBatchOfHeld(_, merged: false) = gone.batchFinishedInBackground(.stale(againInBackground: false), changes: change(100)).first else {
             return XCTFail("a row gone: placed again at once")
         }
         var readAll = placing(held: [1, 2], merged: true)
-        let shownAll = readAll.placementFinished(.foundWithHeld, changes: change(100))
-        guard shownAll.count == 1, case .showPlacement = shownAll[0] else { return XCTFail("a fetch that read the held changes shows them all: \(shownAll)") }
-        XCTAssertFalse(readAll.isPlacing)
+        let shownAll = readAll.batchFinishedInBackground(.foundWithHeld, changes: change(100))
+        guard shownAll.count == 1, case .showBackgroundBatch = shownAll[0] else { return XCTFail("a fetch that read the held changes shows them all: \(shownAll)") }
+        XCTAssertFalse(readAll.isMakingBatch)
         guard case .makeBatch(let next, merged: false) = readAll.contextChanged(change(3), merged: false) else {
             return XCTFail("nothing held any more: the next change is made into a batch at once")
         }

@@ -24,7 +24,7 @@ struct ControllerStateMachine<Completion, Work> {
         /// A batch is being made in the background (`work`: changed objects placed, or the
         /// results fetched again): later changes are held. `heldMerged`: every held change was
         /// saved elsewhere (so its batch may be made in the background too).
-        case placing(work: Work, held: ObjectChanges, heldMerged: Bool)
+        case makingBatch(work: Work, held: ObjectChanges, heldMerged: Bool)
     }
 
     /// What the controller must do.
@@ -39,14 +39,14 @@ struct ControllerStateMachine<Completion, Work> {
         case makeBatchOfHeld(ObjectChanges, merged: Bool)
         /// Show the batch made in the background (its places were found, or its fetch read
         /// the store as the context holds it).
-        case showPlacement
+        case showBackgroundBatch
         /// Tell whoever waited for the first results (`error` nil: they show), after making a
         /// batch of what was held (when the fetch may not have seen it).
-        case finishLoading(placingHeld: ObjectChanges?, completions: [Completion], error: (any Error)?)
+        case finishLoading(batchOfHeld: ObjectChanges?, completions: [Completion], error: (any Error)?)
     }
 
     /// How a batch made in the background ended, as the controller found it on the context's queue.
-    enum PlacementOutcome {
+    enum BackgroundBatchOutcome {
         /// A placement's searches found every place: it can be shown, then the held changes
         /// follow.
         case found
@@ -76,8 +76,8 @@ struct ControllerStateMachine<Completion, Work> {
         if case .loading = state { return true }
         return false
     }
-    var isPlacing: Bool {
-        if case .placing = state { return true }
+    var isMakingBatch: Bool {
+        if case .makingBatch = state { return true }
         return false
     }
 
@@ -88,7 +88,7 @@ struct ControllerStateMachine<Completion, Work> {
             state = .loading(held: ObjectChanges(), completions: [completion])
         case .loading(let held, let completions):
             state = .loading(held: held, completions: completions + [completion])
-        case .placing:
+        case .makingBatch:
             preconditionFailure("a first fetch while changes are placed: the results show already")
         }
     }
@@ -102,9 +102,9 @@ struct ControllerStateMachine<Completion, Work> {
             return .none
         case .loading(_, let completions):
             state = .showing
-            return .finishLoading(placingHeld: nil, completions: completions, error: nil)
-        case .placing:
-            // The placement shows later on the list it started from, or finds it replaced.
+            return .finishLoading(batchOfHeld: nil, completions: completions, error: nil)
+        case .makingBatch:
+            // The batch in the background shows later on the list it started from, or finds it replaced.
             return .none
         }
     }
@@ -115,7 +115,7 @@ struct ControllerStateMachine<Completion, Work> {
     mutating func fetchedInBackground(error: (any Error)?) -> Action {
         guard case .loading(let held, let completions) = state else { return .none }
         state = .showing
-        return .finishLoading(placingHeld: error == nil && !held.isEmpty ? held : nil, completions: completions, error: error)
+        return .finishLoading(batchOfHeld: error == nil && !held.isEmpty ? held : nil, completions: completions, error: error)
     }
 
     /// The context's changes (`merged`: saved elsewhere).
@@ -129,36 +129,36 @@ struct ControllerStateMachine<Completion, Work> {
             return .none
         case .showing:
             return .makeBatch(changes, merged: merged)
-        case .placing(let work, var held, let heldMerged):
+        case .makingBatch(let work, var held, let heldMerged):
             held.formUnion(changes)
-            state = .placing(work: work, held: held, heldMerged: heldMerged && merged)
+            state = .makingBatch(work: work, held: held, heldMerged: heldMerged && merged)
             return .none
         }
     }
 
     /// A batch started in the background (a placement or a fetch): changes are held until it ends.
-    mutating func placementStarted(_ work: Work) {
-        guard case .showing = state else { preconditionFailure("a placement starts only while the results show") }
-        state = .placing(work: work, held: ObjectChanges(), heldMerged: true)
+    mutating func batchStartedInBackground(_ work: Work) {
+        guard case .showing = state else { preconditionFailure("a batch starts in the background only while the results show") }
+        state = .makingBatch(work: work, held: ObjectChanges(), heldMerged: true)
     }
 
     /// The batch in the background is being shown: its work, and what was held (for the
     /// controller to find its outcome). Nil when none runs.
-    var placement: (work: Work, held: ObjectChanges, heldMerged: Bool)? {
-        guard case .placing(let work, let held, let heldMerged) = state else { return nil }
+    var backgroundBatch: (work: Work, held: ObjectChanges, heldMerged: Bool)? {
+        guard case .makingBatch(let work, let held, let heldMerged) = state else { return nil }
         return (work, held, heldMerged)
     }
 
     /// The batch in the background ended with `outcome`, given its own `changes`.
-    mutating func placementFinished(_ outcome: PlacementOutcome, changes: ObjectChanges) -> [Action] {
-        guard case .placing(_, let held, let heldMerged) = state else { return [] }
+    mutating func batchFinishedInBackground(_ outcome: BackgroundBatchOutcome, changes: ObjectChanges) -> [Action] {
+        guard case .makingBatch(_, let held, let heldMerged) = state else { return [] }
         state = .showing
         let thenHeld: [Action] = held.isEmpty ? [] : [.makeBatchOfHeld(held, merged: heldMerged)]
         switch outcome {
         case .found:
-            return [.showPlacement] + thenHeld
+            return [.showBackgroundBatch] + thenHeld
         case .foundWithHeld:
-            return [.showPlacement]
+            return [.showBackgroundBatch]
         case .listReplaced:
             return [.makeBatch(changes, merged: false)] + thenHeld
         case .stale(let againInBackground):

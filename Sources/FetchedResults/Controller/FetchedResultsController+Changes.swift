@@ -37,7 +37,7 @@ extension FetchedResultsController {
             makeBatchOrHold(changes, merged: merged)
         case .makeBatchOfHeld(let changes, let merged):
             makeBatchOrHold(changes.namingSavedObjects(in: managedObjectContext), merged: merged)
-        case .showPlacement:
+        case .showBackgroundBatch:
             preconditionFailure("a placement is shown by finishPlacingInBackground, which found it")
         case .finishLoading(let held, let completions, let error):
             if let held { makeBatchOrHold(held.namingSavedObjects(in: managedObjectContext), merged: false) }

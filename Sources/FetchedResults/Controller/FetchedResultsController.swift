@@ -141,7 +141,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
     package var counts = Counts()
     /// Whether a batch is being made in the background: changed objects placed, or the
     /// results fetched again (for tests).
-    package var isMakingBatchInBackground: Bool { machine.isPlacing }
+    package var isMakingBatchInBackground: Bool { machine.isMakingBatch }
     /// How many background fetches a newer request interrupted before they ended (for tests).
     package var interruptedFetches: Int { backgroundFetches.interrupted }
     /// Counts the requests set: a background fetch whose count is no longer the last is

@@ -26,7 +26,7 @@ extension FetchedResultsController {
         let context = managedObjectContext
         guard sectionFetchRequest == nil, !context.hasChanges, context.mergedHistoryToken != nil,
               let query = try? context.rowKeysQuery(fetchRequest, sectionNameKeyPath: sectionNameKeyPath) else { return false }
-        machine.placementStarted(.refetching(Refetching(changes: changes, oldLayout: layout, changedKeys: changedKeys, updated: updated)))
+        machine.batchStartedInBackground(.refetching(Refetching(changes: changes, oldLayout: layout, changedKeys: changedKeys, updated: updated)))
         counts.backgroundRefetches += 1
         // The context takes nothing in while the read runs: however long it takes (a million
         // rows, a page committed every quarter second), the context is not past its moment.
@@ -51,20 +51,20 @@ extension FetchedResultsController {
     /// shows them with the batch's own; what was committed after comes on a later turn. When the context is past that moment, or made changes of its own
     /// meanwhile (saved or not), or the list changed under the fetch (a new request), the
     /// state machine says what follows
-    /// (``ControllerStateMachine/PlacementOutcome``): fetched again with everything held, in
+    /// (``ControllerStateMachine/BackgroundBatchOutcome``): fetched again with everything held, in
     /// the background up to three times in a row, then at once.
     func finishRefetchingInBackground(_ fresh: (layout: [Section], token: Int64)?) {
-        guard let (work, _, _) = machine.placement, case .refetching(let refetching) = work else { return }
+        guard let (work, _, _) = machine.backgroundBatch, case .refetching(let refetching) = work else { return }
         let context = managedObjectContext
         // Edits not told yet are told first (held), as before any fetch: a batch made at
         // once below fetches them too.
         context.processPendingChanges()
-        let outcome: Machine.PlacementOutcome
+        let outcome: Machine.BackgroundBatchOutcome
         if layout != refetching.oldLayout {
             outcome = .listReplaced
         } else if let fresh, !context.hasChanges, context.takeStoreChanges(through: fresh.token),
                   // The context's own changes held meanwhile may have been saved after the read.
-                  machine.placement?.heldMerged == true {
+                  machine.backgroundBatch?.heldMerged == true {
             outcome = .foundWithHeld
         } else {
             backgroundRefetchMisses += 1
@@ -72,14 +72,14 @@ extension FetchedResultsController {
         }
         // Taken in while the machine holds changes: it holds these too. A held insert saved
         // since goes by its permanent ID, as the fetch read it.
-        let held = (machine.placement?.held ?? ObjectChanges()).namingSavedObjects(in: context)
+        let held = (machine.backgroundBatch?.held ?? ObjectChanges()).namingSavedObjects(in: context)
         if case .foundWithHeld = outcome {
             if !held.isEmpty { counts.backgroundRefetchesWithHeldChanges += 1 }
         } else {
             counts.backgroundRefetchesNotShown += 1
         }
-        for action in machine.placementFinished(outcome, changes: refetching.changes) {
-            guard case .showPlacement = action, let fresh else {
+        for action in machine.batchFinishedInBackground(outcome, changes: refetching.changes) {
+            guard case .showBackgroundBatch = action, let fresh else {
                 run(action)
                 continue
             }

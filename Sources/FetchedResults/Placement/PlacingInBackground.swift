@@ -7,7 +7,7 @@ extension FetchedResultsController {
     /// context's queue.
     func placeInBackground(_ placing: Placing, search: InsertionSearch) {
         layout = placing.placement.oldLayout
-        machine.placementStarted(.placing(placing))
+        machine.batchStartedInBackground(.placing(placing))
         counts.backgroundPlacements += 1
         let controller = Unchecked(self)
         Task.detached(priority: .userInitiated) {
@@ -20,13 +20,13 @@ extension FetchedResultsController {
 
     /// Shows a placement whose searches ran in the background (nil `positions`: a probed row
     /// was gone), then places the changes that came meanwhile (the state machine says which
-    /// batches follow, ``ControllerStateMachine/PlacementOutcome``). When the list changed
+    /// batches follow, ``ControllerStateMachine/BackgroundBatchOutcome``). When the list changed
     /// under it (a new request, a fetch), its changes are placed on the new list instead;
     /// when a change that came meanwhile touched a row the searches read (`probed`: they may
     /// have read its new values at its old place), both are placed again together.
     func finishPlacingInBackground(at positions: [[Int]]?, probed: Set<Int64>) {
-        guard let (work, held, _) = machine.placement, case .placing(let placing) = work else { return }
-        let outcome: Machine.PlacementOutcome
+        guard let (work, held, _) = machine.backgroundBatch, case .placing(let placing) = work else { return }
+        let outcome: Machine.BackgroundBatchOutcome
         var placed: (items: [Int64: Int], gaps: [Int64: Int])?
         let touched = held.updated.keys.lazy.map { $0 } + held.deleted
         if layout != placing.placement.oldLayout {
@@ -41,8 +41,8 @@ extension FetchedResultsController {
             // at once, from the current values (a held change may have edited a member).
             outcome = .stale(againInBackground: false)
         }
-        for action in machine.placementFinished(outcome, changes: placing.changes) {
-            if case .showPlacement = action, let placed {
+        for action in machine.batchFinishedInBackground(outcome, changes: placing.changes) {
+            if case .showBackgroundBatch = action, let placed {
                 finish(placing.placement, placed: placed)
             } else {
                 run(action)
