@@ -12,3 +12,13 @@ public final class BatchRecorder<Result: ManagedObject>: FetchedResultsControlle
         batches.append(batch)
     }
 }
+
+/// Fetches `controller` and makes a new recorder its delegate: the recorder, and the sections
+/// the delegate knows before any batch (what the recorded batches apply to).
+public func recordingBatches<Result>(of controller: FetchedResultsController<Result>) throws
+    -> (recorder: BatchRecorder<Result>, before: [SectionSnapshot]) {
+    let recorder = BatchRecorder<Result>()
+    controller.delegate = recorder
+    try controller.performFetch()
+    return (recorder, controller.snapshot)
+}

@@ -163,12 +163,8 @@ final class BackgroundPlacementTests: XCTestCase {
     /// knows; a tap saved meanwhile comes in a batch of its own, after the chunk's.
     func testTheListIsTheOneTheDelegateKnowsUntilTheChunksBatch() throws {
         let (context, other, saves) = try twoContexts()
-        let controller = placingInBackground(FetchedResultsController(fetchRequest: League.playersByZone(), managedObjectContext: context,
-                                                                      sectionNameKeyPath: "zone"))
-        let recorder = BatchRecorder<ManagedObject>()
-        controller.delegate = recorder
-        try controller.performFetch()
-        let before = controller.snapshot
+        let controller = placingInBackground(League.byZone(context))
+        let (recorder, before) = try recordingBatches(of: controller)
 
         for i in 0..<50 { try League.insertPlayer(other, name: "Imported \(i)", zone: zones[i % 5], score: (i * 7) % 30) }
         try other.save()

@@ -170,12 +170,8 @@ final class BackgroundRefetchTests: XCTestCase {
     /// delegate knows; a tap saved meanwhile is in the page's batch or the next, never lost.
     func testTheListIsTheOneTheDelegateKnowsUntilThePagesBatch() throws {
         let (context, other, following) = try stores()
-        let controller = refetchingInBackground(FetchedResultsController(fetchRequest: League.playersByZone(), managedObjectContext: context,
-                                                                        sectionNameKeyPath: "zone"))
-        let recorder = BatchRecorder<ManagedObject>()
-        controller.delegate = recorder
-        try controller.performFetch()
-        let before = controller.snapshot
+        let controller = refetchingInBackground(League.byZone(context))
+        let (recorder, before) = try recordingBatches(of: controller)
 
         for i in 0..<50 { try League.insertPlayer(other, name: "Page \(i)", zone: zones[i % 5], score: (i * 7) % 21) }
         try other.save()
@@ -209,12 +205,8 @@ final class BackgroundRefetchTests: XCTestCase {
     /// the page touched, as it was before fetches in the background.
     func testAPageMetWithAnUnsavedEditFetchesOnlyTheSectionsItTouched() throws {
         let (context, other, following) = try stores()
-        let controller = refetchingInBackground(FetchedResultsController(fetchRequest: League.playersByZone(), managedObjectContext: context,
-                                                                        sectionNameKeyPath: "zone"))
-        let recorder = BatchRecorder<ManagedObject>()
-        controller.delegate = recorder
-        try controller.performFetch()
-        let before = controller.snapshot
+        let controller = refetchingInBackground(League.byZone(context))
+        let (recorder, before) = try recordingBatches(of: controller)
         let edited = try XCTUnwrap(controller.object(at: IndexPath(item: 0, section: 0)))
         try edited.setValue("Edited, not saved", forKey: "name")
         context.processPendingChanges()
