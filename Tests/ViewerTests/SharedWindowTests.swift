@@ -119,6 +119,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(Action.isEnabled(window.shareAction))
         XCTAssertFalse(Action.isEnabled(window.stopSharingAction))
         window.session?.selection.select(window.object(titled: "Japan"))
+        let shown = try XCTUnwrap(window.session)
         gtk_widget_activate_action_variant(window.window, "win.share", nil)
         MainLoop.iterate(for: 0.1)
         let dialog = try XCTUnwrap(window.shareDialog)
@@ -141,6 +142,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertTrue(MainLoop.iterate(until: { window.sharingIndicator.text?.hasPrefix("Offline, 32 changes waiting") == true }, timeout: 10),
                       "the seed waits for the server: " + (window.sharingIndicator.text ?? "hidden"))
         XCTAssertEqual(window.session?.selection.selectedObject.map { $0.attributeValue(forKey: "teamName") }, .string("Japan"), "the selection stays")
+        XCTAssertTrue(window.session === shown, "shared in place: the store, the list and the selection are the ones shown, not opened again")
         XCTAssertEqual(try window.session?.context.store.sharingServer(), try ServerConfiguration(url: url).description)
         XCTAssertFalse(Action.isEnabled(window.shareAction))
     } }
