@@ -72,6 +72,86 @@ final class ListAnchorTests: XCTestCase, @unchecked Sendable {
         withExtendedLifetime(anchor) {}
     } }
 
+    /// A joining desktop's page: rows saved elsewhere spread among the ~200 rows GTK keeps,
+    /// around the middle of the list, with two rows selected (a multiple selection) and a
+    /// row focused. The list announces them in a few emissions, not one each (GTK binds every
+    /// row it keeps again at each), and the rows between keep their widgets. Every row shows
+    /// its item, the first row on screen stays still, and the selection and the focus stay.
+    func testAPageSpreadAmongTheRowsGTKKeepsIsAFewEmissionsAndTheRowsStayPut() throws { try MainActor.assumeIsolated {
+        guard environmentNamesADisplay, gtk_init_check() != 0 else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let seed = SeededGenerator.seed()
+        print("seed \(seed)")
+        var rng = SeededGenerator(seed: seed)
+        let context = try League.context(self)
+        for i in 0..<2_000 { try League.insertPlayer(context, name: String(format: "P%04d", i), zone: "Asia", score: 0) }
+        try context.save()
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let selection = FetchedResultsSelection(rows: rows, allowsMultipleSelection: true)
+        var binds = 0
+        let factory = ListItemFactory(rows: rows) { listItem, content in
+            binds += 1
+            let text: String
+            switch content {
+            case .header(let name): text = "— \(name) —"
+            case .object(let player): text = (try? player.value(forKey: "name") as? String) ?? ""
+            }
+            gtk_label_set_text(OpaquePointer(gtk_list_item_get_child(listItem)), text)
+        }
+        let listView = gtk_list_view_new(selection.selectionModelReference(), factory.factoryReference())!
+        let anchor = ListAnchor(listView: listView, factory: factory)
+        let window = presentInWindow(listView)
+        defer { gtk_window_destroy(window) }
+        let scrolled = try XCTUnwrap(gtk_widget_get_parent(listView))
+        gtk_adjustment_set_value(gtk_scrolled_window_get_vadjustment(OpaquePointer(scrolled)), 20_000)
+        MainLoop.iterate(for: 0.2)
+
+        let shown = rowsWhollyOnScreen(of: factory, in: listView)
+        XCTAssertGreaterThan(shown.count, 8, "rows on screen")
+        let object = { (position: Int) in rows.indexPath(at: position).map(rows.controller.object(at:)) }
+        let selected = try context.existingObject(with: XCTUnwrap(factory.objectID(shownBy: shown[2].listItem)))
+        let alsoSelected = Int(gtk_list_item_get_position(shown[shown.count - 3].listItem))
+        let focused = shown[shown.count / 2]
+        selection.select(selected)
+        gtk_selection_model_select_item(selection.selectionModel, guint(alsoSelected), 0)
+        gtk_widget_grab_focus(ListItemFactory<ManagedObject>.rowWidget(of: focused.listItem))
+        MainLoop.iterate(for: 0.1)
+        let alsoSelectedID = try XCTUnwrap(object(alsoSelected)).objectID
+        let before = rowsWhollyOnScreen(of: factory, in: listView)
+        let firstName = before.first!.text, lastName = before.last!.text
+        var emissions = 0
+        let counter = Signal.connect(UnsafeMutableRawPointer(rows.listModel), "items-changed") { (_: guint, _: guint, _: guint) in emissions += 1 }
+        defer { g_signal_handler_disconnect(UnsafeMutableRawPointer(rows.listModel), counter) }
+        binds = 0
+
+        // A page: 300 rows, named to fall between the rows GTK keeps (about 100 on each side
+        // of the screen), one in two of them between rows on screen.
+        let low = Int(firstName.dropFirst())! - 100, high = Int(lastName.dropFirst())! + 100
+        for i in 0..<300 {
+            try League.insertPlayer(context, name: String(format: "P%04d~%03d", Int.random(in: low...high, using: &rng), i), zone: "Asia", score: 0)
+        }
+        try context.save()
+        MainLoop.iterate(for: 0.2)
+
+        XCTAssertLessThanOrEqual(emissions, 6, "seed \(seed): emissions for 300 rows among the rows GTK keeps")
+        XCTAssertLessThan(binds, 1_500, "seed \(seed): rows bound again (one emission each bound about 100 rows again)")
+        XCTAssertEqual(items(of: rows.listModel) { rows.identity(ofItem: $0) }, flattened(rows.controller.snapshot, headers: true), "seed \(seed)")
+        for listItem in factory.boundListItems {
+            let position = Int(gtk_list_item_get_position(listItem))
+            let expected = (try object(position)?.value(forKey: "name") as? String) ?? "— Asia —"
+            XCTAssertEqual(String(cString: gtk_label_get_text(OpaquePointer(gtk_list_item_get_child(listItem)))), expected,
+                           "seed \(seed): the row at \(position) shows its item")
+        }
+        let after = rowsWhollyOnScreen(of: factory, in: listView)
+        XCTAssertEqual(after.first { $0.text == firstName }?.y, before.first?.y, "seed \(seed): the first row on screen stays where it was")
+        XCTAssertTrue(selection.selectedObject === selected, "seed \(seed)")
+        XCTAssertEqual(Set(selection.selectedObjects.map(\.objectID)), [selected.objectID, alsoSelectedID], "seed \(seed): both rows stay selected")
+        let focusedRow = try XCTUnwrap(gtk_widget_get_focus_child(listView), "seed \(seed): a row has the focus")
+        XCTAssertEqual(factory.boundListItems.first { ListItemFactory<ManagedObject>.rowWidget(of: $0) == focusedRow }
+            .map { String(cString: gtk_label_get_text(OpaquePointer(gtk_list_item_get_child($0)))) }, focused.text,
+                       "seed \(seed): the focus stays on its row")
+        withExtendedLifetime(anchor) {}
+    } }
+
     /// The rows of `listView` wholly inside its scrolled window, top first: their list items,
     /// texts and heights.
     @MainActor private func rowsWhollyOnScreen(of factory: ListItemFactory<ManagedObject>, in listView: UnsafeMutablePointer<GtkWidget>)
