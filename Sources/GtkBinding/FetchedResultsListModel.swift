@@ -80,10 +80,6 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// Called before the list follows a batch, before its first emission, in order (the
     /// selection's, the list anchor's).
     var willChange: [(ChangeBatch) -> Void] = []
-    /// Whether a short emission may join changes across the row widgets GTK keeps in a
-    /// range of positions (as last announced); nil: never. Set by the ``ListAnchor`` before
-    /// each batch: not across the row it keeps still.
-    var mayJoinAcrossRowsKept: ((Range<Int>) -> Bool)?
 
     let flattened: FlattenedSections
     private let items: ListItems
@@ -215,15 +211,18 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
             announceReplaced: { [listModel] in g_list_model_items_changed(listModel, guint($0.lowerBound), guint($0.count), guint($0.count)) })
         if let problem = flattened.apply(batch, reload: { Self.sections(of: own) },
                                          finalKeys: { $0 < sectionCount ? own.rowKeys(inSection: $0) : nil },
-                                         follow: { [items] in items.itemsChanged(position: $0, removed: $1, added: $2) },
-                                         announce: { [listModel] in g_list_model_items_changed(listModel, guint($0), guint($1), guint($2)) },
-                                         isHeld: items.holdsItem(in:),
-                                         mayJoinAcrossHeld: { [mayJoinAcrossRowsKept] in mayJoinAcrossRowsKept?($0) == true },
-                                         heldItems: heldItems) {
+                                         emit: itemsChanged, isHeld: items.holdsItem(in:), heldItems: heldItems) {
             FetchedResultsDiagnostics.warningHandler(
                 "FetchedResultsListModel was given a batch that does not fit its list (\(problem)); it reloaded the list from its controller. Only the list's own controller should call controller(_:didChangeContentWith:).")
         }
         didChange?(batch)
+    }
+
+    private var itemsChanged: (Int, Int, Int) -> Void {
+        { [listModel, items] position, removed, added in
+            items.itemsChanged(position: position, removed: removed, added: added)
+            g_list_model_items_changed(listModel, guint(position), guint(removed), guint(added))
+        }
     }
 
     // MARK: The GObject

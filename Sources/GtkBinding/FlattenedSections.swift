@@ -137,12 +137,10 @@ final class FlattenedSections {
     // MARK: Applying changes
 
     /// Walks from the old sections to the new ones by the steps of `ChangeBatch.walk`, calling
-    /// `announce(position, removed, added)` for each items-changed emission, and before it
-    /// `follow(position, removed, added)` for each step it holds, in order. Adjacent steps
-    /// are announced together, and so are steps apart: with the rows between them, removed
-    /// and added as they are, when `isHeld(range)` says that nobody holds an item there (as
-    /// the list was last announced), or when the emission stays short and
-    /// `mayJoinAcrossHeld(range)` allows it (see `Emissions`).
+    /// `emit(position, removed, added)` once each step is taken. Adjacent steps are announced
+    /// together, and so are steps apart when `isHeld(range)` says that nobody holds an item
+    /// in the positions between them (as the list was last announced): those rows are
+    /// announced again with the steps, removed and added as they are.
     ///
     /// `finalKeys(s)` are the keys section `s` has once the batch is followed, when known
     /// (the controller's, which holds its new sections already): a section takes them,
@@ -157,13 +155,11 @@ final class FlattenedSections {
     /// new contents (see `Steps.reloadKeepingHeldItems`).
     @discardableResult
     func apply(_ batch: ChangeBatch, reload: () -> [Section], finalKeys: @escaping (Int) -> [Int64]? = { _ in nil },
-               follow: @escaping (Int, Int, Int) -> Void = { _, _, _ in }, announce: @escaping (Int, Int, Int) -> Void,
-               isHeld: @escaping (Range<Int>) -> Bool = { _ in true }, mayJoinAcrossHeld: @escaping (Range<Int>) -> Bool = { _ in false },
+               emit: @escaping (Int, Int, Int) -> Void, isHeld: @escaping (Range<Int>) -> Bool = { _ in true },
                heldItems: HeldItems? = nil) -> ChangeBatch.InvalidBatch? {
         // Renames change keys in place: the controller's keys are already renamed.
         let finalKeys = batch.renamedObjectIDs.isEmpty ? finalKeys : { _ in nil }
-        var steps = Steps(list: self, emissions: Emissions(follow: follow, announce: announce, isHeld: isHeld, mayJoinAcrossHeld: mayJoinAcrossHeld),
-                          finalKeys: finalKeys, heldItems: heldItems)
+        var steps = Steps(list: self, emissions: Emissions(emit: emit, isHeld: isHeld), finalKeys: finalKeys, heldItems: heldItems)
         do {
             try batch.walk(&steps)
             steps.emissions.flush()
@@ -173,7 +169,7 @@ final class FlattenedSections {
             // Each step checks before it changes anything: the list is what was recorded.
             steps.emissions.flush()
             let (removed, added) = replaceAll(by: reload())
-            steps.emissions.emit(0, removed, added)
+            emit(0, removed, added)
             return error as? ChangeBatch.InvalidBatch ?? ChangeBatch.InvalidBatch("\(error)")
         }
     }

@@ -16,10 +16,6 @@ import ObjectStore
 /// among them. A batch that replaces the list, or changes more than
 /// ``largestBatchFollowed`` rows and sections, is left to GTK.
 ///
-/// It also lets the list announce a batch's changes among the rows GTK keeps in one
-/// emission rather than one each (GTK binds every row it keeps again at each emission),
-/// except across the anchor.
-///
 /// ```swift
 /// let anchor = ListAnchor(listView: listView, factory: factory)
 /// ```
@@ -49,7 +45,6 @@ public final class ListAnchor<Result: ManagedObject> {
     isolated deinit { g_object_unref(UnsafeMutableRawPointer(listView)) }
 
     private func anchor(before batch: ChangeBatch) {
-        rows?.mayJoinAcrossRowsKept = nil
         guard !batch.isReload, batch.objectChanges.count + batch.sectionChanges.count <= Self.largestBatchFollowed,
               gtk_widget_get_mapped(listView) != 0, let factory, let rows else { return }
         let movedSections = Set(batch.sectionChanges.lazy.filter { $0.type == .delete || $0.type == .move }.map(\.index))
@@ -73,9 +68,5 @@ public final class ListAnchor<Result: ManagedObject> {
         guard let anchor else { return }
         // GTK keeps a row it scrolls to where it is when the row is wholly in view.
         gtk_widget_activate_action_variant(listView, "list.scroll-to-item", g_variant_new_uint32(guint32(anchor.position)))
-        // The batch's changes among the rows GTK keeps may be announced together, in one
-        // emission instead of one each (see `Emissions`), except across the anchor: GTK
-        // keeps a row still only while no emission removes it.
-        rows.mayJoinAcrossRowsKept = { range in !range.contains(anchor.position) }
     }
 }

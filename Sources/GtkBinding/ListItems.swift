@@ -9,9 +9,8 @@ import CGtk
 /// ~200 rows it keeps around the visible ones, and unbinds and binds each of those rows. With
 /// the same `FrRow` for a row that did not change, a factory can tell that it shows that item
 /// already and skip the work (the viewer's does). An announced position (removed, added,
-/// replaced) is forgotten, so its next item is a new `FrRow`, which a factory shows anew,
-/// while the rows an emission announces only because they lie between its changes keep
-/// theirs (GTK takes their row widgets back: see `Emissions`); except in a reload, which gives the held items new contents in place (a new revision)
+/// replaced) is forgotten, so its next item is a new `FrRow`, which a factory shows anew;
+/// except in a reload, which gives the held items new contents in place (a new revision)
 /// and announces them replaced by themselves, so that GTK keeps their row widgets.
 ///
 /// The items are held weakly (GObject weak references): GTK decides how long they live.
@@ -47,8 +46,8 @@ final class ListItems {
         return row
     }
 
-    /// Follows a change, one of an items-changed emission's, before it is emitted: the
-    /// items of the removed positions are forgotten, those after them move.
+    /// Follows an items-changed emission, before it is emitted: the items of the removed
+    /// positions are forgotten, those after them move.
     func itemsChanged(position: Int, removed: Int, added: Int) {
         let start = firstIndex(atOrAfter: position)
         guard start < live.count else { return }
