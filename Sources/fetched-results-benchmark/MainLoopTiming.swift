@@ -53,6 +53,13 @@ enum MainLoopTiming {
         UnsafeMutableRawPointer(window.window).assumingMemoryBound(to: GtkWindow.self)
     }
 
+    /// User and system CPU time of the calling thread so far.
+    static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
     /// User and system CPU time of this process so far.
     static func cpuSeconds() -> Double {
         var usage = rusage()
