@@ -89,7 +89,7 @@ struct ControllerStateMachine<Completion, Work> {
         case .loading(let held, let completions):
             state = .loading(held: held, completions: completions + [completion])
         case .makingBatch:
-            preconditionFailure("a first fetch while changes are placed: the results show already")
+            preconditionFailure("a first fetch while a batch is made in the background: the results show already")
         }
     }
 

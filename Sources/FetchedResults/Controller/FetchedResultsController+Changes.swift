@@ -38,7 +38,7 @@ extension FetchedResultsController {
         case .makeBatchOfHeld(let changes, let merged):
             makeBatchOrHold(changes.namingSavedObjects(in: managedObjectContext), merged: merged)
         case .showBackgroundBatch:
-            preconditionFailure("a placement is shown by finishPlacingInBackground, which found it")
+            preconditionFailure("a batch made in the background is shown by finishPlacingInBackground or finishRefetchingInBackground, which found it")
         case .finishLoading(let held, let completions, let error):
             if let held { makeBatchOrHold(held.namingSavedObjects(in: managedObjectContext), merged: false) }
             for completion in completions { completion(error) }
