@@ -120,6 +120,12 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertFalse(Action.isEnabled(window.stopSharingAction))
         window.session?.selection.select(window.object(titled: "Japan"))
         let shown = try XCTUnwrap(window.session)
+        // An address the dialog would refuse, given directly: said in the banner, nothing shared.
+        window.share(through: "http://me@db.example/league")
+        XCTAssertTrue(window.banner.isVisible)
+        XCTAssertTrue(labelText(window.banner).hasPrefix("Not shared: "), labelText(window.banner))
+        XCTAssertNil(window.session?.sharing)
+        XCTAssertTrue(Action.isEnabled(window.shareAction))
         gtk_widget_activate_action_variant(window.window, "win.share", nil)
         MainLoop.iterate(for: 0.1)
         let dialog = try XCTUnwrap(window.shareDialog)
@@ -143,6 +149,7 @@ final class SharedWindowTests: ViewerTestCase, @unchecked Sendable {
                       "the seed waits for the server: " + (window.sharingIndicator.text ?? "hidden"))
         XCTAssertEqual(window.session?.selection.selectedObject.map { $0.attributeValue(forKey: "teamName") }, .string("Japan"), "the selection stays")
         XCTAssertTrue(window.session === shown, "shared in place: the store, the list and the selection are the ones shown, not opened again")
+        XCTAssertFalse(window.banner.isVisible, "once shared, the banner no longer says it could not: \(labelText(window.banner))")
         XCTAssertEqual(try window.session?.context.store.sharingServer(), try ServerConfiguration(url: url).description)
         XCTAssertFalse(Action.isEnabled(window.shareAction))
     } }

@@ -70,7 +70,7 @@ extension ViewerWindow {
         // The list reads as the dataset ("World Cup"), not as its class.
         fr_accessible_set_text(listView, GTK_ACCESSIBLE_PROPERTY_LABEL, dataset.view.title ?? dataset.name)
         setChoices(for: dataset)
-        showError(notShared, prefix: "Not shared")
+        showError(notShared, prefix: Self.notShared)
         showSharing()
         selectFirstObject()
     }

@@ -71,16 +71,21 @@ extension ViewerWindow {
 
     /// Shares the dataset shown through `url`, in place: its store, its list and the
     /// selection stay (its context follows the store already, as a shared one must), so the
-    /// click costs no reopening and no refetch; the server's rows come in as batches.
+    /// click costs no reopening and no refetch; the server's rows come in as batches. Says
+    /// why in the banner when it cannot, and takes that back once it shares.
     package func share(through url: String) {
         guard let session, session.sharing == nil else { return }
         do {
             session.sharing = try DatasetSharing.start(for: session, request: .share(url: url))
         } catch {
-            return showError("\(error)", prefix: "Not shared")
+            return showError("\(error)", prefix: Self.notShared)
         }
+        if banner.isVisible, labelText(banner).hasPrefix(Self.notShared + ":") { showError(nil) }
         showSharing()
     }
+
+    /// The banner's first words when the store could not share.
+    static let notShared = "Not shared"
 
     /// Stops the session, then the store forgets its server.
     func stopSharing() {
