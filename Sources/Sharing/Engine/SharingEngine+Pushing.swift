@@ -12,72 +12,106 @@ extension SharingEngine {
     /// other change, 1,000 objects a server transaction.
     ///
     /// The changes are read in passes of ``passLimit`` objects (see ``Outbox/Scan``), each
-    /// pushed before the next is read: a store's first push of a million objects commits
+    /// pushed before the scan ends: a store's first push of a million objects commits
     /// piece by piece, each piece progress that a round given up, or a process killed,
     /// does not lose.
+    ///
+    /// The store and the server work at the same time: while a pass's pieces are sent, the
+    /// store reads the next pass and takes in what the piece before left (its bases). The
+    /// scan's end (``SharingState/Key/pushedThrough``) is written only once every piece is
+    /// taken in.
     func pushAll(on connection: PostgresConnection) async throws {
         var scans = 0
         var scan: Outbox.Scan?
         var deferred = false
         var sentInScan = 0
-        while true {
-            // In flight here: lost (this process was killed before its end) or being sent
-            // by another process on the file; sending it again is safe either way.
-            if let lost = try await store.database.read({ db in try SharingState.pushInFlight(in: db) }) {
-                try await push(replaying: lost, on: connection)
-            }
-            let (operations, next, inFlight) = try await nextPass(of: scan)
-            scan = next
-            madeProgress()
-            pending = operations.count + next.remaining
-            // Counters go only under the identity of the push recorded for them; the others
-            // wait for the next scan.
-            let counted = operations.filter { inFlight?.deltas[$0.id] != nil }
-            var others = operations.filter { inFlight?.deltas[$0.id] == nil }
-            deferred = deferred || others.contains { !$0.counterDeltas.isEmpty }
-            for index in others.indices { others[index].counterDeltas = [:] }
-            others.removeAll { $0.kind == .update && $0.changedKeys.isEmpty }
-            // A long push (more passes to come, or passes made) says how far it got.
-            let total = sentInRound + operations.count + next.remaining
-            let long = !next.isFinished || sentInRound > 0
-            if let inFlight {
-                try await push(counted, identity: inFlight.id, on: connection)
-                sentInRound += counted.count
-            }
-            for chunk in stride(from: 0, to: others.count, by: 1000).map({ Array(others[$0..<min($0 + 1000, others.count)]) }) {
-                try await push(chunk, identity: nil, on: connection)
-                sentInRound += chunk.count
-                if long { report(SharingStatus.Transfer(direction: .sending, done: sentInRound, total: total)) }
-            }
-            sentInScan += operations.count
-            guard next.isFinished else { continue }
-            // Deferred counters go in the next scan; a few scans a round (the rest wait for
-            // the next round), so that a delta the server never absorbs cannot spin here.
-            scans += 1
-            scan = nil
-            if deferred {
-                deferred = false
-                if scans < 8 { continue } else { return }
-            }
-            let through = next.through
-            try await store.database.write { db in
-                // Written only when it moved (most rounds, a pull woken by another desktop,
-                // have nothing to push), and only if no other round pushed further meanwhile.
-                if try SharingState.value(.pushedThrough, in: db) == nil || SharingState.pushedThrough(in: db) < through {
-                    try SharingState.set(.pushedThrough, String(through), in: db)
-                    try self.pruneHistory(in: db)
+        // The next pass of the scan, read while this one is sent; what the last piece sent
+        // left, being taken in while the next is sent.
+        var readAhead: Task<Pass, Error>?
+        var taking: Task<Void, Error>?
+        do {
+            while true {
+                let pass: Pass
+                if let readAhead {
+                    pass = try await readAhead.value
+                } else {
+                    // In flight here: lost (this process was killed before its end) or being
+                    // sent by another process on the file; sending it again is safe either
+                    // way. (A pass read ahead found none, or recorded its own.)
+                    if let lost = try await store.database.read({ db in try SharingState.pushInFlight(in: db) }) {
+                        try await push(replaying: lost, on: connection)
+                    }
+                    pass = try await nextPass(of: scan)
                 }
+                let (operations, next, inFlight) = pass
+                scan = next
+                readAhead = next.isFinished ? nil : Task { try await self.nextPass(of: next) }
+                madeProgress()
+                pending = operations.count + next.remaining
+                // Counters go only under the identity of the push recorded for them; the
+                // others wait for the next scan.
+                let counted = operations.filter { inFlight?.deltas[$0.id] != nil }
+                var others = operations.filter { inFlight?.deltas[$0.id] == nil }
+                deferred = deferred || others.contains { !$0.counterDeltas.isEmpty }
+                for index in others.indices { others[index].counterDeltas = [:] }
+                others.removeAll { $0.kind == .update && $0.changedKeys.isEmpty }
+                // A long push (more passes to come, or passes made) says how far it got.
+                let total = sentInRound + operations.count + next.remaining
+                let long = !next.isFinished || sentInRound > 0
+                if let inFlight {
+                    try await push(counted, identity: inFlight.id, on: connection)
+                    sentInRound += counted.count
+                }
+                for chunk in stride(from: 0, to: others.count, by: 1000).map({ Array(others[$0..<min($0 + 1000, others.count)]) }) {
+                    let sent = try await send(chunk, identity: nil, on: connection)
+                    try await taking?.value
+                    taking = sent.map { sent in Task { try await self.take(sent, of: chunk, identity: nil) } }
+                    sentInRound += chunk.count
+                    if long { report(SharingStatus.Transfer(direction: .sending, done: sentInRound, total: total)) }
+                }
+                sentInScan += operations.count
+                guard next.isFinished else { continue }
+                try await taking?.value
+                taking = nil
+                // Deferred counters go in the next scan; a few scans a round (the rest wait
+                // for the next round), so that a delta the server never absorbs cannot spin here.
+                scans += 1
+                scan = nil
+                if deferred {
+                    deferred = false
+                    if scans < 8 { continue } else { return }
+                }
+                let through = next.through
+                try await store.database.write { db in
+                    // Written only when it moved (most rounds, a pull woken by another desktop,
+                    // have nothing to push), and only if no other round pushed further meanwhile.
+                    if try SharingState.value(.pushedThrough, in: db) == nil || SharingState.pushedThrough(in: db) < through {
+                        try SharingState.set(.pushedThrough, String(through), in: db)
+                        try self.pruneHistory(in: db)
+                    }
+                }
+                pending = 0
+                if sentInScan == 0 { return }
+                sentInScan = 0
             }
-            pending = 0
-            if sentInScan == 0 { return }
-            sentInScan = 0
+        } catch {
+            // Nothing of the round goes on behind it: a pass read ahead is kept (its global
+            // IDs; a push of counters it recorded is sent as lost by the next round), a
+            // piece sent is taken in.
+            _ = try? await readAhead?.value
+            _ = try? await taking?.value
+            throw error
         }
     }
+
+    /// A pass's operations, the scan moved past them, and the push of counters recorded for
+    /// it (see ``nextPass(of:)``).
+    private typealias Pass = ([Outbox.Operation], Outbox.Scan, SharingState.PushInFlight?)
 
     /// The next pass of `scan` (of a new scan when nil), its counters (up to 1,000 objects)
     /// recorded as in flight in the transaction that reads them, unless a push of counters
     /// is in flight already.
-    private func nextPass(of scan: Outbox.Scan?) async throws -> ([Outbox.Operation], Outbox.Scan, SharingState.PushInFlight?) {
+    private func nextPass(of scan: Outbox.Scan?) async throws -> Pass {
         try await store.database.write { db in
             var next = try scan ?? outbox.scan(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db)
             let operations = try outbox.pass(of: &next, limit: Self.passLimit, in: db)
@@ -94,32 +128,53 @@ extension SharingEngine {
 
     /// Sends `operations` in one server transaction and takes what they left into the store;
     /// a push with an `identity` (it adds to counters) is then no longer in flight.
+    func push(_ operations: [Outbox.Operation], identity: UUID?, on connection: PostgresConnection) async throws {
+        if let sent = try await send(operations, identity: identity, on: connection) {
+            try await take(sent, of: operations, identity: identity)
+        }
+    }
+
+    /// What a push left on the server: its rows as they are now, and the conflicts it settled.
+    struct Sent: Sendable {
+        var written: [ServerWriter.Written]
+        var conflicts: [SharingConflict]
+    }
+
+    /// Sends `operations` in one server transaction; ``take(_:of:identity:)`` then takes what
+    /// they left into the store. Nil when the server's row-level security refused some of
+    /// them: then each was sent on its own, and taken in.
     ///
     /// Row-level security refuses rows, not pushes: when the server refuses a push with
     /// changes of an entity with an ``Ownership`` for permission, each change is sent on its
     /// own, and those refused again are undone here (see ``refuse(_:because:on:)``) while
     /// the others go through.
-    func push(_ operations: [Outbox.Operation], identity: UUID?, on connection: PostgresConnection) async throws {
-        let written: [ServerWriter.Written], conflicts: [SharingConflict]
+    private func send(_ operations: [Outbox.Operation], identity: UUID?, on connection: PostgresConnection) async throws -> Sent? {
         do {
-            (written, conflicts) = try await connection.withTransaction(logger: logger) { connection in
+            let (written, conflicts) = try await connection.withTransaction(logger: logger) { connection in
                 try await self.writer.push(operations, identity: identity, on: connection)
             }
+            madeProgress()
+            return Sent(written: written, conflicts: conflicts)
         } catch where identity == nil && serverError(error)?.sqlState == Self.insufficientPrivilege
                         && operations.contains(where: { $0.entity.ownership != nil }) {
             guard operations.count == 1, let operation = operations.first, operation.entity.ownership != nil else {
                 // In the order the server needs: an item's list before the item.
                 for operation in writer.ordered(operations) { try await push([operation], identity: nil, on: connection) }
-                return
+                return nil
             }
             try await refuse(operation, because: serverError(error)?.message ?? "permission denied", on: connection)
-            return
+            return nil
         }
+    }
+
+    /// Takes what a push of `operations` left (``Sent``) into the store; a push with an
+    /// `identity` is then no longer in flight.
+    private func take(_ sent: Sent, of operations: [Outbox.Operation], identity: UUID?) async throws {
         try await store.database.write { db in
             // A push of counters whose end was taken already (its record gone) left rows
             // to take like any pulled change: its deltas are in the bases.
             let taken = try identity.map { try SharingState.pushInFlight(in: db)?.id != $0 } ?? false
-            try takeWritten(written, sent: taken ? [] : operations, conflicts: conflicts, in: db)
+            try takeWritten(sent.written, sent: taken ? [] : operations, conflicts: sent.conflicts, in: db)
             if let identity, !taken { try SharingState.setPushInFlight(nil, in: db) }
         }
         pending = max(0, pending - operations.count)
