@@ -10,17 +10,39 @@ import ObjectStore
 /// `watch`) sees each transaction as one batch.
 struct LocalRows: Sendable {
     let model: Model
+    /// Each entity's insert of every column (``columns(of:)``), by entity name: a join
+    /// inserts a row for every object of the server, each with every column.
+    private let insertsOfEveryColumn: [String: String]
+    /// ``columns(of:)`` of each entity, by name.
+    private let columnsByEntity: [String: [String]]
+
+    init(model: Model) {
+        self.model = model
+        var inserts: [String: String] = [:], columns: [String: [String]] = [:]
+        for entity in model.entities {
+            let names = Self.columns(of: entity, model: model)
+            columns[entity.name] = names
+            guard !names.isEmpty else { continue }
+            inserts[entity.name] = "INSERT INTO \(entity.name.quotedDatabaseIdentifier) (\(names.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+        }
+        insertsOfEveryColumn = inserts
+        columnsByEntity = columns
+    }
 
     /// The attribute and stored to-one relationship names of `entity`, as the local table's
     /// columns are named.
-    func columns(of entity: EntityDescription) -> [String] {
+    func columns(of entity: EntityDescription) -> [String] { columnsByEntity[entity.name] ?? Self.columns(of: entity, model: model) }
+
+    private static func columns(of entity: EntityDescription, model: Model) -> [String] {
         var names: [String] = []
         for attribute in entity.attributes { names.append(attribute.name) }
-        for relationship in foreignKeys(of: entity) { names.append(relationship.name) }
+        for relationship in foreignKeys(of: entity, model: model) { names.append(relationship.name) }
         return names
     }
 
-    func foreignKeys(of entity: EntityDescription) -> [RelationshipDescription] {
+    func foreignKeys(of entity: EntityDescription) -> [RelationshipDescription] { Self.foreignKeys(of: entity, model: model) }
+
+    private static func foreignKeys(of entity: EntityDescription, model: Model) -> [RelationshipDescription] {
         entity.relationships.filter { model.storesForeignKey($0, of: entity) }
     }
 
@@ -68,26 +90,35 @@ struct LocalRows: Sendable {
     func insert(_ entity: EntityDescription, values: [String: Value], in db: Database) throws -> Int64 {
         // Built by hand, not with key paths and `map`: a join inserts a row for every object
         // of the server, and the generic calls cost more than SQLite's insert.
+        let columns = columns(of: entity)
         var names = ""
         var placeholders = ""
         var arguments: [(any DatabaseValueConvertible)?] = []
+        arguments.reserveCapacity(columns.count)
         var pending: [(name: String, target: UUID)] = []
-        for name in columns(of: entity) {
+        for name in columns {
             guard let value = values[name] else { continue }
             let resolved = try databaseValue(value, of: name, entity: entity, rowKey: nil, in: db)
-            if !arguments.isEmpty { names += ", "; placeholders += ", " }
-            names += name.quotedDatabaseIdentifier
-            placeholders += "?"
             arguments.append(resolved.value)
             if let target = resolved.pending { pending.append((name, target)) }
         }
-        let table = entity.name.quotedDatabaseIdentifier
         if arguments.isEmpty {
-            try db.execute(sql: "INSERT INTO \(table) DEFAULT VALUES")
+            try db.execute(sql: "INSERT INTO \(entity.name.quotedDatabaseIdentifier) DEFAULT VALUES")
             return db.lastInsertedRowID
         }
-        // Cached: a join inserts thousands of rows with the same columns.
-        try db.cachedStatement(sql: "INSERT INTO \(table) (\(names)) VALUES (\(placeholders))").execute(arguments: StatementArguments(arguments))
+        // Cached: a join inserts thousands of rows with the same columns, most often all.
+        let sql: String
+        if arguments.count == columns.count, let everyColumn = insertsOfEveryColumn[entity.name] {
+            sql = everyColumn
+        } else {
+            for name in columns where values[name] != nil {
+                if !names.isEmpty { names += ", "; placeholders += ", " }
+                names += name.quotedDatabaseIdentifier
+                placeholders += "?"
+            }
+            sql = "INSERT INTO \(entity.name.quotedDatabaseIdentifier) (\(names)) VALUES (\(placeholders))"
+        }
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
         let key = db.lastInsertedRowID
         for (name, target) in pending {
             try setPendingReference(entity: entity.name, rowKey: key, relationship: name, target: target, in: db)
