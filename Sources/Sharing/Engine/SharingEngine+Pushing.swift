@@ -45,7 +45,7 @@ extension SharingEngine {
                 }
                 let (operations, next, inFlight) = pass
                 scan = next
-                readAhead = next.isFinished ? nil : Task { try await self.nextPass(of: next) }
+                readAhead = nil
                 madeProgress()
                 pending = operations.count + next.remaining
                 // Counters go only under the identity of the push recorded for them; the
@@ -62,10 +62,19 @@ extension SharingEngine {
                     try await push(counted, identity: inFlight.id, on: connection)
                     sentInRound += counted.count
                 }
+                // Read once this pass's counters are taken in: the next pass can then record
+                // its own (a pass finding a push of counters in flight leaves its counters
+                // to the next scan).
+                if !next.isFinished { readAhead = Task { try await self.nextPass(of: next) } }
                 for chunk in stride(from: 0, to: others.count, by: 1000).map({ Array(others[$0..<min($0 + 1000, others.count)]) }) {
                     let sent = try await send(chunk, identity: nil, on: connection)
-                    try await taking?.value
+                    // (Pieces refused for permission were sent one by one, and counted so.)
+                    if sent != nil { pending = max(0, pending - chunk.count) }
+                    // Started before the last one is waited for: a piece sent is taken in
+                    // even when the take before it failed.
+                    let previous = taking
                     taking = sent.map { sent in Task { try await self.take(sent, of: chunk, identity: nil) } }
+                    try await previous?.value
                     sentInRound += chunk.count
                     if long { report(SharingStatus.Transfer(direction: .sending, done: sentInRound, total: total)) }
                 }
@@ -131,6 +140,7 @@ extension SharingEngine {
     func push(_ operations: [Outbox.Operation], identity: UUID?, on connection: PostgresConnection) async throws {
         if let sent = try await send(operations, identity: identity, on: connection) {
             try await take(sent, of: operations, identity: identity)
+            pending = max(0, pending - operations.count)
         }
     }
 
@@ -177,7 +187,6 @@ extension SharingEngine {
             try takeWritten(sent.written, sent: taken ? [] : operations, conflicts: sent.conflicts, in: db)
             if let identity, !taken { try SharingState.setPushInFlight(nil, in: db) }
         }
-        pending = max(0, pending - operations.count)
         madeProgress()
     }
 
