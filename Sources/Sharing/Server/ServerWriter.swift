@@ -73,8 +73,7 @@ struct ServerWriter: Sendable {
             case .update:
                 // Those deleted on the server are left out: the pull brings the delete, and
                 // the merge reports the edits it drops.
-                reread[group.entity.name, default: []] += try await update(group.operations, addingToCounters: addsToCounters,
-                                                                           conflicts: &conflicts, on: connection)
+                written += try await update(group.operations, addingToCounters: addsToCounters, conflicts: &conflicts, on: connection)
             case .delete:
                 written += try await delete(group.operations, on: connection)
             }
@@ -111,12 +110,15 @@ struct ServerWriter: Sendable {
     /// Sends the updates of one entity's objects: their server rows read and locked in one
     /// statement, then each changed field set unless the server's value moved from the
     /// edit's base (a conflict: kept only under `.editWins`), each counter added to; the
-    /// rows that set the same fields go in one statement. Returns the IDs of the objects
-    /// still on the server.
+    /// rows that set the same fields go in one statement. Returns the rows of the objects
+    /// still on the server: as the updates left them (`RETURNING`), or as read, locked, when
+    /// nothing of theirs was set.
     private func update(_ operations: [Outbox.Operation], addingToCounters addsToCounters: Bool, conflicts: inout [SharingConflict],
-                        on connection: PostgresConnection) async throws -> [UUID] {
+                        on connection: PostgresConnection) async throws -> [Written] {
         guard let entity = operations.first?.entity else { return [] }
-        let current = try await currentRows(of: entity, ids: operations.map(\.id), on: connection)
+        var rows: [UUID: Written] = [:]
+        for row in try await self.rows(of: entity, ids: operations.map(\.id), lockingThem: true, on: connection) { rows[row.id] = row }
+        let current = rows.compactMapValues(\.values)
         // By the fields they set (a counter's name after a "+"): each row's ID and values.
         var sets: [[String]: [(id: UUID, values: [Value])]] = [:]
         for operation in operations {
@@ -145,16 +147,18 @@ struct ServerWriter: Sendable {
                                                  details: conflicting.map(\.details).joined(separator: "; "), resolution: .keptLocal))
             }
         }
-        for (fields, rows) in sets.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            try await set(fields, rows: rows, of: entity, on: connection)
+        for (fields, updates) in sets.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            for row in try await set(fields, rows: updates, of: entity, on: connection) { rows[row.id] = row }
         }
-        return operations.map(\.id).filter { current[$0] != nil }
+        return operations.compactMap { rows[$0.id] }
     }
 
     /// Sets `fields` (a counter's name after a "+", added to) of each row to its values, as
-    /// many rows a statement as its parameters allow: `UPDATE … FROM (VALUES …)`.
+    /// many rows a statement as its parameters allow: `UPDATE … FROM (VALUES …)`. Returns the
+    /// rows as the updates left them.
     private func set(_ fields: [String], rows: [(id: UUID, values: [Value])], of entity: EntityDescription,
-                     on connection: PostgresConnection) async throws {
+                     on connection: PostgresConnection) async throws -> [Written] {
+        var written: [Written] = []
         let names = fields.map { $0.hasPrefix("+") ? String($0.dropFirst()) : $0 }
         let types = ["uuid"] + names.map { entity.attribute(named: $0)?.type.serverType ?? "uuid" }
         let id = ServerNames.quoted(ServerNames.objectID)
@@ -172,12 +176,15 @@ struct ServerWriter: Sendable {
                 for (name, value) in zip(names, row.values) { try bind(value, of: name, entity: entity, into: &bindings) }
                 tuples.append("(" + types.enumerated().map { "$\(first + $0.offset)::\($0.element)" }.joined(separator: ", ") + ")")
             }
-            try await connection.query(PostgresQuery(unsafeSQL: """
+            let updated = try await connection.query(PostgresQuery(unsafeSQL: """
                 UPDATE \(ServerNames.quoted(entity.name)) AS t SET \(assignments.joined(separator: ", "))
                 FROM (VALUES \(tuples.joined(separator: ", "))) AS v(\(([id] + names.map(ServerNames.quoted)).joined(separator: ", ")))
                 WHERE t.\(id) = v.\(id)
+                RETURNING \(Self.writtenColumns)
                 """, binds: bindings), logger: logger)
+            written += try await decodeWritten(updated, of: entity)
         }
+        return written
     }
 
     /// The most parameters a statement binds (PostgreSQL takes up to 65,535).
@@ -220,38 +227,26 @@ struct ServerWriter: Sendable {
             let made = try await connection.query(PostgresQuery(
                 unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(columns)) VALUES \(rows.joined(separator: ", ")) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(Self.writtenColumns)",
                 binds: bindings), logger: logger)
-            for try await (id, version, json) in made.decode((UUID, Int64, String).self) {
-                written.append(Written(entity: entity.name, id: id, version: version,
-                                       values: try RowImage.values(ofJSON: json, entity: entity, model: model)))
-            }
+            written += try await decodeWritten(made, of: entity)
         }
         return written
     }
 
-    /// The server's rows of objects being updated, locked until the transaction ends (in the
-    /// order of their IDs, the same in every desktop's push), by ID.
-    private func currentRows(of entity: EntityDescription, ids: [UUID], on connection: PostgresConnection) async throws -> [UUID: [String: Value]] {
+    /// The rows of `ids` of `entity`, with their versions; `lockingThem` (rows about to be
+    /// updated) locks them until the transaction ends, in the order of their IDs, the same in
+    /// every desktop's push.
+    func rows(of entity: EntityDescription, ids: [UUID], lockingThem: Bool = false, on connection: PostgresConnection) async throws -> [Written] {
         var bindings = PostgresBindings()
         bindings.append(ids)
         let table = ServerNames.quoted(entity.name), id = ServerNames.quoted(ServerNames.objectID)
+        let lock = lockingThem ? " ORDER BY t.\(id) FOR UPDATE" : ""
         let rows = try await connection.query(PostgresQuery(
-            unsafeSQL: "SELECT t.\(id), \(Self.rowImage) FROM \(table) t WHERE \(id) = ANY($1) ORDER BY t.\(id) FOR UPDATE", binds: bindings),
-            logger: logger)
-        var result: [UUID: [String: Value]] = [:]
-        for try await (object, json) in rows.decode((UUID, String).self) {
-            result[object] = try RowImage.values(ofJSON: json, entity: entity, model: model)
-        }
-        return result
+            unsafeSQL: "SELECT \(Self.writtenColumns) FROM \(table) t WHERE \(id) = ANY($1)\(lock)", binds: bindings), logger: logger)
+        return try await decodeWritten(rows, of: entity)
     }
 
-    /// The rows of `ids` of `entity`, with their versions.
-    func rows(of entity: EntityDescription, ids: [UUID], on connection: PostgresConnection) async throws -> [Written] {
-        var bindings = PostgresBindings()
-        bindings.append(ids)
-        let table = ServerNames.quoted(entity.name)
-        let rows = try await connection.query(PostgresQuery(
-            unsafeSQL: "SELECT \(Self.writtenColumns) FROM \(table) t WHERE \(ServerNames.quoted(ServerNames.objectID)) = ANY($1)",
-            binds: bindings), logger: logger)
+    /// The rows of a statement that returns ``writtenColumns``.
+    private func decodeWritten(_ rows: PostgresRowSequence, of entity: EntityDescription) async throws -> [Written] {
         var result: [Written] = []
         for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
             result.append(Written(entity: entity.name, id: id, version: version,
