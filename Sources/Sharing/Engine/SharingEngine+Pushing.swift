@@ -37,7 +37,8 @@ extension SharingEngine {
                 } else {
                     // In flight here: lost (this process was killed before its end) or being
                     // sent by another process on the file; sending it again is safe either
-                    // way. (A pass read ahead found none, or recorded its own.)
+                    // way. (Not looked for before a pass read ahead: that pass was read after
+                    // the pass before took its counters in, and any it recorded are its own.)
                     if let lost = try await store.database.read({ db in try SharingState.pushInFlight(in: db) }) {
                         try await push(replaying: lost, on: connection)
                     }
