@@ -214,6 +214,7 @@ extension SharingEngine {
         let sentByID = Dictionary(operations.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy, limits: sharing.limits)
         merge.arriving = Set(written.map(\.id))
+        var changes: [(change: ServerChange, assumed: [String: Value]?)] = []
         for row in written {
             // An insert the server holds as sent (a first push's every object): the base is
             // all there is to take; the local row holds it already, or an edit made since.
@@ -238,8 +239,11 @@ extension SharingEngine {
                     for (key, delta) in operation.counterDeltas { assumed![key] = (now[key] ?? .null).adding(delta) }
                 }
             }
-            try merge.take(change, assumingBase: assumed, in: db)
+            changes.append((change, assumed))
         }
+        // Their bases, global IDs and rows read together, not one by one.
+        try merge.lookUp(changes.map(\.change), in: db)
+        for (change, assumed) in changes { try merge.take(change, assumingBase: assumed, in: db) }
         try merge.finish(in: db)
         for conflict in conflicts { try SharingState.record(conflict, in: db) }
     }

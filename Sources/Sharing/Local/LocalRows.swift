@@ -54,29 +54,40 @@ struct LocalRows: Sendable {
     /// The rows `keys` of `entity` that exist, in server terms. A destination that has no
     /// global ID yet is given one (it is pushed in the same push, or was saved before sharing
     /// began); a relationship waiting for an object not pulled yet reads as that object's ID.
+    ///
+    /// Many keys are read a few hundred a statement (`Z_PK IN (…)`): a push's pass and a
+    /// pulled page read a thousand rows, and a statement a row cost more than the rows.
     func values(of entity: EntityDescription, keys: [Int64], in db: Database) throws -> [Int64: [String: Value]] {
         var result: [Int64: [String: Value]] = [:]
-        let columns = columns(of: entity)
-        let select = (["Z_PK"] + columns).map(\.quotedDatabaseIdentifier).joined(separator: ", ")
-        let statement = try db.cachedStatement(sql: "SELECT \(select) FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK = ?")
-        for key in keys {
-            guard let row = try Row.fetchOne(statement, arguments: [key]) else { continue }
-            var values: [String: Value] = [:]
-            for (index, attribute) in entity.attributes.enumerated() {
-                values[attribute.name] = Value(databaseValue: row[index + 1], type: attribute.type)
-            }
-            for (offset, relationship) in foreignKeys(of: entity).enumerated() {
-                let index = 1 + entity.attributes.count + offset
-                if let destinationKey: Int64 = row[index] {
-                    let id = try GlobalIDs.assignedGlobalID(entity: relationship.destinationEntity, rowKey: destinationKey, in: db)
-                    values[relationship.name] = .string(id.uuidString.lowercased())
-                } else if let target = try pendingReference(entity: entity.name, rowKey: key, relationship: relationship.name, in: db) {
-                    values[relationship.name] = .string(target.uuidString.lowercased())
-                } else {
-                    values[relationship.name] = .null
+        result.reserveCapacity(keys.count)
+        let select = (["Z_PK"] + columns(of: entity)).map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+        let from = "SELECT \(select) FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK"
+        let foreignKeys = foreignKeys(of: entity)
+        for start in stride(from: 0, to: keys.count, by: 500) {
+            let chunk = keys[start..<min(start + 500, keys.count)]
+            // One key: a statement kept (a single object's merge); more: made for the count.
+            let statement = chunk.count == 1 ? try db.cachedStatement(sql: "\(from) = ?")
+                : try db.makeStatement(sql: "\(from) IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))")
+            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(chunk.map { $0 as (any DatabaseValueConvertible)? }))
+            while let row = try rows.next() {
+                let key: Int64 = row[0]
+                var values: [String: Value] = [:]
+                for (index, attribute) in entity.attributes.enumerated() {
+                    values[attribute.name] = Value(databaseValue: row[index + 1], type: attribute.type)
                 }
+                for (offset, relationship) in foreignKeys.enumerated() {
+                    let index = 1 + entity.attributes.count + offset
+                    if let destinationKey: Int64 = row[index] {
+                        let id = try GlobalIDs.assignedGlobalID(entity: relationship.destinationEntity, rowKey: destinationKey, in: db)
+                        values[relationship.name] = .string(id.uuidString.lowercased())
+                    } else if let target = try pendingReference(entity: entity.name, rowKey: key, relationship: relationship.name, in: db) {
+                        values[relationship.name] = .string(target.uuidString.lowercased())
+                    } else {
+                        values[relationship.name] = .null
+                    }
+                }
+                result[key] = values
             }
-            result[key] = values
         }
         return result
     }

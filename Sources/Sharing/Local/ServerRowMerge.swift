@@ -46,9 +46,23 @@ struct ServerRowMerge {
     private(set) var rejected: [RejectedChange] = []
     /// Objects inserted, whose waiting references are set at ``finish(in:)``.
     private var inserted: [(id: UUID, key: Int64)] = []
-    /// Objects this store has neither a base nor a global ID for, found for a page at once
-    /// by ``lookUp(_:in:)``: taking them skips both look-ups (a join's every object).
-    private var unknown: Set<UUID> = []
+    /// What ``lookUp(_:in:)`` read for a page's objects at once, each used by the object's
+    /// first change of the page (a later one reads the store, which holds the first's writes).
+    private var known = Known()
+
+    /// The bases, global IDs and local rows of a page's objects, read a few hundred a
+    /// statement: a pull of a thousand changes otherwise asked the store four questions a
+    /// change, and the statements cost more than SQLite's work.
+    private struct Known {
+        /// The objects looked up and not taken yet.
+        var objects: Set<UUID> = []
+        /// Their bases as stored: the version and the row's JSON (nil for a tombstone).
+        var bases: [UUID: (version: Int64, json: String?)] = [:]
+        /// Their local objects, for those that have a global ID.
+        var local: [UUID: ObjectID] = [:]
+        /// The values of those local objects whose rows exist.
+        var rows: [ObjectID: [String: Value]] = [:]
+    }
 
     init(model: Model, policy: MergePolicy, limits: SharingLimits) {
         self.model = model
@@ -64,23 +78,29 @@ struct ServerRowMerge {
     ///   push, the stored base with the values the push sent.
     mutating func take(_ change: ServerChange, assumingBase assumed: [String: Value]? = nil, in db: Database) throws {
         guard let entity = model.entity(named: change.entity), change.problem == nil else { return reject(change, change.problem) }
-        // Unknown here until now: it gets a base (and maybe a row) below.
-        let isUnknown = unknown.remove(change.object) != nil
-        let base = isUnknown ? nil : try SharingState.base(of: change.object, entity: entity, model: model, in: db)
+        // Looked up with its page: what it has comes from there (nothing, for a join's
+        // every object).
+        let isKnown = known.objects.remove(change.object) != nil
+        let base = try isKnown ? known.bases[change.object].map { stored in
+            SharingState.Base(version: stored.version, values: try stored.json.map { try RowImage.values(ofJSON: $0, entity: entity, model: model) })
+        } : SharingState.base(of: change.object, entity: entity, model: model, in: db)
         // A hide comes at the version the object has (its owner's change is one this role
         // does not see): only an older one is skipped.
         if let base, change.version < base.version || (change.version == base.version && change.kind != .hide) { return }
-        let local = try (isUnknown ? nil : GlobalIDs.object(for: change.object, in: db)).flatMap { object -> Int64? in
-            object.entityName == entity.name ? object.rowKey : nil
+        let object = try isKnown ? known.local[change.object] : GlobalIDs.object(for: change.object, in: db)
+        let local = object.flatMap { $0.entityName == entity.name ? $0.rowKey : nil }
+        // The local row's values, when it exists.
+        let current: [String: Value]? = try local.flatMap { key in
+            try isKnown ? known.rows[ObjectID(entityName: entity.name, rowKey: key)] : rows.values(of: entity, keys: [key], in: db)[key]
         }
-        let localExists = try local.map { try rows.exists(entity, key: $0, in: db) } ?? false
+        let localExists = current != nil
         if !change.kind.removes, let problem = try problem(with: change, entity: entity, inserting: !localExists, in: db) {
             return reject(change, problem)
         }
         switch change.kind {
         case .delete, .hide:
             if let local, localExists {
-                if let baseValues = base?.values, let current = try rows.values(of: entity, keys: [local], in: db)[local] {
+                if let baseValues = base?.values, let current {
                     // Taps on a counter are no edit a delete loses: it has no value left to add to.
                     let edited = current.keys.filter { current[$0] != (baseValues[$0] ?? .null) && entity.attribute(named: $0)?.isCounter != true }.sorted()
                     if !edited.isEmpty {
@@ -107,7 +127,7 @@ struct ServerRowMerge {
                         mergeBase?[key] = was.adding(delta)
                     }
                 }
-                try merge(change, into: local, entity: entity, base: mergeBase, in: db)
+                try merge(change, into: local, current: current ?? [:], entity: entity, base: mergeBase, in: db)
             } else if local != nil, base == nil || base?.values != nil {
                 // Deleted here, not pushed yet (perhaps before the push of its insert came
                 // back): the delete goes out with the next push, against this base.
@@ -122,8 +142,9 @@ struct ServerRowMerge {
         }
     }
 
-    private mutating func merge(_ change: ServerChange, into key: Int64, entity: EntityDescription, base: [String: Value]?, in db: Database) throws {
-        guard let current = try rows.values(of: entity, keys: [key], in: db)[key] else { return }
+    /// Merges `change` into the row `key`, whose values are `current`.
+    private mutating func merge(_ change: ServerChange, into key: Int64, current: [String: Value], entity: EntityDescription,
+                                base: [String: Value]?, in db: Database) throws {
         var writes: [String: Value] = [:]
         var conflicting: [(key: String, base: Value, server: Value, local: Value)] = []
         for (name, server) in change.values.sorted(by: { $0.key < $1.key }) {
@@ -162,23 +183,36 @@ struct ServerRowMerge {
         conflicts.append(conflict)
     }
 
-    /// Finds, in a few queries, which objects of `changes` this store has neither a base nor
-    /// a global ID for, so that ``take(_:assumingBase:in:)`` does not look each one up.
-    /// Call it before taking a page of changes (a snapshot's, a pull's).
+    /// Reads, in a few statements, the bases, global IDs and local rows of the objects of
+    /// `changes`, so that ``take(_:assumingBase:in:)`` does not read them one by one. Call
+    /// it before taking a page of changes (a pull's, a snapshot's, a push's end).
     mutating func lookUp(_ changes: [ServerChange], in db: Database) throws {
-        var ids = Set(changes.map(\.object))
-        let all = Array(ids)
-        for start in stride(from: 0, to: all.count, by: 5_000) {
-            let chunk = all[start..<min(start + 5_000, all.count)]
+        known = Known()
+        let all = Array(Set(changes.map(\.object)))
+        var keys: [String: [Int64]] = [:]
+        for start in stride(from: 0, to: all.count, by: 500) {
+            let chunk = all[start..<min(start + 500, all.count)]
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
             let arguments = StatementArguments(chunk.map(\.bytes))
-            for table in [SharingState.baseTable, GlobalIDs.table] {
-                for bytes in try Data.fetchAll(db, sql: "SELECT id FROM \(table) WHERE id IN (\(marks))", arguments: arguments) {
-                    if let id = UUID(bytes: bytes) { ids.remove(id) }
-                }
+            let bases = try Row.fetchCursor(db, sql: "SELECT id, version, \"row\" FROM \(SharingState.baseTable) WHERE id IN (\(marks))", arguments: arguments)
+            while let row = try bases.next() {
+                if let id = UUID(bytes: row[0]) { known.bases[id] = (row[1], row[2]) }
+            }
+            let objects = try Row.fetchCursor(db, sql: "SELECT id, entity, rowKey FROM \(GlobalIDs.table) WHERE id IN (\(marks))", arguments: arguments)
+            while let row = try objects.next() {
+                guard let id = UUID(bytes: row[0]) else { continue }
+                let object = ObjectID(entityName: row[1], rowKey: row[2])
+                known.local[id] = object
+                keys[object.entityName, default: []].append(object.rowKey)
             }
         }
-        unknown = ids
+        for (entityName, entityKeys) in keys {
+            guard let entity = model.entity(named: entityName) else { continue }
+            for (key, values) in try rows.values(of: entity, keys: entityKeys, in: db) {
+                known.rows[ObjectID(entityName: entityName, rowKey: key)] = values
+            }
+        }
+        known.objects = Set(all)
     }
 
     /// What keeps the model from taking an insert or update, or nil when it fits: a value
@@ -224,7 +258,7 @@ struct ServerRowMerge {
             for (id, key) in inserted { try rows.resolveReferences(to: id, key: key, in: db) }
         }
         inserted = []
-        unknown = []
+        known = Known()
         for conflict in conflicts { try SharingState.record(conflict, in: db) }
         for change in rejected { try SharingState.record(change, in: db) }
         if var push = pushInFlight, !tookFromPush.isEmpty {
