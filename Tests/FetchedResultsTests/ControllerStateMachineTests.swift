@@ -266,7 +266,9 @@ final class BatchPolicyTests: XCTestCase {
                        "the context's own changes are fetched at once")
         XCTAssertEqual(policy.route(for: Summary(changedObjects: 5_000, listCount: 5_000, merged: true)),
                        .refetch(onlyTouchedSections: true, inBackground: true), "a joining desktop's first page: in the background")
-        XCTAssertEqual(policy.route(for: Summary(changedObjects: 1_999, listCount: 5_000, merged: true)),
-                       .refetch(onlyTouchedSections: true, inBackground: false))
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 1_000, listCount: 40_000, merged: true)),
+                       .refetch(onlyTouchedSections: true, inBackground: true), "a page pulled from desktops writing fast: in the background")
+        XCTAssertEqual(policy.route(for: Summary(changedObjects: 499, listCount: 5_000, merged: true)),
+                       .refetch(onlyTouchedSections: true, inBackground: false), "fewer are fetched at once")
     }
 }

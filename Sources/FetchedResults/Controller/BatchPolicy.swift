@@ -32,11 +32,13 @@ package struct BatchPolicy: Sendable, Equatable {
     package var backgroundThreshold = 50_000
 
     /// How many changed objects saved elsewhere are fetched again off the context's queue
-    /// whatever the list's length (a joining desktop's first pages): finding the sections
-    /// they left or entered reads each of them on the queue, about 6 µs an object, and
-    /// the fetch reads the list besides. A page of 5,000 took 100 ms or more on a list of
-    /// 5,000–50,000 rows.
-    package var backgroundRefetchChanges = 2_000
+    /// whatever the list's length (a joining desktop's first pages, a page pulled from
+    /// desktops writing fast): finding the sections they left or entered reads each of them
+    /// on the queue, about 6 µs an object, and the fetch reads the list besides. A page of
+    /// 5,000 took 100 ms or more on a list of 5,000–50,000 rows; with 2,000 here, pulled
+    /// pages of about 1,000 updates on a list of 40,000 stalled a follower's main loop up to
+    /// 430 ms on a busy machine (86 ms with 500: `--only firehose`, Docs/Performance.md).
+    package var backgroundRefetchChanges = 500
 
     /// How long a list must be for a new request to be fetched in two halves at once
     /// (`SplitRowKeysQuery`), on two cores.
