@@ -120,6 +120,41 @@ final class ServerSchemaTests: XCTestCase {
         }
     }
 
+    /// Statements of many rows (a push's, a person's `UPDATE` in psql): each row has its
+    /// entry, with its own changed columns; a row the statement leaves as it was has none.
+    func testAStatementOfManyRowsLogsEachRowWithItsOwnChangedColumns() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: self.logger)
+                let boards = [UUID(), UUID(), UUID()]
+                try await connection.query("""
+                    INSERT INTO "Board" ("Z_ID", name) VALUES (\(boards[0]), 'Home'), (\(boards[1]), 'Work'), (\(boards[2]), 'Shop')
+                    """, logger: self.logger)
+                // Work keeps its name: no entry, no new version.
+                try await ServerTestDatabase.execute(#"UPDATE "Board" SET name = CASE name WHEN 'Work' THEN 'Work' ELSE name || '!' END"#, on: connection)
+                try await ServerTestDatabase.execute(#"DELETE FROM "Board" WHERE name <> 'Work'"#, on: connection)
+
+                let changes = try await self.log.pull(after: .start, on: connection, logger: self.logger).changes
+                XCTAssertEqual(changes.map(\.kind), [.insert, .insert, .insert, .update, .update, .delete, .delete])
+                XCTAssertEqual(Set(changes[0..<3].map(\.object)), Set(boards))
+                XCTAssertEqual(changes[0..<3].map(\.version), [1, 1, 1])
+                XCTAssertEqual(changes[0..<3].map(\.changedProperties), [["name"], ["name"], ["name"]])
+                let updates = Dictionary(uniqueKeysWithValues: changes[3..<5].map { ($0.object, $0) })
+                XCTAssertEqual(Set(updates.keys), [boards[0], boards[2]])
+                XCTAssertEqual(updates[boards[0]]?.values, ["name": .string("Home!")])
+                XCTAssertEqual(updates[boards[2]]?.values, ["name": .string("Shop!")])
+                XCTAssertEqual(updates.values.map(\.changedProperties), [["name"], ["name"]])
+                XCTAssertEqual(updates.values.map(\.version), [2, 2])
+                XCTAssertEqual(Set(changes[5...].map(\.object)), [boards[0], boards[2]])
+                XCTAssertEqual(changes[5...].map(\.version), [3, 3])
+                // An object inserted again under a deleted ID goes on from its delete's version.
+                try await connection.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (\#(boards[0]), 'Home again')"#, logger: self.logger)
+                let again = try await self.log.pull(after: changes.last!.cursor, on: connection, logger: self.logger).changes
+                XCTAssertEqual(again.map(\.version), [4])
+            }
+        }
+    }
+
     func testAGlobalIDCannotChange() async throws {
         try await ServerTestDatabase.with { database in
             try await database.withConnection { connection in

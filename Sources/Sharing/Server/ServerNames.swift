@@ -27,6 +27,9 @@ enum ServerNames {
     static let version = "Z_VERSION"
     /// The function of the row trigger that records a change in the change log.
     static let recordChange = "Z_record_change"
+    /// The function of the statement triggers that record a statement's changes in the
+    /// change log at once, for entities without an ownership.
+    static let recordChanges = "Z_record_changes"
     /// The function of the row trigger that raises the version and drops no-op updates.
     static let nextVersion = "Z_next_version"
     /// The function of the statement trigger that wakes listeners up.
