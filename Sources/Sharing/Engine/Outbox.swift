@@ -80,10 +80,19 @@ struct Outbox: Sendable {
         while scan.entity < scan.keys.count, operations.count < limit {
             let entity = store.model.entities[scan.entity], keys = scan.keys[scan.entity]
             let slice = Array(keys[scan.offset..<min(keys.count, scan.offset + 1000)])
+            // The slice's rows, global IDs and bases, each read a few hundred a statement.
             let current = try rows.values(of: entity, keys: slice, in: db)
+            let ids = try GlobalIDs.globalIDs(entity: entity.name, rowKeys: slice, in: db)
+            let bases = try SharingState.storedBases(of: ids.values, in: db)
             for key in slice {
-                let existingID = try GlobalIDs.globalID(entity: entity.name, rowKey: key, in: db)
-                if let operation = try operation(of: entity, key: key, values: current[key], existingID: existingID, in: db) {
+                let existingID = ids[key]
+                let base = try existingID.flatMap { id in
+                    try bases[id].map { stored in
+                        SharingState.Base(version: stored.version,
+                                          values: try stored.json.map { try RowImage.values(ofJSON: $0, entity: entity, model: store.model) })
+                    }
+                }
+                if let operation = try operation(of: entity, key: key, values: current[key], existingID: existingID, base: base, in: db) {
                     operations.append(operation)
                 }
             }
@@ -150,12 +159,12 @@ struct Outbox: Sendable {
         return (candidates, scanAll)
     }
 
-    /// What to send for the object `key` of `entity`, whose row holds `values` (nil: gone):
+    /// What to send for the object `key` of `entity`, whose row holds `values` (nil: gone)
+    /// and whose base is `base`:
     /// an insert (never shared), an update of the fields that differ from its base (a
     /// counter as what it added), a delete; nil when nothing changed.
     private func operation(of entity: EntityDescription, key: Int64, values: [String: Value]?, existingID: UUID?,
-                           in db: Database) throws -> Operation? {
-        let base = try existingID.flatMap { try SharingState.base(of: $0, entity: entity, model: store.model, in: db) }
+                           base: SharingState.Base?, in db: Database) throws -> Operation? {
         guard let values else {
             guard let existingID, let baseValues = base?.values else { return nil }
             return Operation(entity: entity, id: existingID, kind: .delete, values: [:], changedKeys: [], base: baseValues)

@@ -102,6 +102,25 @@ package struct GlobalIDs: Sendable {
         return bytes.flatMap(UUID.init(bytes:))
     }
 
+    /// The global IDs of the rows `rowKeys` of `entity` that have one, by row key, read a
+    /// few hundred a statement.
+    static func globalIDs(entity: String, rowKeys: some Collection<Int64>, in db: Database) throws -> [Int64: UUID] {
+        var ids: [Int64: UUID] = [:]
+        try db.forEachRow(matching: Array(rowKeys), leading: [entity], sql: { "SELECT rowKey, id FROM \(table) WHERE entity = ? AND rowKey IN (\($0))" }) { row in
+            if let id = UUID(bytes: row[1]) { ids[row[0]] = id }
+        }
+        return ids
+    }
+
+    /// The objects of the global IDs `ids` that have one, read a few hundred a statement.
+    static func objects(for ids: some Collection<UUID>, in db: Database) throws -> [UUID: ObjectID] {
+        var objects: [UUID: ObjectID] = [:]
+        try db.forEachRow(matching: ids.map(\.bytes), sql: { "SELECT id, entity, rowKey FROM \(table) WHERE id IN (\($0))" }) { row in
+            if let id = UUID(bytes: row[0]) { objects[id] = ObjectID(entityName: row[1], rowKey: row[2]) }
+        }
+        return objects
+    }
+
     /// The global ID of a row of `entity`, given now when it has none.
     static func assignedGlobalID(entity: String, rowKey: Int64, in db: Database) throws -> UUID {
         if let id = try globalID(entity: entity, rowKey: rowKey, in: db) { return id }

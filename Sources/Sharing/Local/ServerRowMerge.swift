@@ -188,31 +188,18 @@ struct ServerRowMerge {
     /// it before taking a page of changes (a pull's, a snapshot's, a push's end).
     mutating func lookUp(_ changes: [ServerChange], in db: Database) throws {
         known = Known()
-        let all = Array(Set(changes.map(\.object)))
+        let all = Set(changes.map(\.object))
+        known.bases = try SharingState.storedBases(of: all, in: db)
+        known.local = try GlobalIDs.objects(for: all, in: db)
         var keys: [String: [Int64]] = [:]
-        for start in stride(from: 0, to: all.count, by: 500) {
-            let chunk = all[start..<min(start + 500, all.count)]
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-            let arguments = StatementArguments(chunk.map(\.bytes))
-            let bases = try Row.fetchCursor(db, sql: "SELECT id, version, \"row\" FROM \(SharingState.baseTable) WHERE id IN (\(marks))", arguments: arguments)
-            while let row = try bases.next() {
-                if let id = UUID(bytes: row[0]) { known.bases[id] = (row[1], row[2]) }
-            }
-            let objects = try Row.fetchCursor(db, sql: "SELECT id, entity, rowKey FROM \(GlobalIDs.table) WHERE id IN (\(marks))", arguments: arguments)
-            while let row = try objects.next() {
-                guard let id = UUID(bytes: row[0]) else { continue }
-                let object = ObjectID(entityName: row[1], rowKey: row[2])
-                known.local[id] = object
-                keys[object.entityName, default: []].append(object.rowKey)
-            }
-        }
+        for object in known.local.values { keys[object.entityName, default: []].append(object.rowKey) }
         for (entityName, entityKeys) in keys {
             guard let entity = model.entity(named: entityName) else { continue }
             for (key, values) in try rows.values(of: entity, keys: entityKeys, in: db) {
                 known.rows[ObjectID(entityName: entityName, rowKey: key)] = values
             }
         }
-        known.objects = Set(all)
+        known.objects = all
     }
 
     /// What keeps the model from taking an insert or update, or nil when it fits: a value

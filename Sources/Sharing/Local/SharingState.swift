@@ -146,6 +146,17 @@ enum SharingState {
         return Base(version: row[0], values: try json.map { try RowImage.values(ofJSON: $0, entity: entity, model: model) })
     }
 
+    /// The bases of `ids` that have one, as stored: the version and the row's JSON (nil for
+    /// a tombstone), read a few hundred a statement; `RowImage.values(ofJSON:entity:model:)`
+    /// reads a row.
+    static func storedBases(of ids: some Collection<UUID>, in db: Database) throws -> [UUID: (version: Int64, json: String?)] {
+        var bases: [UUID: (version: Int64, json: String?)] = [:]
+        try db.forEachRow(matching: ids.map(\.bytes), sql: { "SELECT id, version, \"row\" FROM \(baseTable) WHERE id IN (\($0))" }) { row in
+            if let id = UUID(bytes: row[0]) { bases[id] = (row[1], row[2]) }
+        }
+        return bases
+    }
+
     /// The version of an object's base, nil when it has none.
     static func baseVersion(of id: UUID, in db: Database) throws -> Int64? {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM \(baseTable) WHERE id = ?"), arguments: [id.bytes])
