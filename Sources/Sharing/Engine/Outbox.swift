@@ -82,8 +82,12 @@ struct Outbox: Sendable {
             let slice = Array(keys[scan.offset..<min(keys.count, scan.offset + 1000)])
             // The slice's rows, global IDs and bases, each read a few hundred a statement.
             let current = try rows.values(of: entity, keys: slice, in: db)
-            let ids = try GlobalIDs.globalIDs(entity: entity.name, rowKeys: slice, in: db)
+            var ids = try GlobalIDs.globalIDs(entity: entity.name, rowKeys: slice, in: db)
             let bases = try SharingState.storedBases(of: ids.values, in: db)
+            // Rows named for the first time (inserts never shared) get their IDs together.
+            let named = slice.filter { ids[$0] == nil && current[$0] != nil }.map { (rowKey: $0, id: GlobalIDs.newGlobalID()) }
+            try GlobalIDs.map(named, to: entity.name, in: db)
+            for (key, id) in named { ids[key] = id }
             for key in slice {
                 let existingID = ids[key]
                 let base = try existingID.flatMap { id in

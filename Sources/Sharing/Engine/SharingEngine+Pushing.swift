@@ -214,16 +214,16 @@ extension SharingEngine {
         let sentByID = Dictionary(operations.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy, limits: sharing.limits)
         merge.arriving = Set(written.map(\.id))
+        // Inserts the server holds as sent (a first push's every object): the base is all
+        // there is to take; the local row holds it already, or an edit made since. Their
+        // bases are read and written together.
+        let asSent = written.filter { row in sentByID[row.id].map { $0.kind == .insert && row.values == $0.values } ?? false }
+        let stored = try SharingState.storedBases(of: asSent.map(\.id), in: db)
+        try SharingState.setBases(asSent.filter { (stored[$0.id]?.version ?? .min) < $0.version }
+            .map { ($0.id, $0.entity, SharingState.Base(version: $0.version, values: $0.values)) }, in: db)
+        let takenAsSent = Set(asSent.map(\.id))
         var changes: [(change: ServerChange, assumed: [String: Value]?)] = []
-        for row in written {
-            // An insert the server holds as sent (a first push's every object): the base is
-            // all there is to take; the local row holds it already, or an edit made since.
-            if let operation = sentByID[row.id], operation.kind == .insert, row.values == operation.values {
-                if try SharingState.baseVersion(of: row.id, in: db) ?? .min < row.version {
-                    try SharingState.setBase(.init(version: row.version, values: row.values), of: row.id, entity: row.entity, in: db)
-                }
-                continue
-            }
+        for row in written where !takenAsSent.contains(row.id) {
             let change = ServerChange(cursor: .start, entity: row.entity, object: row.id, kind: row.values == nil ? .delete : .update,
                                       version: row.values == nil ? (row.version == 0 ? .max : row.version) : row.version,
                                       changedProperties: [], values: row.values ?? [:])

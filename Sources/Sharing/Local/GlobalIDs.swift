@@ -135,6 +135,19 @@ package struct GlobalIDs: Sendable {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES (?, ?, ?)").execute(arguments: [entity, rowKey, id.bytes])
     }
 
+    /// Names each row of `entity` by its ID, as ``map(_:to:rowKey:in:)`` does, a few hundred
+    /// rows a statement: a first push names every object of the store.
+    static func map(_ ids: [(rowKey: Int64, id: UUID)], to entity: String, in db: Database) throws {
+        for start in stride(from: 0, to: ids.count, by: 300) {
+            let chunk = ids[start..<min(start + 300, ids.count)]
+            var arguments: [(any DatabaseValueConvertible)?] = []
+            arguments.reserveCapacity(chunk.count * 3)
+            for (rowKey, id) in chunk { arguments += [entity, rowKey, id.bytes] }
+            let rows = Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            try db.execute(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES \(rows)", arguments: StatementArguments(arguments))
+        }
+    }
+
     /// The object named by `id`, whether or not its row still exists.
     static func object(for id: UUID, in db: Database) throws -> ObjectID? {
         let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT entity, rowKey FROM \(table) WHERE id = ?"), arguments: [id.bytes])

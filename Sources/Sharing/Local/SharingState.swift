@@ -167,6 +167,19 @@ enum SharingState {
             .execute(arguments: [id.bytes, entity, base.version, base.values.map(RowImage.json)])
     }
 
+    /// Sets the bases of many objects, as ``setBase(_:of:entity:in:)`` does, a few hundred a
+    /// statement: a first push's end sets one for every object of the store.
+    static func setBases(_ bases: [(id: UUID, entity: String, base: Base)], in db: Database) throws {
+        for start in stride(from: 0, to: bases.count, by: 200) {
+            let chunk = bases[start..<min(start + 200, bases.count)]
+            var arguments: [(any DatabaseValueConvertible)?] = []
+            arguments.reserveCapacity(chunk.count * 4)
+            for (id, entity, base) in chunk { arguments += [id.bytes, entity, base.version, base.values.map(RowImage.json)] }
+            let rows = Array(repeating: "(?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+            try db.execute(sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES \(rows)", arguments: StatementArguments(arguments))
+        }
+    }
+
     /// The IDs of the shared objects that have a base (not a tombstone), by entity.
     static func basedObjects(in db: Database) throws -> [(entity: String, id: UUID)] {
         try Row.fetchAll(db, sql: "SELECT entity, id FROM \(baseTable) WHERE \"row\" IS NOT NULL").compactMap { row in
