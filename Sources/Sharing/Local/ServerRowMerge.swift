@@ -64,6 +64,12 @@ struct ServerRowMerge {
         var rows: [ObjectID: [String: Value]] = [:]
     }
 
+    /// Bases and global IDs taken and not written yet: written a few hundred a statement
+    /// (``writePending(in:)``) before anything reads either from the store, and at
+    /// ``finish(in:)``. A join writes one of each for every object of the server.
+    private var pendingBases: [(id: UUID, entity: String, base: SharingState.Base)] = []
+    private var pendingIDs: [String: [(rowKey: Int64, id: UUID)]] = [:]
+
     init(model: Model, policy: MergePolicy, limits: SharingLimits) {
         self.model = model
         self.policy = policy
@@ -81,6 +87,9 @@ struct ServerRowMerge {
         // Looked up with its page: what it has comes from there (nothing, for a join's
         // every object).
         let isKnown = known.objects.remove(change.object) != nil
+        // What follows reads bases or global IDs from the store: an object's second change
+        // of the page, and the relationships of a change (their destinations' IDs).
+        if !isKnown || !rows.foreignKeys(of: entity).isEmpty { try writePending(in: db) }
         let base = try isKnown ? known.bases[change.object].map { stored in
             SharingState.Base(version: stored.version, values: try stored.json.map { try RowImage.values(ofJSON: $0, entity: entity, model: model) })
         } : SharingState.base(of: change.object, entity: entity, model: model, in: db)
@@ -115,7 +124,7 @@ struct ServerRowMerge {
             }
             // A hidden object's tombstone is at version 0: if it is shared again, its row comes
             // back at the version it has, which may be the one this store took last.
-            try SharingState.setBase(.init(version: change.kind == .hide ? 0 : change.version, values: nil), of: change.object, entity: entity.name, in: db)
+            pendingBases.append((change.object, entity.name, .init(version: change.kind == .hide ? 0 : change.version, values: nil)))
         case .insert, .update:
             if let local, localExists {
                 var mergeBase = assumed ?? base?.values
@@ -133,12 +142,12 @@ struct ServerRowMerge {
                 // back): the delete goes out with the next push, against this base.
             } else {
                 let key = try rows.insert(entity, values: change.values, in: db)
-                try GlobalIDs.map(change.object, to: entity.name, rowKey: key, in: db)
+                pendingIDs[entity.name, default: []].append((key, change.object))
                 inserted.append((change.object, key))
             }
             var newBase = base?.values ?? [:]
             newBase.merge(change.values) { $1 }
-            try SharingState.setBase(.init(version: change.version, values: newBase), of: change.object, entity: entity.name, in: db)
+            pendingBases.append((change.object, entity.name, .init(version: change.version, values: newBase)))
         }
     }
 
@@ -187,6 +196,7 @@ struct ServerRowMerge {
     /// `changes`, so that ``take(_:assumingBase:in:)`` does not read them one by one. Call
     /// it before taking a page of changes (a pull's, a snapshot's, a push's end).
     mutating func lookUp(_ changes: [ServerChange], in db: Database) throws {
+        try writePending(in: db)
         known = Known()
         let all = Set(changes.map(\.object))
         known.bases = try SharingState.storedBases(of: all, in: db)
@@ -200,6 +210,15 @@ struct ServerRowMerge {
             }
         }
         known.objects = all
+    }
+
+    /// Writes the bases and global IDs taken so far.
+    private mutating func writePending(in db: Database) throws {
+        guard !pendingBases.isEmpty || !pendingIDs.isEmpty else { return }
+        for (entity, ids) in pendingIDs { try GlobalIDs.map(ids, to: entity, in: db) }
+        try SharingState.setBases(pendingBases, in: db)
+        pendingIDs = [:]
+        pendingBases = []
     }
 
     /// What keeps the model from taking an insert or update, or nil when it fits: a value
@@ -240,6 +259,7 @@ struct ServerRowMerge {
     /// Sets the relationships that waited for the objects inserted, and records the
     /// conflicts found and the changes refused.
     mutating func finish(in db: Database) throws {
+        try writePending(in: db)
         // Most pages have no reference waiting for an object (one arrived before its target).
         if !inserted.isEmpty, try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(SharingState.referenceTable))") == true {
             for (id, key) in inserted { try rows.resolveReferences(to: id, key: key, in: db) }
