@@ -144,7 +144,8 @@ package struct GlobalIDs: Sendable {
             arguments.reserveCapacity(chunk.count * 3)
             for (rowKey, id) in chunk { arguments += [entity, rowKey, id.bytes] }
             let rows = Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            try db.execute(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES \(rows)", arguments: StatementArguments(arguments))
+            try db.statement(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES \(rows)", kept: chunk.count == 300)
+                .execute(arguments: StatementArguments(arguments))
         }
     }
 

@@ -65,9 +65,9 @@ struct LocalRows: Sendable {
         let foreignKeys = foreignKeys(of: entity)
         for start in stride(from: 0, to: keys.count, by: 500) {
             let chunk = keys[start..<min(start + 500, keys.count)]
-            // One key: a statement kept (a single object's merge); more: made for the count.
+            // One key (a single object's merge) or a full chunk: a statement kept.
             let statement = chunk.count == 1 ? try db.cachedStatement(sql: "\(from) = ?")
-                : try db.makeStatement(sql: "\(from) IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))")
+                : try db.statement(sql: "\(from) IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))", kept: chunk.count == 500)
             let rows = try Row.fetchCursor(statement, arguments: StatementArguments(chunk.map { $0 as (any DatabaseValueConvertible)? }))
             while let row = try rows.next() {
                 let key: Int64 = row[0]
