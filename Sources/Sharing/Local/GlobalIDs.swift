@@ -144,7 +144,7 @@ package struct GlobalIDs: Sendable {
             arguments.reserveCapacity(chunk.count * 3)
             for (rowKey, id) in chunk { arguments += [entity, rowKey, id.bytes] }
             let rows = Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            try db.statement(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES \(rows)", kept: chunk.count == 300)
+            try db.statement(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES \(rows)", kept: chunk.count == 300 || chunk.count == 1)
                 .execute(arguments: StatementArguments(arguments))
         }
     }

@@ -10,13 +10,14 @@ extension Database {
             let chunk = values[start..<min(start + 500, values.count)]
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
             let arguments = StatementArguments((leading + chunk.map { $0 as any DatabaseValueConvertible }).map { $0 as (any DatabaseValueConvertible)? })
-            let rows = try Row.fetchCursor(statement(sql: sql(marks), kept: chunk.count == 500), arguments: arguments)
+            let rows = try Row.fetchCursor(statement(sql: sql(marks), kept: chunk.count == 500 || chunk.count == 1), arguments: arguments)
             while let row = try rows.next() { try body(row) }
         }
     }
 
     /// The statement of `sql`: kept in the connection's cache when `kept` (a chunk of the
-    /// full size, the same text each time), else made for this once.
+    /// full size or of one row, the same text each time: a pull of one change reads one
+    /// object), else made for this once.
     func statement(sql: String, kept: Bool) throws -> Statement {
         try kept ? cachedStatement(sql: sql) : makeStatement(sql: sql)
     }

@@ -176,9 +176,10 @@ enum SharingState {
             arguments.reserveCapacity(chunk.count * 4)
             for (id, entity, base) in chunk { arguments += [id.bytes, entity, base.version, base.values.map(RowImage.json)] }
             let rows = Array(repeating: "(?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            // Kept for a whole chunk, whose text is the same each time: compiling a statement
-            // of 800 arguments costs about as much as running it.
-            try db.statement(sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES \(rows)", kept: chunk.count == 200)
+            // Kept for a whole chunk, whose text is the same each time (compiling a statement
+            // of 800 arguments costs about as much as running it), and for one base (a
+            // merge writes its bases before each change with relationships).
+            try db.statement(sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES \(rows)", kept: chunk.count == 200 || chunk.count == 1)
                 .execute(arguments: StatementArguments(arguments))
         }
     }
