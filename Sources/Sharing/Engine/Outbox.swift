@@ -90,11 +90,8 @@ struct Outbox: Sendable {
             for (key, id) in named { ids[key] = id }
             for key in slice {
                 let existingID = ids[key]
-                let base = try existingID.flatMap { id in
-                    try bases[id].map { stored in
-                        SharingState.Base(version: stored.version,
-                                          values: try stored.json.map { try RowImage.values(ofJSON: $0, entity: entity, model: store.model) })
-                    }
+                let base = try existingID.flatMap { bases[$0] }.map {
+                    try SharingState.base(version: $0.version, json: $0.json, entity: entity, model: store.model)
                 }
                 if let operation = try operation(of: entity, key: key, values: current[key], existingID: existingID, base: base, in: db) {
                     operations.append(operation)

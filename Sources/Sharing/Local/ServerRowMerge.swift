@@ -90,9 +90,8 @@ struct ServerRowMerge {
         // What follows reads bases or global IDs from the store: an object's second change
         // of the page, and the relationships of a change (their destinations' IDs).
         if !isKnown || !rows.foreignKeys(of: entity).isEmpty { try writePending(in: db) }
-        let base = try isKnown ? known.bases[change.object].map { stored in
-            SharingState.Base(version: stored.version, values: try stored.json.map { try RowImage.values(ofJSON: $0, entity: entity, model: model) })
-        } : SharingState.base(of: change.object, entity: entity, model: model, in: db)
+        let base = try isKnown ? known.bases[change.object].map { try SharingState.base(version: $0.version, json: $0.json, entity: entity, model: model) }
+            : SharingState.base(of: change.object, entity: entity, model: model, in: db)
         // A hide comes at the version the object has (its owner's change is one this role
         // does not see): only an older one is skipped.
         if let base, change.version < base.version || (change.version == base.version && change.kind != .hide) { return }

@@ -138,17 +138,22 @@ enum SharingState {
         var values: [String: Value]?
     }
 
+    /// The base stored as `version` and the row's JSON (nil for a tombstone), read as a
+    /// row of `entity`.
+    static func base(version: Int64, json: String?, entity: EntityDescription, model: Model) throws -> Base {
+        Base(version: version, values: try json.map { try RowImage.values(ofJSON: $0, entity: entity, model: model) })
+    }
+
     static func base(of id: UUID, entity: EntityDescription, model: Model, in db: Database) throws -> Base? {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT version, \"row\" FROM \(baseTable) WHERE id = ?"), arguments: [id.bytes]) else {
             return nil
         }
-        let json: String? = row[1]
-        return Base(version: row[0], values: try json.map { try RowImage.values(ofJSON: $0, entity: entity, model: model) })
+        return try base(version: row[0], json: row[1], entity: entity, model: model)
     }
 
     /// The bases of `ids` that have one, as stored: the version and the row's JSON (nil for
-    /// a tombstone), read a few hundred a statement; `RowImage.values(ofJSON:entity:model:)`
-    /// reads a row.
+    /// a tombstone), read a few hundred a statement; ``base(version:json:entity:model:)``
+    /// reads one.
     static func storedBases(of ids: some Collection<UUID>, in db: Database) throws -> [UUID: (version: Int64, json: String?)] {
         var bases: [UUID: (version: Int64, json: String?)] = [:]
         try db.forEachRow(matching: ids.map(\.bytes), sql: { "SELECT id, version, \"row\" FROM \(baseTable) WHERE id IN (\($0))" }) { row in
