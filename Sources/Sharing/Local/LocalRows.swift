@@ -61,33 +61,25 @@ struct LocalRows: Sendable {
         var result: [Int64: [String: Value]] = [:]
         result.reserveCapacity(keys.count)
         let select = (["Z_PK"] + columns(of: entity)).map(\.quotedDatabaseIdentifier).joined(separator: ", ")
-        let from = "SELECT \(select) FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK"
         let foreignKeys = foreignKeys(of: entity)
-        for start in stride(from: 0, to: keys.count, by: 500) {
-            let chunk = keys[start..<min(start + 500, keys.count)]
-            // One key (a single object's merge) or a full chunk: a statement kept.
-            let statement = chunk.count == 1 ? try db.cachedStatement(sql: "\(from) = ?")
-                : try db.statement(sql: "\(from) IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ",")))", kept: chunk.count == 500)
-            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(chunk.map { $0 as (any DatabaseValueConvertible)? }))
-            while let row = try rows.next() {
-                let key: Int64 = row[0]
-                var values: [String: Value] = [:]
-                for (index, attribute) in entity.attributes.enumerated() {
-                    values[attribute.name] = Value(databaseValue: row[index + 1], type: attribute.type)
-                }
-                for (offset, relationship) in foreignKeys.enumerated() {
-                    let index = 1 + entity.attributes.count + offset
-                    if let destinationKey: Int64 = row[index] {
-                        let id = try GlobalIDs.assignedGlobalID(entity: relationship.destinationEntity, rowKey: destinationKey, in: db)
-                        values[relationship.name] = .string(id.uuidString.lowercased())
-                    } else if let target = try pendingReference(entity: entity.name, rowKey: key, relationship: relationship.name, in: db) {
-                        values[relationship.name] = .string(target.uuidString.lowercased())
-                    } else {
-                        values[relationship.name] = .null
-                    }
-                }
-                result[key] = values
+        try db.forEachRow(matching: keys, sql: { "SELECT \(select) FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK IN (\($0))" }) { row in
+            let key: Int64 = row[0]
+            var values: [String: Value] = [:]
+            for (index, attribute) in entity.attributes.enumerated() {
+                values[attribute.name] = Value(databaseValue: row[index + 1], type: attribute.type)
             }
+            for (offset, relationship) in foreignKeys.enumerated() {
+                let index = 1 + entity.attributes.count + offset
+                if let destinationKey: Int64 = row[index] {
+                    let id = try GlobalIDs.assignedGlobalID(entity: relationship.destinationEntity, rowKey: destinationKey, in: db)
+                    values[relationship.name] = .string(id.uuidString.lowercased())
+                } else if let target = try pendingReference(entity: entity.name, rowKey: key, relationship: relationship.name, in: db) {
+                    values[relationship.name] = .string(target.uuidString.lowercased())
+                } else {
+                    values[relationship.name] = .null
+                }
+            }
+            result[key] = values
         }
         return result
     }

@@ -162,11 +162,6 @@ enum SharingState {
         return bases
     }
 
-    /// The version of an object's base, nil when it has none.
-    static func baseVersion(of id: UUID, in db: Database) throws -> Int64? {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT version FROM \(baseTable) WHERE id = ?"), arguments: [id.bytes])
-    }
-
     static func setBase(_ base: Base, of id: UUID, entity: String, in db: Database) throws {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES (?, ?, ?, ?)")
             .execute(arguments: [id.bytes, entity, base.version, base.values.map(RowImage.json)])
