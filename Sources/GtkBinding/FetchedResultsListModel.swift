@@ -81,6 +81,25 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// selection's, the list anchor's).
     var willChange: [(ChangeBatch) -> Void] = []
 
+    /// Whether a short list that grows a lot is announced a few dozen items a turn of the
+    /// main loop (default false: every change at once).
+    ///
+    /// GTK 4.8's list view makes a row widget for each new item around its anchor, up to
+    /// 200, during the emission that announces them, and measures them all in the next
+    /// frame: a list of a few dozen rows that becomes thousands (a desktop joining a shared
+    /// list, a narrow search cleared) stalls the window twice for 100–200 ms. With this on,
+    /// while GTK knows fewer than 224 items a batch takes it at most 32 items further, and
+    /// the rest follow 32 at a time on later turns (a timeout on the main loop, about a
+    /// frame apart), then all at once. Such a batch is followed as a reload: the rows GTK
+    /// holds keep their widgets and take their new contents. GTK's list is always the first
+    /// ``count`` items of the list, so its positions mean what they mean here; asking for
+    /// the position of an item not announced yet (``position(for:)``) announces the rest.
+    /// ``FetchedResultsListView`` turns it on. Leave it off where no GLib main loop runs:
+    /// the rest would never be announced.
+    public var announcesGrowthInSteps = false {
+        didSet { if !announcesGrowthInSteps { announceRemainingItems() } }
+    }
+
     let flattened: FlattenedSections
     private let items: ListItems
     private let entityName: String
@@ -111,14 +130,17 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     }
 
     isolated deinit {
+        if growthStep != 0 { g_source_remove(growthStep) }
         if controller.delegate === self { controller.delegate = nil }
         g_object_unref(UnsafeMutableRawPointer(listModel))
     }
 
     // MARK: Positions
 
-    /// The number of items: objects, plus one header per section when headers are shown.
-    public var count: Int { flattened.count }
+    /// The number of items in ``listModel``: objects, plus one header per section when
+    /// headers are shown. While a growth is announced in steps
+    /// (``announcesGrowthInSteps``), the items at the end not announced yet are not counted.
+    public var count: Int { items.growth.announced }
 
     /// What stands at `position` (`0..<count`).
     public func item(at position: Int) -> ListRow {
@@ -132,14 +154,24 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         }
     }
 
-    /// The position of the object at `indexPath`.
+    /// The position of the object at `indexPath`. When a growth announced in steps has not
+    /// reached it yet, the rest of the list is announced first, so that GTK knows it.
     public func position(for indexPath: IndexPath) -> Int {
-        flattened.position(of: indexPath)
+        announced(flattened.position(of: indexPath))
     }
 
-    /// The position of section `section`'s header; nil when headers are not shown.
+    /// The position of section `section`'s header; nil when headers are not shown. As
+    /// ``position(for:)``, it is announced first when it was not.
     public func position(forSectionHeader section: Int) -> Int? {
-        showsSectionHeaders ? flattened.start(ofSection: section) : nil
+        showsSectionHeaders ? announced(flattened.start(ofSection: section)) : nil
+    }
+
+    /// `position`, announced to GTK first when a growth in steps has not reached it (not
+    /// while a batch is followed: GTK's list is then on its way, and it is reached by the
+    /// batch's end or a later step).
+    private func announced(_ position: Int) -> Int {
+        if position >= items.growth.announced, !isFollowingBatch { announceRemainingItems() }
+        return position
     }
 
     /// The index path of the object at `position`; nil for a header or past the end.
@@ -200,29 +232,89 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// not followed: the list takes the controller's sections in one emission instead, and
     /// the mistake is reported to `FetchedResultsDiagnostics/warningHandler`.
     public func controller(_ controller: FetchedResultsController<Result>, didChangeContentWith batch: ChangeBatch) {
-        for observer in willChange { observer(batch) }
+        isFollowingBatch = true
         // The list's own controller holds the sections the batch leads to: the list shares
         // their keys rather than copying its own.
         let own = self.controller, sectionCount = own.sections?.count ?? 0
+        let followed = announcesGrowthInSteps ? followedInSteps(batch) : batch
+        if announcesGrowthInSteps { items.growth.startTurn() } else { items.growth.liftCeiling() }
+        for observer in willChange { observer(followed) }
         // A reload keeps the items GTK holds (see FlattenedSections' reload step).
         let heldItems = HeldItems(
             positions: { [items] in items.heldPositions },
             reassign: { [items] in items.reassignHeldItems(in: $0) },
-            announceReplaced: { [listModel] in g_list_model_items_changed(listModel, guint($0.lowerBound), guint($0.count), guint($0.count)) })
-        if let problem = flattened.apply(batch, reload: { Self.sections(of: own) },
+            announceReplaced: { [listModel, items] range in
+                // Held items are in GTK's list, so GTK is told this as it is, and they stay held.
+                guard let told = items.growth.emission(range.lowerBound, removed: range.count, added: range.count) else { return }
+                Self.tell(told, to: listModel, items: items, forgettingItems: told != (range.lowerBound, range.count, range.count))
+            })
+        if let problem = flattened.apply(followed, reload: { Self.sections(of: own) },
                                          finalKeys: { $0 < sectionCount ? own.rowKeys(inSection: $0) : nil },
                                          emit: itemsChanged, isHeld: items.holdsItem(in:), heldItems: heldItems) {
             FetchedResultsDiagnostics.warningHandler(
                 "FetchedResultsListModel was given a batch that does not fit its list (\(problem)); it reloaded the list from its controller. Only the list's own controller should call controller(_:didChangeContentWith:).")
         }
+        isFollowingBatch = false
+        scheduleGrowthStep()
         didChange?(batch)
     }
 
+    /// Announces an emission of the list to GTK, as the emission of the part GTK knows.
     private var itemsChanged: (Int, Int, Int) -> Void {
         { [listModel, items] position, removed, added in
-            items.itemsChanged(position: position, removed: removed, added: added)
-            g_list_model_items_changed(listModel, guint(position), guint(removed), guint(added))
+            guard let told = items.growth.emission(position, removed: removed, added: added) else { return }
+            Self.tell(told, to: listModel, items: items)
         }
+    }
+
+    /// Emits items-changed, the items of the removed positions forgotten first unless they
+    /// stay (replaced by themselves).
+    private static func tell(_ emission: ListGrowth.Emission, to listModel: OpaquePointer, items: ListItems, forgettingItems: Bool = true) {
+        if forgettingItems { items.itemsChanged(position: emission.position, removed: emission.removed, added: emission.added) }
+        g_list_model_items_changed(listModel, guint(emission.position), guint(emission.removed), guint(emission.added))
+    }
+
+    // MARK: Growth in steps
+
+    /// True while a batch is followed.
+    private var isFollowingBatch = false
+    /// The main loop's source of the next growth step; 0 when none is scheduled.
+    private var growthStep: guint = 0
+
+    /// The batch the list follows: `batch`, or a reload of the list when GTK knows only part
+    /// of a short list, or when the batch would take a short list more than a step further.
+    ///
+    /// A reload keeps the items GTK holds (the rows of a short list are all held) and gives
+    /// them their new contents in place, so GTK keeps its row widgets and binds them again,
+    /// and the list's end grows by a step. Followed change by change, each change among the
+    /// held rows would be announced on its own, and each beyond the step would push rows out
+    /// of GTK's list, their widgets destroyed, to come back a turn later.
+    private func followedInSteps(_ batch: ChangeBatch) -> ChangeBatch {
+        let newCount = controller.numberOfObjects + (showsSectionHeaders ? controller.numberOfSections : 0)
+        guard !batch.isReload, items.growth.outgrowsTurn(newCount: newCount) else { return batch }
+        let sections = Self.sections(of: controller).map { ReloadedSections.Keyed(name: $0.name, keys: $0.keys) }
+        return .reload(ReloadedSections(sections, entityName: entityName))
+    }
+
+    /// Schedules the next step of a growth when items are not announced yet.
+    private func scheduleGrowthStep() {
+        guard items.growth.isGrowing, growthStep == 0 else { return }
+        // About a frame apart: GTK measures each step's new rows before the next comes.
+        growthStep = MainLoop.after(milliseconds: 16) { [weak self] in
+            guard let self else { return }
+            self.growthStep = 0
+            self.announceGrowthStep()
+        }
+    }
+
+    private func announceGrowthStep() {
+        if let step = items.growth.nextStep() { Self.tell(step, to: listModel, items: items) }
+        scheduleGrowthStep()
+    }
+
+    /// Announces every item not announced yet, in one emission.
+    private func announceRemainingItems() {
+        if let rest = items.growth.nextStep(all: true) { Self.tell(rest, to: listModel, items: items) }
     }
 
     // MARK: The GObject
@@ -230,7 +322,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// The C list model, answering from `items`, which it keeps alive until finalized.
     private static func makeListModel(showing items: ListItems) -> OpaquePointer {
         let count: FrListModelCountFunc = { data in
-            guint(Unmanaged<ListItems>.fromOpaque(data!).takeUnretainedValue().flattened.count)
+            guint(Unmanaged<ListItems>.fromOpaque(data!).takeUnretainedValue().growth.announced)
         }
         let item: FrListModelItemFunc = { position, data in
             Unmanaged<ListItems>.fromOpaque(data!).takeUnretainedValue().item(at: Int(position))

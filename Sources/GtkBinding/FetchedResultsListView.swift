@@ -6,6 +6,9 @@ import ObjectStore
 /// (``RowClicks``), the rows on screen stay where they are while a batch moves others
 /// (``ListAnchor``), and the keyboard focus stays on the selected row when a tap moves it
 /// (``SelectionFocus``), so that Enter after a tap edits the row instead of tapping again.
+/// Its list model announces a big growth of a short list in steps
+/// (``FetchedResultsListModel/announcesGrowthInSteps``), so that GTK does not make and
+/// measure its 200 row widgets in one turn.
 ///
 /// ```swift
 /// let list = FetchedResultsListView(selection: selection, factory: factory)
@@ -33,11 +36,12 @@ public final class FetchedResultsListView<Result: ManagedObject> {
     /// ``SelectionFocus/selectionMoved()`` after an edit of the selected object.
     public let focus: SelectionFocus
 
-    /// A list view of `selection`'s rows, each made by `factory`, with clicks, the anchor
-    /// and the focus repair on.
+    /// A list view of `selection`'s rows, each made by `factory`, with clicks, the anchor,
+    /// the focus repair and growth in steps on.
     public init(selection: FetchedResultsSelection<Result>, factory: ListItemFactory<Result>) {
         self.selection = selection
         self.factory = factory
+        selection.rows.announcesGrowthInSteps = true
         widget = gtk_list_view_new(selection.selectionModelReference(), factory.factoryReference())
         RowClicks.retargetClicks(in: widget)
         anchor = ListAnchor(listView: widget, factory: factory)

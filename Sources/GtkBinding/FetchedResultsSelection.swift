@@ -243,6 +243,9 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         selectedIndexPath = selectedIndexPath.flatMap { rows.shows(object.objectID, at: $0) ? $0 : nil }
             ?? rows.indexPath(of: object.objectID)
         if let indexPath = selectedIndexPath {
+            // Where a growth announced in steps has not reached yet: selected once a step
+            // (an items-changed emission) reaches it, without announcing the rest at once.
+            guard rows.flattened.position(of: indexPath) < rows.count else { return }
             setSelected(rows.position(for: indexPath))
             tell(.followed(object))
         } else {

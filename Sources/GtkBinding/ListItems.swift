@@ -16,19 +16,23 @@ import CGtk
 /// The items are held weakly (GObject weak references): GTK decides how long they live.
 final class ListItems {
     let flattened: FlattenedSections
+    /// How much of the list GTK knows: its first `growth.announced` items.
+    var growth: ListGrowth
     /// The items handed out that are still alive, by position now, ascending.
     private var live: [(position: Int, item: UnsafeMutablePointer<GObject>)] = []
 
     init(flattened: FlattenedSections) {
         self.flattened = flattened
+        growth = ListGrowth(count: flattened.count)
     }
 
     deinit {
         for entry in live { g_object_weak_unref(entry.item, Self.itemFinalized, Unmanaged.passUnretained(self).toOpaque()) }
     }
 
-    /// A new reference to the item at `position`; nil past the end.
+    /// A new reference to the item at `position`; nil past the end of what GTK knows.
     func item(at position: Int) -> OpaquePointer? {
+        guard position < growth.announced else { return nil }
         let index = firstIndex(atOrAfter: position)
         if index < live.count && live[index].position == position {
             return OpaquePointer(g_object_ref(live[index].item))

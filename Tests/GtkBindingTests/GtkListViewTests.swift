@@ -148,6 +148,138 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
                       "seed \(seed): the list view shows the first header and object after the chunk")
     } }
 
+    /// Counts the row widgets the factory makes.
+    nonisolated(unsafe) private static var setups = 0
+    private static let countingSetup: @convention(c) (OpaquePointer?, OpaquePointer?, gpointer?) -> Void = { _, listItem, _ in
+        setups += 1
+        gtk_list_item_set_child(listItem, gtk_label_new(nil))
+    }
+
+    /// A short list that becomes thousands of rows in one batch (a narrow search cleared),
+    /// with `announcesGrowthInSteps`: GTK hears of a few dozen more items in the batch and
+    /// in each turn after it, so that it makes a few dozen row widgets at a time, not 200;
+    /// the steps end with every row in GTK's list, and the selected object, which the steps
+    /// reach last, selected again where it is now. Without the steps the factory makes
+    /// about 140 row widgets in one emission (GTK keeps the short list's ~60 for rows it
+    /// still has; checked last, on the same list).
+    func testAShortListThatGrowsALotReachesGTKAFewDozenRowsATurn() throws { try MainActor.assumeIsolated {
+        guard environmentNamesADisplay, gtk_init_check() != 0 else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let context = try League.context(self)
+        for i in 0..<3_000 { try League.insertPlayer(context, name: "P\(i)", zone: League.zones[i % 4], score: i % 50) }
+        try context.save()
+        let narrow = League.playersByZone(try FetchPredicate(format: "score == 49"))
+        let controller = FetchedResultsController(fetchRequest: narrow, managedObjectContext: context, sectionNameKeyPath: "zone")
+        controller.reloadThreshold = 1
+        let rows = try FetchedResultsListModel(controller: controller)
+        rows.announcesGrowthInSteps = true
+        let selection = FetchedResultsSelection(rows: rows)
+        let factory = gtk_signal_list_item_factory_new()
+        connect(factory, "setup", Self.countingSetup, nil)
+        connect(factory, "bind", Self.bind, Unmanaged.passUnretained(rows).toOpaque())
+        let listView = gtk_list_view_new(selection.selectionModelReference(), factory)
+        let window = presentInWindow(listView)
+        defer { gtk_window_destroy(window) }
+        let short = rows.count
+        XCTAssertEqual(short, 60 + 2, "60 players scored 49, in 2 zones (odd numbers)")
+        // The last player of the last zone: far down the long list.
+        let last = controller.sections!.count - 1
+        let selected = controller.object(at: IndexPath(item: controller.sections![last].numberOfObjects - 1, section: last))
+        selection.select(selected)
+        MainLoop.iterate()
+
+        // Each emission: the row widgets made during it, and how many items GTK knows after it.
+        var emissions: [(made: Int, known: Int)] = []
+        var setupsBefore = Self.setups
+        let recorder = Signal.connect(UnsafeMutableRawPointer(rows.listModel), "items-changed") { (_: guint, _: guint, _: guint) in
+            emissions.append((Self.setups - setupsBefore, Int(g_list_model_get_n_items(rows.listModel))))
+            setupsBefore = Self.setups
+        }
+        defer { g_signal_handler_disconnect(UnsafeMutableRawPointer(rows.listModel), recorder) }
+        var request = controller.fetchRequest
+        request.predicate = nil
+        var reloaded = false
+        controller.setFetchRequest(request) { error in
+            XCTAssertNil(error)
+            reloaded = true
+        }
+        XCTAssertTrue(MainLoop.iterate(until: { reloaded && rows.count == 3_004 }, timeout: 20), "the steps end with every item: \(rows.count)")
+        MainLoop.iterate()
+
+        XCTAssertEqual(items(of: rows.listModel) { rows.identity(ofItem: $0) }, flattened(controller.snapshot, headers: true))
+        print("stepped: \(emissions)")
+        XCTAssertGreaterThan(emissions.count, 3, "the growth came in steps: \(emissions)")
+        XCTAssertGreaterThan(emissions.map(\.made).reduce(0, +), 100, "GTK made its row widgets for the long list: \(emissions)")
+        XCTAssertLessThanOrEqual(emissions.map(\.made).max() ?? 0, 2 * ListGrowth.step + 8,
+                                 "row widgets made in one emission: \(emissions)")
+        var known = short
+        for emission in emissions where known < ListGrowth.widgetBound {
+            XCTAssertLessThanOrEqual(emission.known, max(known, ListGrowth.step) + ListGrowth.step, "a step too far: \(emissions)")
+            known = emission.known
+        }
+        XCTAssertTrue(selection.selectedObject === selected)
+        XCTAssertEqual(selection.selectedPosition, controller.indexPath(for: selected).map(rows.position(for:)), "selected where it is now")
+
+        // The same growth at once, without the steps: about 200 row widgets in one emission.
+        controller.setFetchRequest(narrow) { _ in reloaded = false }
+        XCTAssertTrue(MainLoop.iterate(until: { !reloaded }, timeout: 20))
+        MainLoop.iterate()
+        rows.announcesGrowthInSteps = false
+        emissions = []
+        setupsBefore = Self.setups
+        controller.setFetchRequest(request) { _ in reloaded = true }
+        XCTAssertTrue(MainLoop.iterate(until: { reloaded && rows.count == 3_004 }, timeout: 20))
+        XCTAssertGreaterThan(emissions.map(\.made).max() ?? 0, 100, "without the steps: \(emissions)")
+    } }
+
+    /// Thousands of rows saved among a short list's rows in one batch (a desktop joining a
+    /// shared list), with `announcesGrowthInSteps`: a few dozen row widgets an emission, the
+    /// steps end with the whole list in GTK's, and the selected row, which stays near the
+    /// top, stays selected throughout.
+    func testThousandsOfRowsSavedAmongAShortListsRowsReachGTKAFewDozenATurn() throws { try MainActor.assumeIsolated {
+        guard environmentNamesADisplay, gtk_init_check() != 0 else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let seed = SeededGenerator.seed()
+        print("seed \(seed)")
+        var rng = SeededGenerator(seed: seed)
+        let context = try League.context(self)
+        for i in 0..<32 { try League.insertPlayer(context, name: "P\(i)", zone: League.zones[i % 4], score: i) }
+        try context.save()
+        let controller = League.byZone(context)
+        let rows = try FetchedResultsListModel(controller: controller)
+        rows.announcesGrowthInSteps = true
+        let selection = FetchedResultsSelection(rows: rows)
+        let factory = gtk_signal_list_item_factory_new()
+        connect(factory, "setup", Self.countingSetup, nil)
+        connect(factory, "bind", Self.bind, Unmanaged.passUnretained(rows).toOpaque())
+        let listView = gtk_list_view_new(selection.selectionModelReference(), factory)
+        let window = presentInWindow(listView)
+        defer { gtk_window_destroy(window) }
+        let selected = controller.object(at: IndexPath(item: 0, section: 0))
+        selection.select(selected)
+        MainLoop.iterate()
+
+        var emissions: [(made: Int, known: Int)] = []
+        var setupsBefore = Self.setups
+        let recorder = Signal.connect(UnsafeMutableRawPointer(rows.listModel), "items-changed") { (_: guint, _: guint, _: guint) in
+            emissions.append((Self.setups - setupsBefore, Int(g_list_model_get_n_items(rows.listModel))))
+            setupsBefore = Self.setups
+        }
+        defer { g_signal_handler_disconnect(UnsafeMutableRawPointer(rows.listModel), recorder) }
+        // Scores above the selected player's (0): every new one sorts after it in its zone.
+        for i in 0..<3_000 {
+            try League.insertPlayer(context, name: "N\(i)", zone: League.zones[Int.random(in: 0..<4, using: &rng)], score: Int.random(in: 1..<50, using: &rng))
+        }
+        try context.save()
+        let total = controller.numberOfObjects + controller.sections!.count
+        XCTAssertTrue(MainLoop.iterate(until: { rows.count == total }, timeout: 20), "seed \(seed): the steps end with every item: \(rows.count) of \(total)")
+        MainLoop.iterate()
+
+        XCTAssertEqual(items(of: rows.listModel) { rows.identity(ofItem: $0) }, flattened(controller.snapshot, headers: true), "seed \(seed)")
+        XCTAssertGreaterThan(emissions.count, 3, "seed \(seed): the growth came in steps: \(emissions)")
+        XCTAssertLessThanOrEqual(emissions.map(\.made).max() ?? 0, 2 * ListGrowth.step + 8, "seed \(seed): row widgets made in one emission: \(emissions)")
+        XCTAssertTrue(selection.selectedObject === selected, "seed \(seed)")
+        XCTAssertEqual(selection.selectedPosition, controller.indexPath(for: selected).map(rows.position(for:)), "seed \(seed)")
+    } }
+
     /// Random new orders and searches, each a reload (`reloadThreshold` 1), with the list
     /// scrolled to random places and an object selected: GTK keeps its row widgets (the
     /// factory makes none when the new list still has their positions), every row shows the item at

@@ -32,6 +32,9 @@ final class DatasetSession {
         controller = try dataset.makeController(context: context)
         controller.performFetch(completion: loadObserver.loaded)
         rows = try FetchedResultsListModel(controller: controller)
+        // A short list that becomes long (a join, a narrow search cleared) reaches GTK's
+        // list view a few dozen rows a turn, not ~200 new row widgets in one.
+        rows.announcesGrowthInSteps = true
         selection = FetchedResultsSelection(rows: rows, allowsMultipleSelection: true)
         edits = Edits(context: context)
         // Changes from a script, another window, the sqlite3 shell or the sharing engine
