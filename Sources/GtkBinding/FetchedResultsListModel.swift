@@ -65,6 +65,7 @@ import ObjectStore
 /// - ``indexPath(at:)``
 /// ### Changes
 /// - ``didChange``
+/// - ``announcesGrowthInSteps``
 @MainActor
 public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor FetchedResultsControllerDelegate {
     /// The controller whose results the list shows.

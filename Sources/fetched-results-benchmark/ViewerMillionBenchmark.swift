@@ -318,9 +318,11 @@ struct ViewerMillionBenchmark {
 
     private var selection: OpaquePointer { gtk_list_view_get_model(listView.opaque) }
 
+    /// The first selected position (the window's selection is a `GtkMultiSelection`).
     var selectedPosition: Int? {
-        let position = gtk_single_selection_get_selected(selection)
-        return position == UInt32.max ? nil : Int(position)
+        let selected = gtk_selection_model_get_selection(selection)
+        defer { gtk_bitset_unref(selected) }
+        return gtk_bitset_is_empty(selected) != 0 ? nil : Int(gtk_bitset_get_minimum(selected))
     }
 
     /// The row key of the list's first object (after the first section's header).
