@@ -161,10 +161,11 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         announced(flattened.position(of: indexPath))
     }
 
-    /// The position of section `section`'s header; nil when headers are not shown. As
-    /// ``position(for:)``, it is announced first when it was not.
+    /// The position of section `section`'s header; nil when headers are not shown. While a
+    /// growth is announced in steps it may be ``count`` or more: the header is not in GTK's
+    /// list yet (a header is never selected; the header of a row GTK shows always is).
     public func position(forSectionHeader section: Int) -> Int? {
-        showsSectionHeaders ? announced(flattened.start(ofSection: section)) : nil
+        showsSectionHeaders ? flattened.start(ofSection: section) : nil
     }
 
     /// `position`, announced to GTK first when a growth in steps has not reached it (not

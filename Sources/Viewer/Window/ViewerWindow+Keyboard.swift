@@ -1,5 +1,6 @@
 import CAdw
 import CGtk
+import Foundation
 import GtkBinding
 import ObjectStore
 
@@ -83,7 +84,12 @@ extension ViewerWindow {
         case .up: return object(from: start - 1, -1)
         case .down: return object(from: start + 1, 1)
         case .home: return object(from: 0, 1)
-        case .end: return object(from: last, -1)
+        case .end:
+            // The list's last object: its position is announced to GTK first when a growth in
+            // steps (a narrow search just cleared) has not reached it yet.
+            let sections = rows.controller.sections ?? []
+            guard let s = sections.lastIndex(where: { $0.numberOfObjects > 0 }) else { return nil }
+            return rows.position(for: IndexPath(item: sections[s].numberOfObjects - 1, section: s))
         case .pageUp: return object(from: max(start - rowsPerPage, 0), 1).flatMap { $0 < start ? $0 : nil } ?? object(from: start - 1, -1)
         case .pageDown: return object(from: min(start + rowsPerPage, last), -1).flatMap { $0 > start ? $0 : nil } ?? object(from: start + 1, 1)
         }
