@@ -155,6 +155,40 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         gtk_list_item_set_child(listItem, gtk_label_new(nil))
     }
 
+    /// A window showing `selection`'s rows in a list view whose factory counts the row
+    /// widgets it makes (`setups`).
+    @MainActor private func presentCountingRowWidgets(_ selection: FetchedResultsSelection<ManagedObject>) -> UnsafeMutablePointer<GtkWindow> {
+        let factory = gtk_signal_list_item_factory_new()
+        connect(factory, "setup", Self.countingSetup, nil)
+        connect(factory, "bind", Self.bind, Unmanaged.passUnretained(selection.rows).toOpaque())
+        return presentInWindow(gtk_list_view_new(selection.selectionModelReference(), factory))
+    }
+
+    /// Each items-changed emission of a list model from now on: the row widgets made during
+    /// it (the handler runs after the list view's), and how many items GTK knows after it.
+    @MainActor private final class EmissionRecorder {
+        private(set) var emissions: [(made: Int, known: Int)] = []
+        private var setupsBefore = GtkListViewTests.setups
+        private let listModel: UnsafeMutableRawPointer
+        private var handler: gulong = 0
+
+        init(_ rows: FetchedResultsListModel<ManagedObject>) {
+            listModel = UnsafeMutableRawPointer(rows.listModel)
+            handler = Signal.connect(listModel, "items-changed") { [unowned self] (_: guint, _: guint, _: guint) in
+                self.emissions.append((GtkListViewTests.setups - self.setupsBefore, Int(g_list_model_get_n_items(OpaquePointer(self.listModel)))))
+                self.setupsBefore = GtkListViewTests.setups
+            }
+        }
+
+        isolated deinit { g_signal_handler_disconnect(listModel, handler) }
+
+        /// Forgets the emissions recorded so far.
+        func restart() {
+            emissions = []
+            setupsBefore = GtkListViewTests.setups
+        }
+    }
+
     /// A short list that becomes thousands of rows in one batch (a narrow search cleared),
     /// with `announcesGrowthInSteps`: GTK hears of a few dozen more items in the batch and
     /// in each turn after it, so that it makes a few dozen row widgets at a time, not 200;
@@ -173,11 +207,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         let rows = try FetchedResultsListModel(controller: controller)
         rows.announcesGrowthInSteps = true
         let selection = FetchedResultsSelection(rows: rows)
-        let factory = gtk_signal_list_item_factory_new()
-        connect(factory, "setup", Self.countingSetup, nil)
-        connect(factory, "bind", Self.bind, Unmanaged.passUnretained(rows).toOpaque())
-        let listView = gtk_list_view_new(selection.selectionModelReference(), factory)
-        let window = presentInWindow(listView)
+        let window = presentCountingRowWidgets(selection)
         defer { gtk_window_destroy(window) }
         let short = rows.count
         XCTAssertEqual(short, 60 + 2, "60 players scored 49, in 2 zones (odd numbers)")
@@ -187,14 +217,7 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         selection.select(selected)
         MainLoop.iterate()
 
-        // Each emission: the row widgets made during it, and how many items GTK knows after it.
-        var emissions: [(made: Int, known: Int)] = []
-        var setupsBefore = Self.setups
-        let recorder = Signal.connect(UnsafeMutableRawPointer(rows.listModel), "items-changed") { (_: guint, _: guint, _: guint) in
-            emissions.append((Self.setups - setupsBefore, Int(g_list_model_get_n_items(rows.listModel))))
-            setupsBefore = Self.setups
-        }
-        defer { g_signal_handler_disconnect(UnsafeMutableRawPointer(rows.listModel), recorder) }
+        let recorder = EmissionRecorder(rows)
         var request = controller.fetchRequest
         request.predicate = nil
         var reloaded = false
@@ -206,14 +229,13 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         MainLoop.iterate()
 
         XCTAssertEqual(items(of: rows.listModel) { rows.identity(ofItem: $0) }, flattened(controller.snapshot, headers: true))
-        print("stepped: \(emissions)")
-        XCTAssertGreaterThan(emissions.count, 3, "the growth came in steps: \(emissions)")
-        XCTAssertGreaterThan(emissions.map(\.made).reduce(0, +), 100, "GTK made its row widgets for the long list: \(emissions)")
-        XCTAssertLessThanOrEqual(emissions.map(\.made).max() ?? 0, 2 * ListGrowth.step + 8,
-                                 "row widgets made in one emission: \(emissions)")
+        XCTAssertGreaterThan(recorder.emissions.count, 3, "the growth came in steps: \(recorder.emissions)")
+        XCTAssertGreaterThan(recorder.emissions.map(\.made).reduce(0, +), 100, "GTK made its row widgets for the long list: \(recorder.emissions)")
+        XCTAssertLessThanOrEqual(recorder.emissions.map(\.made).max() ?? 0, 2 * ListGrowth.step + 8,
+                                 "row widgets made in one emission: \(recorder.emissions)")
         var known = short
-        for emission in emissions where known < ListGrowth.widgetBound {
-            XCTAssertLessThanOrEqual(emission.known, max(known, ListGrowth.step) + ListGrowth.step, "a step too far: \(emissions)")
+        for emission in recorder.emissions where known < ListGrowth.widgetBound {
+            XCTAssertLessThanOrEqual(emission.known, max(known, ListGrowth.step) + ListGrowth.step, "a step too far: \(recorder.emissions)")
             known = emission.known
         }
         XCTAssertTrue(selection.selectedObject === selected)
@@ -224,11 +246,10 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(MainLoop.iterate(until: { !reloaded }, timeout: 20))
         MainLoop.iterate()
         rows.announcesGrowthInSteps = false
-        emissions = []
-        setupsBefore = Self.setups
+        recorder.restart()
         controller.setFetchRequest(request) { _ in reloaded = true }
         XCTAssertTrue(MainLoop.iterate(until: { reloaded && rows.count == 3_004 }, timeout: 20))
-        XCTAssertGreaterThan(emissions.map(\.made).max() ?? 0, 100, "without the steps: \(emissions)")
+        XCTAssertGreaterThan(recorder.emissions.map(\.made).max() ?? 0, 100, "without the steps: \(recorder.emissions)")
     } }
 
     /// Thousands of rows saved among a short list's rows in one batch (a desktop joining a
@@ -247,23 +268,13 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         let rows = try FetchedResultsListModel(controller: controller)
         rows.announcesGrowthInSteps = true
         let selection = FetchedResultsSelection(rows: rows)
-        let factory = gtk_signal_list_item_factory_new()
-        connect(factory, "setup", Self.countingSetup, nil)
-        connect(factory, "bind", Self.bind, Unmanaged.passUnretained(rows).toOpaque())
-        let listView = gtk_list_view_new(selection.selectionModelReference(), factory)
-        let window = presentInWindow(listView)
+        let window = presentCountingRowWidgets(selection)
         defer { gtk_window_destroy(window) }
         let selected = controller.object(at: IndexPath(item: 0, section: 0))
         selection.select(selected)
         MainLoop.iterate()
 
-        var emissions: [(made: Int, known: Int)] = []
-        var setupsBefore = Self.setups
-        let recorder = Signal.connect(UnsafeMutableRawPointer(rows.listModel), "items-changed") { (_: guint, _: guint, _: guint) in
-            emissions.append((Self.setups - setupsBefore, Int(g_list_model_get_n_items(rows.listModel))))
-            setupsBefore = Self.setups
-        }
-        defer { g_signal_handler_disconnect(UnsafeMutableRawPointer(rows.listModel), recorder) }
+        let recorder = EmissionRecorder(rows)
         // Scores above the selected player's (0): every new one sorts after it in its zone.
         for i in 0..<3_000 {
             try League.insertPlayer(context, name: "N\(i)", zone: League.zones[Int.random(in: 0..<4, using: &rng)], score: Int.random(in: 1..<50, using: &rng))
@@ -274,8 +285,8 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         MainLoop.iterate()
 
         XCTAssertEqual(items(of: rows.listModel) { rows.identity(ofItem: $0) }, flattened(controller.snapshot, headers: true), "seed \(seed)")
-        XCTAssertGreaterThan(emissions.count, 3, "seed \(seed): the growth came in steps: \(emissions)")
-        XCTAssertLessThanOrEqual(emissions.map(\.made).max() ?? 0, 2 * ListGrowth.step + 8, "seed \(seed): row widgets made in one emission: \(emissions)")
+        XCTAssertGreaterThan(recorder.emissions.count, 3, "seed \(seed): the growth came in steps: \(recorder.emissions)")
+        XCTAssertLessThanOrEqual(recorder.emissions.map(\.made).max() ?? 0, 2 * ListGrowth.step + 8, "seed \(seed): row widgets made in one emission: \(recorder.emissions)")
         XCTAssertTrue(selection.selectedObject === selected, "seed \(seed)")
         XCTAssertEqual(selection.selectedPosition, controller.indexPath(for: selected).map(rows.position(for:)), "seed \(seed)")
     } }
