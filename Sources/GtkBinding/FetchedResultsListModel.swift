@@ -239,7 +239,7 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         // their keys rather than copying its own.
         let own = self.controller, sectionCount = own.sections?.count ?? 0
         let followed = announcesGrowthInSteps ? followedInSteps(batch) : batch
-        if announcesGrowthInSteps { items.growth.startTurn() } else { items.growth.liftCeiling() }
+        if announcesGrowthInSteps { items.growth.startTurn() }
         for observer in willChange { observer(followed) }
         // A reload keeps the items GTK holds (see FlattenedSections' reload step).
         let heldItems = HeldItems(

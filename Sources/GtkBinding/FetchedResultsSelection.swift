@@ -245,8 +245,9 @@ public final class FetchedResultsSelection<Result: ManagedObject> {
         if let indexPath = selectedIndexPath {
             // Where a growth announced in steps has not reached yet: selected once a step
             // (an items-changed emission) reaches it, without announcing the rest at once.
-            guard rows.flattened.position(of: indexPath) < rows.count else { return }
-            setSelected(rows.position(for: indexPath))
+            let position = rows.flattened.position(of: indexPath)
+            guard position < rows.count else { return }
+            setSelected(position)
             tell(.followed(object))
         } else {
             let neighbour = lastPosition.flatMap(neighbourPosition(near:))

@@ -39,20 +39,22 @@ struct ListGrowth {
     /// Whether items at the list's end are not announced yet.
     var isGrowing: Bool { announced < total }
 
-    /// Starts a turn (a batch, or a step): how far GTK's list may grow in it.
-    mutating func startTurn() {
-        ceiling = announced < Self.widgetBound ? max(announced, Self.step) + Self.step : nil
+    /// The most items GTK may know by the end of a turn that starts now: a step beyond what
+    /// it knows (at least two steps); nil once it knows ``widgetBound`` items.
+    private var turnCeiling: Int? {
+        announced < Self.widgetBound ? max(announced, Self.step) + Self.step : nil
     }
+
+    /// Starts a turn (a batch, or a step): how far GTK's list may grow in it.
+    mutating func startTurn() { ceiling = turnCeiling }
 
     /// Whether a turn that ends with `newCount` items in the list cannot tell GTK of them
     /// all: GTK knows fewer than ``widgetBound`` items, and either not all of them yet, or
     /// `newCount` is more than a step beyond them.
     func outgrowsTurn(newCount: Int) -> Bool {
-        announced < Self.widgetBound && (isGrowing || newCount > max(announced, Self.step) + Self.step)
+        guard let turnCeiling else { return false }
+        return isGrowing || newCount > turnCeiling
     }
-
-    /// Lifts the limit until the next turn: the rest may be announced at once.
-    mutating func liftCeiling() { ceiling = nil }
 
     /// What GTK is told of `position, removed, added`, an emission of the whole list (its
     /// positions as the list is before it); nil when GTK's list does not change.
@@ -78,10 +80,12 @@ struct ListGrowth {
     }
 
     /// The next step's emission (a turn of its own), at the end of GTK's list, or with
-    /// `all` every item left; nil when every item is announced.
+    /// `all` every item left and no limit until the next turn; nil when every item is
+    /// announced.
     mutating func nextStep(all: Bool = false) -> Emission? {
+        if all { ceiling = nil }
         guard isGrowing else { return nil }
-        if all { liftCeiling() } else { startTurn() }
+        if !all { startTurn() }
         let limit = min(total, ceiling ?? .max)
         defer { announced = limit }
         return (announced, 0, limit - announced)
