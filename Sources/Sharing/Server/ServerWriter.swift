@@ -214,6 +214,9 @@ struct ServerWriter: Sendable {
         var written: [Written] = []
         let names = entity.attributes.map(\.name) + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.name)
         let columns = ([ServerNames.objectID] + names).map(ServerNames.quoted).joined(separator: ", ")
+        // The row's columns, not its row image: no JSON to make there and read here (a fifth
+        // of the statement's time on the server, measured with psql, and most of the reading).
+        let returning = ([ServerNames.objectID, ServerNames.version] + names).map { "t." + ServerNames.quoted($0) }.joined(separator: ", ")
         for start in stride(from: 0, to: operations.count, by: 500) {
             let chunk = operations[start..<min(start + 500, operations.count)]
             var bindings = PostgresBindings()
@@ -225,9 +228,9 @@ struct ServerWriter: Sendable {
                 rows.append("(" + (first..<(first + names.count + 1)).map { "$\($0)" }.joined(separator: ", ") + ")")
             }
             let made = try await connection.query(PostgresQuery(
-                unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(columns)) VALUES \(rows.joined(separator: ", ")) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(Self.writtenColumns)",
+                unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(columns)) VALUES \(rows.joined(separator: ", ")) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(returning)",
                 binds: bindings), logger: logger)
-            written += try await decodeWritten(made, of: entity)
+            written += try await decodeColumns(made, names: names, of: entity)
         }
         return written
     }
@@ -251,6 +254,34 @@ struct ServerWriter: Sendable {
         for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
             result.append(Written(entity: entity.name, id: id, version: version,
                                   values: try RowImage.values(ofJSON: json, entity: entity, model: model)))
+        }
+        return result
+    }
+
+    /// The rows of a statement that returns ID, version and the columns `names` of
+    /// `entity`, each read as its attribute's type: the values the row image of the same
+    /// row gives (``RowImage/values(ofJSON:entity:model:)``), a stored to-one relationship
+    /// as its destination's global ID in lowercase.
+    private func decodeColumns(_ rows: PostgresRowSequence, names: [String], of entity: EntityDescription) async throws -> [Written] {
+        let types = names.map { name in entity.relationship(named: name) == nil ? entity.attribute(named: name)?.type : nil }
+        var result: [Written] = []
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            var values: [String: Value] = [:]
+            values.reserveCapacity(names.count)
+            for (offset, name) in names.enumerated() {
+                let cell = cells[offset + 2]
+                switch types[offset] {
+                case nil: values[name] = try cell.decode(UUID?.self).map { .string($0.uuidString.lowercased()) } ?? .null
+                case .string?: values[name] = try cell.decode(String?.self).map(Value.string) ?? .null
+                case .integer?: values[name] = try cell.decode(Int64?.self).map(Value.integer) ?? .null
+                case .double?: values[name] = try cell.decode(Double?.self).map(Value.double) ?? .null
+                case .date?: values[name] = try cell.decode(Double?.self).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
+                case .bool?: values[name] = try cell.decode(Bool?.self).map(Value.bool) ?? .null
+                case .binary?: values[name] = try cell.decode(Data?.self).map(Value.binary) ?? .null
+                }
+            }
+            result.append(Written(entity: entity.name, id: try cells[0].decode(UUID.self), version: try cells[1].decode(Int64.self), values: values))
         }
         return result
     }
