@@ -13,6 +13,54 @@ import XCTest
 final class BigStoreSharingTests: XCTestCase {
     private var executable: URL { builtExecutable("fetched-results", besides: BigStoreSharingTests.self) }
 
+    /// A store does not read its own pushes back from the log: their rows are in it, taken
+    /// from the pushes themselves (the seed of an empty database, then the pushes of the
+    /// rest). A trigger on the server writes each of its 12,000 boards into the log as a
+    /// newer version of another name, which a pull would take; the store keeps its names,
+    /// its cursor ends at the log's last change, and a board another desktop writes still
+    /// arrives.
+    func testAStoreDoesNotReadItsOwnPushesBackButTakesOthersChanges() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: ServerTestDatabase.logger)
+                try await ServerTestDatabase.execute(#"""
+                    CREATE FUNCTION misreport() RETURNS trigger LANGUAGE plpgsql AS $$
+                    BEGIN
+                        IF NEW."row" ->> 'name' LIKE 'Board %' THEN
+                            NEW.version := NEW.version + 1;
+                            NEW."row" := jsonb_set(NEW."row", '{name}', '"Read back"');
+                        END IF;
+                        RETURN NEW;
+                    END $$
+                    """#, on: connection)
+                try await ServerTestDatabase.execute(#"CREATE TRIGGER misreport BEFORE INSERT ON "Z_CHANGES" FOR EACH ROW EXECUTE FUNCTION misreport()"#,
+                                                     on: connection)
+            }
+            let store = try PersistentStore(url: try temporaryFolder(self).appendingPathComponent("own.sqlite"), model: BoardModel.model)
+            try await store.database.write { db in
+                for number in 0..<12_000 { try db.execute(sql: "INSERT INTO Board (name) VALUES (?)", arguments: ["Board \(number)"]) }
+            }
+            let session = try store.share(through: PostgresSharing(database.configuration))
+            try await session.synchronize()
+            let shared = try await serverCount(database)
+            XCTAssertEqual(shared, 12_000)
+            try await database.withConnection { connection in
+                try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), 'From another desktop')"#, on: connection)
+            }
+            try await session.synchronize()
+            try await session.synchronize()
+            let names = try await store.database.read { db in try String.fetchAll(db, sql: "SELECT name FROM Board") }
+            XCTAssertEqual(names.count, 12_001)
+            XCTAssertTrue(names.contains("From another desktop"))
+            XCTAssertFalse(names.contains("Read back"), "its own pushes were read back")
+            let (cursor, taken) = try await store.database.read { db in (try SharingState.cursor(in: db), try SharingState.takenPushes(in: db)) }
+            let last = try await database.values(of: #"SELECT txid::text || ':' || seq FROM "Z_CHANGES" ORDER BY txid DESC, seq DESC LIMIT 1"#)
+            XCTAssertEqual(cursor?.description, last.first)
+            XCTAssertEqual(taken, [], "the transactions passed are forgotten")
+            await session.stop()
+        }
+    }
+
     /// The server refuses the 7,001st board of 12,000 (a trigger of the test's): the pieces
     /// before it stay on the server, with their bases in the store; the status said how far
     /// the push got. Once the server takes boards again, the push goes on, ends equal, and

@@ -216,6 +216,66 @@ final class ServerChangeLogTests: XCTestCase {
     }
 
     /// Runs `body` with a database holding the board model's schema and a connection to it.
+    /// A desktop's pull leaves out the changes of its own pushes whose ends it took, of the
+    /// entities it names (`skipping:of:`): generated transactions of boards and cards, some
+    /// of them "own", pulled with random limits. Every change of the others is pulled once,
+    /// in order; none of an own transaction's changes of a named entity is; its changes of
+    /// another entity are; and once the pulls find nothing, the cursor is past every change,
+    /// so that the skipped ones are not read again.
+    func testAPullLeavesOutTheChangesOfTheTransactionsItSkipsAndEndsPastThem() async throws {
+        let seed = SeededGenerator.seed()
+        print("ServerChangeLogTests seed \(seed) (SEED=\(seed) replays it)")
+        var random = SeededGenerator(seed: seed)
+        try await withSchema { database, puller in
+            var own: [UInt64] = [], expected: [String] = [], all = 0
+            for transaction in 0..<40 {
+                let isOwn = Bool.random(using: &random)
+                try await ServerTestDatabase.execute("BEGIN", on: puller)
+                for index in 0..<Int.random(in: 1...6, using: &random) {
+                    let name = "t\(transaction)-\(index)"
+                    // Own cards are skipped; own boards are not (the pull names only cards).
+                    if Bool.random(using: &random) {
+                        try await puller.query(#"INSERT INTO "Card" ("Z_ID", title) VALUES (gen_random_uuid(), \#(name))"#, logger: self.logger)
+                        if !isOwn { expected.append(name) }
+                    } else {
+                        try await puller.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), \#(name))"#, logger: self.logger)
+                        expected.append(name)
+                    }
+                    all += 1
+                }
+                let rows = try await puller.query("SELECT pg_current_xact_id()::text", logger: self.logger)
+                for try await id in rows.decode(String.self) where isOwn { own.append(try XCTUnwrap(UInt64(id))) }
+                try await ServerTestDatabase.execute("COMMIT", on: puller)
+            }
+            var cursor = ServerCursor.start
+            var pulled: [String] = []
+            while true {
+                let page = try await self.log.pull(after: cursor, limit: Int.random(in: 1...10, using: &random), skipping: own.shuffled(using: &random),
+                                                   of: ["Card"], on: puller, logger: self.logger)
+                XCTAssertGreaterThanOrEqual(page.cursor, cursor)
+                pulled += page.changes.map { change in
+                    guard case .string(let name)? = change.values["title"] ?? change.values["name"] else { return "?" }
+                    return name
+                }
+                if page.changes.isEmpty {
+                    cursor = page.cursor
+                    break
+                }
+                cursor = page.cursor
+            }
+            XCTAssertEqual(pulled, expected)
+            XCTAssertLessThan(expected.count, all, "the generated transactions skip nothing (seed \(seed))")
+            // The cursor is at the log's last change: nothing is read again.
+            let last = try await puller.query(#"SELECT txid::text, seq FROM "Z_CHANGES" ORDER BY txid DESC, seq DESC LIMIT 1"#, logger: self.logger)
+            for try await (txid, seq) in last.decode((String, Int64).self) {
+                XCTAssertEqual(cursor, ServerCursor(transaction: try XCTUnwrap(UInt64(txid)), sequence: seq))
+            }
+            // Without them skipped, every change is pulled.
+            let everything = try await self.log.pull(after: .start, limit: 10_000, on: puller, logger: self.logger)
+            XCTAssertEqual(everything.changes.count, all)
+        }
+    }
+
     private func withSchema(_ body: (ServerTestDatabase, PostgresConnection) async throws -> Void) async throws {
         try await ServerTestDatabase.with { database in
             try await database.withConnection { connection in

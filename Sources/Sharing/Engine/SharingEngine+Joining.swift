@@ -75,8 +75,8 @@ extension SharingEngine {
             try await connection.query("SELECT pg_advisory_xact_lock(\(ServerSchema.advisoryLockKey + 1))", logger: logger)
             // Before the server is found empty, not after: each statement sees the commits
             // made before it, and a transaction that commits in between (another desktop's
-            // push) must sort after the cursor. (This one's own push, after it too, comes
-            // back at the versions the store took, and is skipped.)
+            // push) must sort after the cursor. (This one's own push, after it too, is left
+            // out of the pulls: its rows are taken here.)
             let cursor = try await self.horizonCursor(connection)
             guard await self.permission.readOnlyReason == nil, try await self.serverIsEmpty(connection) else { return false }
             let operations = try await self.store.database.write { db in
@@ -84,11 +84,14 @@ extension SharingEngine {
                 return try self.outbox.pass(of: &scan, limit: Self.passLimit, in: db)
             }
             let (written, conflicts) = try await self.writer.push(operations, on: connection)
+            let transaction = try await self.log.currentTransaction(on: connection, logger: logger)
             await self.sent(operations.count)
             try await self.store.database.write { db in
                 try self.takeWritten(written, sent: operations, conflicts: conflicts, in: db)
                 try SharingState.setCursor(cursor, in: db)
                 try SharingState.set(.serverIdentity, identity, in: db)
+                // Not pulled back (should the commit fail, no change has that transaction).
+                if let transaction { try SharingState.addTakenPush(transaction, in: db) }
             }
             return true
         }

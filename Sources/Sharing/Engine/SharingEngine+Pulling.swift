@@ -12,11 +12,17 @@ extension SharingEngine {
     /// A page of fewer changes than asked for held every change there was: the pull ends
     /// with it, without asking the server again (a commit after its snapshot wakes the
     /// engine again). Most wake-ups, a change from another desktop, cost one query.
+    ///
+    /// The changes of this store's own pushes whose ends it took are not brought back (see
+    /// ``SharingState/takenPushes(in:)``): a store's first push of a million rows would
+    /// otherwise read them all again, to find it holds each.
     func pullAll(on connection: PostgresConnection) async throws {
         let limit = 1000
         while true {
-            let cursor = try await store.database.read { db in try SharingState.cursor(in: db) } ?? .start
-            let page = try await log.pull(after: cursor, limit: limit, on: connection, logger: logger)
+            let (cursor, taken) = try await store.database.read { db in
+                (try SharingState.cursor(in: db) ?? .start, try SharingState.takenPushes(in: db))
+            }
+            let page = try await log.pull(after: cursor, limit: limit, skipping: taken, of: skippableEntities, on: connection, logger: logger)
             madeProgress()
             // The log lost changes after this store's cursor: the page misses them.
             if let pruned = page.prunedThrough, cursor < pruned {
@@ -24,6 +30,13 @@ extension SharingEngine {
                 continue
             }
             guard !page.changes.isEmpty else {
+                if page.cursor > cursor {
+                    // Past changes of its own pushes only.
+                    try await store.database.write { db in
+                        guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
+                        try SharingState.setCursor(page.cursor, in: db)
+                    }
+                }
                 if let horizon = page.horizon { try await forgetTombstones(below: horizon) }
                 return
             }
@@ -85,6 +98,13 @@ extension SharingEngine {
     nonisolated func pruneHistory(in db: Database) throws {
         let pushed = try SharingState.value(.pushedThrough, in: db) == nil ? Int64.max : SharingState.pushedThrough(in: db)
         try store.pruneHistoryIfNeeded(db, keepingAfter: pushed)
+    }
+
+    /// The entities whose changes by this store's own pushes a pull leaves out: those
+    /// without an ownership (a push that changes an owned row may hide it, or rows that
+    /// follow it, from this role, in the same transaction).
+    nonisolated var skippableEntities: [String] {
+        model.entities.filter { $0.ownership == nil }.map(\.name)
     }
 
     /// A merge of `changes` into the store, whose relationships may name any of them.

@@ -145,10 +145,12 @@ extension SharingEngine {
         }
     }
 
-    /// What a push left on the server: its rows as they are now, and the conflicts it settled.
+    /// What a push left on the server: its rows as they are now, the conflicts it settled,
+    /// and the server transaction that wrote them.
     struct Sent: Sendable {
         var written: [ServerWriter.Written]
         var conflicts: [SharingConflict]
+        var transaction: UInt64?
     }
 
     /// Sends `operations` in one server transaction; ``take(_:of:identity:)`` then takes what
@@ -161,11 +163,12 @@ extension SharingEngine {
     /// the others go through.
     private func send(_ operations: [Outbox.Operation], identity: UUID?, on connection: PostgresConnection) async throws -> Sent? {
         do {
-            let (written, conflicts) = try await connection.withTransaction(logger: logger) { connection in
-                try await self.writer.push(operations, identity: identity, on: connection)
+            let (written, conflicts, transaction) = try await connection.withTransaction(logger: logger) { connection in
+                let (written, conflicts) = try await self.writer.push(operations, identity: identity, on: connection)
+                return (written, conflicts, try await self.log.currentTransaction(on: connection, logger: self.logger))
             }
             madeProgress()
-            return Sent(written: written, conflicts: conflicts)
+            return Sent(written: written, conflicts: conflicts, transaction: transaction)
         } catch where identity == nil && serverError(error)?.sqlState == Self.insufficientPrivilege
                         && operations.contains(where: { $0.entity.ownership != nil }) {
             guard operations.count == 1, let operation = operations.first, operation.entity.ownership != nil else {
@@ -187,6 +190,8 @@ extension SharingEngine {
             let taken = try identity.map { try SharingState.pushInFlight(in: db)?.id != $0 } ?? false
             try takeWritten(sent.written, sent: taken ? [] : operations, conflicts: sent.conflicts, in: db)
             if let identity, !taken { try SharingState.setPushInFlight(nil, in: db) }
+            // The store holds what the push left: the pull need not bring its changes back.
+            if let transaction = sent.transaction { try SharingState.addTakenPush(transaction, in: db) }
         }
         madeProgress()
     }

@@ -286,7 +286,7 @@ actor SharingEngine {
         try await store.database.write { db in
             try db.execute(sql: "DELETE FROM \(SharingState.baseTable)")
             try db.execute(sql: "DELETE FROM \(SharingState.referenceTable)")
-            for key in [SharingState.Key.serverIdentity, .cursor, .pushedThrough, .pushInFlight] { try SharingState.set(key, nil, in: db) }
+            for key in [SharingState.Key.serverIdentity, .cursor, .pushedThrough, .pushInFlight, .takenPushes] { try SharingState.set(key, nil, in: db) }
         }
     }
 

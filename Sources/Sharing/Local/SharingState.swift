@@ -41,6 +41,9 @@ enum SharingState {
         /// A push that adds to counters, recorded before it is sent and forgotten once its
         /// end is taken into the store (``PushInFlight``).
         case pushInFlight
+        /// The server transactions of this store's pushes whose ends the store took, past
+        /// the cursor (``takenPushes(in:)``).
+        case takenPushes
     }
 
     /// A push that adds to counters and whose end the store has not taken yet: its
@@ -123,6 +126,26 @@ enum SharingState {
 
     static func setCursor(_ cursor: ServerCursor, in db: Database) throws {
         try set(.cursor, cursor.description, in: db)
+        // A push's changes are all behind a cursor at its transaction (a pull takes or skips
+        // whole transactions).
+        let taken = try takenPushes(in: db)
+        if taken.contains(where: { $0 <= cursor.transaction }) { try setTakenPushes(taken.filter { $0 > cursor.transaction }, in: db) }
+    }
+
+    /// The server transactions of this store's pushes whose ends it took (their rows, as
+    /// the push left them, are in the store, with their bases) and that the cursor has not
+    /// passed yet: the pull need not bring their changes back. Recorded in the transaction
+    /// that takes the push's end, so a push whose end was lost is pulled as any other.
+    static func takenPushes(in db: Database) throws -> [UInt64] {
+        try value(.takenPushes, in: db).map { $0.split(separator: ",").compactMap { UInt64($0) } } ?? []
+    }
+
+    static func addTakenPush(_ transaction: UInt64, in db: Database) throws {
+        try setTakenPushes(takenPushes(in: db) + [transaction], in: db)
+    }
+
+    private static func setTakenPushes(_ transactions: [UInt64], in db: Database) throws {
+        try set(.takenPushes, transactions.isEmpty ? nil : transactions.map(String.init).joined(separator: ","), in: db)
     }
 
     static func pushedThrough(in db: Database) throws -> Int64 {

@@ -8,7 +8,7 @@ import PostgresNIO
 /// Sequence numbers and transaction IDs are handed out when a row is written, not when its
 /// transaction commits: a transaction that wrote change 7 may commit after another wrote
 /// and committed change 8. A reader that had read up to 8 and went on from `seq > 8`
-/// would never see 7. ``pull(after:limit:on:logger:)`` therefore reads only changes of
+/// would never see 7. ``pull(after:limit:skipping:of:on:logger:)`` therefore reads only changes of
 /// transactions older than the oldest one still running
 /// (`txid < pg_snapshot_xmin(pg_current_snapshot())`): every such transaction has ended, its
 /// changes are all visible or were rolled back, and any change written later belongs to a
@@ -20,14 +20,15 @@ import PostgresNIO
 ///
 /// ## Topics
 /// - ``init(model:limits:)``
-/// - ``pull(after:limit:on:logger:)``
+/// - ``pull(after:limit:skipping:of:on:logger:)``
 /// - ``Page``
 package struct ServerChangeLog: Sendable {
     /// The changes of one pull, and the cursor to pull from next.
     package struct Page: Sendable, Hashable {
         /// The changes, in the log's order: by transaction ID, then sequence number.
         package var changes: [ServerChange]
-        /// The last change's place, or the cursor pulled from when there was none.
+        /// The last change's place, or the cursor pulled from when there was none; past the
+        /// changes skipped when the page holds every other (see ``pull(after:limit:skipping:of:on:logger:)``).
         package var cursor: ServerCursor
         /// The pull's snapshot: the oldest transaction still running (every one below it
         /// ended) and the first one that had not ended; nil when the server did not say.
@@ -58,11 +59,24 @@ package struct ServerChangeLog: Sendable {
     /// The changes after `cursor` of every transaction that can no longer add any, in
     /// whole transactions: at least `limit` changes when there are that many, more when the
     /// last transaction goes on past them.
-    package func pull(after cursor: ServerCursor, limit: Int = 1000, on connection: PostgresConnection, logger: Logger) async throws -> Page {
+    ///
+    /// The changes that the transactions `skipping` made to the entities `skippedEntities`
+    /// are left out: a desktop's own pushes, whose rows it took from the push itself (see
+    /// ``SharingEngine``). Only changes of entities without an ownership may be: a push that
+    /// changes an owned row may also hide it, or the rows that follow it, from the pusher.
+    /// A page that holds every other change there is then ends past the skipped ones too
+    /// (its ``Page/cursor``), so that they are not read again.
+    package func pull(after cursor: ServerCursor, limit: Int = 1000, skipping: [UInt64] = [], of skippedEntities: [String] = [],
+                      on connection: PostgresConnection, logger: Logger) async throws -> Page {
         let log = ServerNames.quoted(ServerNames.changeLog)
         let transaction = String(cursor.transaction)
+        // Numbers and the model's entity names (quoted as SQL strings), nothing from the server.
+        let skips = !skipping.isEmpty && !skippedEntities.isEmpty
+        let skipped = skips
+            ? "c.txid = ANY('{\(skipping.map(String.init).joined(separator: ","))}'::xid8[]) AND c.entity IN (\(skippedEntities.map(ServerNames.literal).joined(separator: ", ")))"
+            : "false"
         // One statement, so one snapshot: the horizon and the rows agree. The horizon comes
-        // on one row of its own when there are no changes.
+        // on one row of its own when there are no changes, with the last change skipped.
         let query: PostgresQuery = """
             WITH horizon AS MATERIALIZED (
                 SELECT pg_snapshot_xmin(s) AS xmin, pg_snapshot_xmax(s) AS xmax,
@@ -71,26 +85,36 @@ package struct ServerChangeLog: Sendable {
             ),
             page AS (
                 SELECT c.txid FROM \(unescaped: log) c, horizon
-                WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
+                WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin AND NOT (\(unescaped: skipped))
                 ORDER BY c.txid, c.seq LIMIT \(max(1, limit))
             ),
             changes AS (
                 SELECT c.* FROM \(unescaped: log) c, horizon
                 WHERE (c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin
-                    AND c.txid <= (SELECT max(txid) FROM page)
+                    AND c.txid <= (SELECT max(txid) FROM page) AND NOT (\(unescaped: skipped))
+            ),
+            skipped AS (
+                SELECT c.txid, c.seq FROM \(unescaped: log) c, horizon
+                WHERE \(unescaped: skips ? "" : "false AND ")(c.txid, c.seq) > (\(transaction)::xid8, \(cursor.sequence)) AND c.txid < horizon.xmin AND \(unescaped: skipped)
+                ORDER BY c.txid DESC, c.seq DESC LIMIT 1
             )
-            SELECT h.xmin::text, h.xmax::text, h.pruned, c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text
+            SELECT h.xmin::text, h.xmax::text, h.pruned, (SELECT txid::text FROM skipped), (SELECT seq FROM skipped),
+                c.txid::text, c.seq, c.entity, c.object, c.op, c.version, c.changed, c."row"::text
             FROM horizon h LEFT JOIN changes c ON true
             ORDER BY c.txid, c.seq
             """
         var changes: [ServerChange] = []
         var horizon: Horizon?
         var prunedThrough: ServerCursor?
+        var lastSkipped: ServerCursor?
         let rows = try await connection.query(query, logger: logger)
-        for try await (xmin, xmax, pruned, txid, seq, entity, object, op, version, changed, row)
-            in rows.decode((String, String, String?, String?, Int64?, String?, UUID?, String?, Int64?, [String]?, String?).self) {
+        for try await (xmin, xmax, pruned, skippedTransaction, skippedSequence, txid, seq, entity, object, op, version, changed, row)
+            in rows.decode((String, String, String?, String?, Int64?, String?, Int64?, String?, UUID?, String?, Int64?, [String]?, String?).self) {
             if horizon == nil, let xmin = UInt64(xmin), let xmax = UInt64(xmax) { horizon = Horizon(xmin: xmin, xmax: xmax) }
             if prunedThrough == nil, let pruned { prunedThrough = ServerCursor(pruned) }
+            if lastSkipped == nil, let skippedTransaction = skippedTransaction.flatMap(UInt64.init), let skippedSequence {
+                lastSkipped = ServerCursor(transaction: skippedTransaction, sequence: skippedSequence)
+            }
             guard let txid, let seq, let entity, let object, let op, let version else { continue }
             guard let transaction = UInt64(txid) else {
                 throw SharingError.unreadableChange(entity: entity, object: object, reason: "transaction \(txid)")
@@ -98,7 +122,17 @@ package struct ServerChangeLog: Sendable {
             changes.append(change(at: ServerCursor(transaction: transaction, sequence: seq), entity: entity, object: object,
                                   operation: op, version: version, changed: changed ?? [], row: row))
         }
-        return Page(changes: changes, cursor: changes.last?.cursor ?? cursor, horizon: horizon, prunedThrough: prunedThrough)
+        var next = changes.last?.cursor ?? cursor
+        // A page short of `limit` holds every change not skipped: none lies before the last skipped.
+        if changes.count < limit, let lastSkipped, next < lastSkipped { next = lastSkipped }
+        return Page(changes: changes, cursor: next, horizon: horizon, prunedThrough: prunedThrough)
+    }
+
+    /// The ID of the transaction `connection` is in (one is given to it if it had none).
+    func currentTransaction(on connection: PostgresConnection, logger: Logger) async throws -> UInt64? {
+        let rows = try await connection.query("SELECT pg_current_xact_id()::text", logger: logger)
+        for try await id in rows.decode(String.self) { return UInt64(id) }
+        return nil
     }
 
     /// The version each object had once the push `identity` wrote it (none while the push
