@@ -26,37 +26,6 @@ extension Database {
     }
 }
 
-extension DatabaseWriter {
-    /// Runs `body`, many transactions of many rows (a join's or a resync's pages), with the
-    /// writer checkpointing the WAL into the database file every 16,384 pages (64 MiB), not
-    /// every 1,000 (SQLite's default); then as before.
-    ///
-    /// A page of 5,000 objects writes about 1.5 MiB: with SQLite's default, every second or
-    /// third page's commit copied into the file again the pages it shares with the pages
-    /// before (the b-trees' last pages, their parents). Taking the pages of a 200,000-object
-    /// join took 2.93–3.30 s so, 2.56–2.59 s with this. The WAL file keeps its size after,
-    /// for later writes, as SQLite's does.
-    func withFewerCheckpoints<T>(isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T) async throws -> T {
-        let before = try await write { db in try Self.setCheckpointPages(16_384, in: db) }
-        do {
-            let result = try await body()
-            try await write { db in _ = try Self.setCheckpointPages(before, in: db) }
-            return result
-        } catch {
-            _ = try? await write { db in try Self.setCheckpointPages(before, in: db) }
-            throw error
-        }
-    }
-
-    /// Sets how many WAL pages a commit lets build up before it checkpoints them (`PRAGMA
-    /// wal_autocheckpoint`, the writer's connection), and returns the number before.
-    private static func setCheckpointPages(_ pages: Int, in db: Database) throws -> Int {
-        let before = try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") ?? 1_000
-        try db.execute(sql: "PRAGMA wal_autocheckpoint = \(pages)")
-        return before
-    }
-}
-
 /// Runs `body` on the calling thread scheduled as a batch job (Linux's `SCHED_BATCH`), then
 /// as before: it never preempts a thread that wakes (a window's main loop), which takes the
 /// processor from it at once.
