@@ -51,11 +51,6 @@ enum ServerNames {
     static func quoted(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
-
-    /// `text` as an SQL string literal: in single quotes, each one inside doubled.
-    static func literal(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
-    }
 }
 
 extension AttributeType {
