@@ -8,8 +8,8 @@ import PostgresNIO
 /// Sequence numbers and transaction IDs are handed out when a row is written, not when its
 /// transaction commits: a transaction that wrote change 7 may commit after another wrote
 /// and committed change 8. A reader that had read up to 8 and went on from `seq > 8`
-/// would never see 7. ``pull(after:limit:skipping:of:on:logger:)`` therefore reads only changes of
-/// transactions older than the oldest one still running
+/// would never see 7. ``pull(after:limit:skipping:of:on:logger:)`` therefore reads only
+/// changes of transactions older than the oldest one still running
 /// (`txid < pg_snapshot_xmin(pg_current_snapshot())`): every such transaction has ended, its
 /// changes are all visible or were rolled back, and any change written later belongs to a
 /// newer transaction, so it sorts after the cursor. Changes of a transaction that is still
@@ -28,7 +28,8 @@ package struct ServerChangeLog: Sendable {
         /// The changes, in the log's order: by transaction ID, then sequence number.
         package var changes: [ServerChange]
         /// The last change's place, or the cursor pulled from when there was none; past the
-        /// changes skipped when the page holds every other (see ``pull(after:limit:skipping:of:on:logger:)``).
+        /// changes skipped when the page holds every other (see
+        /// ``pull(after:limit:skipping:of:on:logger:)``).
         package var cursor: ServerCursor
         /// The pull's snapshot: the oldest transaction still running (every one below it
         /// ended) and the first one that had not ended; nil when the server did not say.
