@@ -266,13 +266,53 @@ final class ServerChangeLogTests: XCTestCase {
             XCTAssertEqual(pulled, expected)
             XCTAssertLessThan(expected.count, all, "the generated transactions skip nothing (seed \(seed))")
             // The cursor is at the log's last change: nothing is read again.
-            let last = try await puller.query(#"SELECT txid::text, seq FROM "Z_CHANGES" ORDER BY txid DESC, seq DESC LIMIT 1"#, logger: self.logger)
+            let last = try await puller.query(#"SELECT c.txid::text, c.seq FROM "Z_CHANGES" c ORDER BY c.txid DESC, c.seq DESC LIMIT 1"#, logger: self.logger)
             for try await (txid, seq) in last.decode((String, Int64).self) {
                 XCTAssertEqual(cursor, ServerCursor(transaction: try XCTUnwrap(UInt64(txid)), sequence: seq))
             }
             // Without them skipped, every change is pulled.
             let everything = try await self.log.pull(after: .start, limit: 10_000, on: puller, logger: self.logger)
             XCTAssertEqual(everything.changes.count, all)
+        }
+    }
+
+    /// Pruning keeps the newest changes in the log's order also when transaction IDs gain a
+    /// digit between them: ordered as text, "99…" came after "100…", and a prune kept the
+    /// wrong changes. Two transactions of boards, transaction IDs used up to the next power
+    /// of ten, two more; keeping the last four changes deletes the first three.
+    func testPruningKeepsTheNewestChangesWhenTransactionIDsGainADigit() async throws {
+        try await withSchema { database, connection in
+            func commit(_ names: [String]) async throws {
+                try await ServerTestDatabase.execute("BEGIN", on: connection)
+                for name in names {
+                    try await connection.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), \#(name))"#, logger: self.logger)
+                }
+                try await ServerTestDatabase.execute("COMMIT", on: connection)
+            }
+            try await commit(["old 1", "old 2"])
+            try await commit(["old 3"])
+            var current: UInt64 = 0
+            for try await text in try await connection.query("SELECT pg_current_xact_id()::text", logger: self.logger).decode(String.self) {
+                current = try XCTUnwrap(UInt64(text))
+            }
+            var nextPower: UInt64 = 10
+            while nextPower <= current { nextPower *= 10 }
+            // Each subtransaction that writes takes a transaction ID of its own.
+            try await ServerTestDatabase.execute(#"""
+                DO $$ BEGIN
+                    CREATE TEMP TABLE used_up (n int);
+                    FOR i IN 1..\#(nextPower - current + 10) LOOP
+                        BEGIN INSERT INTO used_up VALUES (i); EXCEPTION WHEN others THEN NULL; END;
+                    END LOOP;
+                END $$
+                """#, on: connection)
+            try await commit(["new 1", "new 2"])
+            try await commit(["new 3", "new 4"])
+            let pruned = try await self.log.prune(keepingLast: 4, on: connection, logger: self.logger)
+            XCTAssertEqual(pruned, 3)
+            let left = try await self.log.pull(after: .start, on: connection, logger: self.logger)
+            XCTAssertEqual(left.changes.compactMap { $0.values["name"] }, ["new 1", "new 2", "new 3", "new 4"].map { .string($0) })
+            XCTAssertNotNil(left.prunedThrough, "a reader from the start is told to resync")
         }
     }
 

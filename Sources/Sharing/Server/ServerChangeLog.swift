@@ -224,10 +224,12 @@ extension ServerChangeLog {
         let log = ServerNames.quoted(ServerNames.changeLog)
         let state = ServerNames.quoted(ServerNames.state)
         return try await connection.withTransaction(logger: logger) { connection in
+            // Ordered by the column, `c.txid`: a bare `txid` names the output column, the
+            // text, and "999" sorts after "1000".
             let rows = try await connection.query("""
-                SELECT txid::text, seq FROM \(unescaped: log)
-                WHERE txid < pg_snapshot_xmin(pg_current_snapshot())
-                ORDER BY txid DESC, seq DESC OFFSET \(max(0, count)) LIMIT 1
+                SELECT c.txid::text, c.seq FROM \(unescaped: log) c
+                WHERE c.txid < pg_snapshot_xmin(pg_current_snapshot())
+                ORDER BY c.txid DESC, c.seq DESC OFFSET \(max(0, count)) LIMIT 1
                 """, logger: logger)
             var through: ServerCursor?
             for try await (txid, seq) in rows.decode((String, Int64).self) {
