@@ -115,11 +115,13 @@ final class BackgroundFetchTests: XCTestCase {
     /// (it would keep the cores from the next one): whole, or in two halves. Its
     /// completion is never called and the list shows the newer request's results.
     func testASupersededRequestStillBeingFetchedIsInterrupted() throws {
-        // 100,000 more players, written by SQL: searching them through the CONTAINS[cd]
-        // function takes seconds in a debug build.
+        // 400,000 more players, written by SQL: searching them through the CONTAINS[cd]
+        // function takes over a second in a debug build, in two halves too. (With 100,000,
+        // a fast machine read them all in about the 0.2 s the test waits below, and the
+        // slow fetch was sometimes over before the next request came.)
         try context.store.database.write { db in
             try db.execute(sql: """
-                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 100000)
+                WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 400000)
                 INSERT INTO "Player" (name, zone, score, active) SELECT 'X' || i, char(65 + i % 3), i % 50, 1 FROM n
                 """)
         }
