@@ -193,6 +193,11 @@ public final class SharingSession: Sendable {
         try await engine.synchronize()
     }
 
+    /// How many rounds the session ran (for tests and the benchmark).
+    package func roundsRun() async -> Int {
+        await engine.roundsRun
+    }
+
     /// The conflicts found and not dismissed, oldest first.
     public func conflicts() throws -> [SharingConflict] {
         try store.database.read { db in try SharingState.conflicts(in: db) }

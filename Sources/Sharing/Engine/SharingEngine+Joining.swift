@@ -30,7 +30,7 @@ extension SharingEngine {
             entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.destinationEntity)
         })
         let (cursor, objects) = try await log.snapshot(on: connection, identifying: named, logger: logger) { changes, objects in
-            (seedOnly, pushedThrough) = try await self.store.database.write { [seedOnly, pushedThrough] db in try db.withLargeWriteCache {
+            (seedOnly, pushedThrough) = try await self.write { [seedOnly, pushedThrough] db in try db.withLargeWriteCache {
                 let before = try PersistentStore.currentHistoryToken(in: db)
                 // Checked in the transaction that gives the seed up (the first page's): a
                 // save made before it is data of the store's own, kept and pushed.
@@ -54,7 +54,7 @@ extension SharingEngine {
             // A snapshot of more than one page is a long transfer: how far it got is shown.
             if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
         }
-        try await store.database.write { [seedOnly, pushedThrough] db in
+        try await write { [seedOnly, pushedThrough] db in
             try SharingState.setCursor(cursor, in: db)
             try SharingState.set(.serverIdentity, identity, in: db)
             // A seed given up is not pushed, nor the server's rows; a save made during the
@@ -79,14 +79,14 @@ extension SharingEngine {
             // out of the pulls: its rows are taken here.)
             let cursor = try await self.horizonCursor(connection)
             guard await self.permission.readOnlyReason == nil, try await self.serverIsEmpty(connection) else { return false }
-            let operations = try await self.store.database.write { db in
+            let operations = try await self.write { db in
                 var scan = try self.outbox.scan(everything: true, in: db)
                 return try self.outbox.pass(of: &scan, limit: Self.passLimit, in: db)
             }
             let (written, conflicts) = try await self.writer.push(operations, on: connection)
             let transaction = try await self.log.currentTransaction(on: connection, logger: logger)
             await self.sent(operations.count)
-            try await self.store.database.write { db in
+            try await self.write { db in
                 try self.takeWritten(written, sent: operations, conflicts: conflicts, in: db)
                 try SharingState.setCursor(cursor, in: db)
                 try SharingState.set(.serverIdentity, identity, in: db)

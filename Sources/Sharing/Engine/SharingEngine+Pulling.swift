@@ -32,7 +32,7 @@ extension SharingEngine {
             guard !page.changes.isEmpty else {
                 if page.cursor > cursor {
                     // Past changes of its own pushes only.
-                    try await store.database.write { db in
+                    try await write { db in
                         guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
                         try SharingState.setCursor(page.cursor, in: db)
                     }
@@ -55,7 +55,7 @@ extension SharingEngine {
             } else {
                 [UUID: Int64]()
             }
-            try await store.database.write { db in
+            try await write { db in
                 // Another round of this process, or another process on the file, may have
                 // taken it already.
                 guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
@@ -81,7 +81,7 @@ extension SharingEngine {
     /// holds every change of every transaction below it (see ``Tombstones``).
     private func forgetTombstones(below horizon: ServerChangeLog.Horizon) async throws {
         guard try await store.database.read({ db in try Tombstones.needWork(consumedBelow: horizon.xmin, in: db) }) else { return }
-        try await store.database.write { db in try self.forgetTombstones(below: horizon, in: db) }
+        try await write { db in try self.forgetTombstones(below: horizon, in: db) }
     }
 
     /// ``forgetTombstones(below:)`` in the current write transaction.
@@ -153,7 +153,7 @@ extension SharingEngine {
             // A push of counters whose end is not taken yet, which the server applied before
             // the snapshot (its identity recorded): every row of the snapshot holds it.
             if taken == 0, let inFlight, try await log.pushWasApplied(inFlight.id, on: connection, logger: logger) { applied = inFlight }
-            try await store.database.write { [applied] db in try db.withLargeWriteCache {
+            try await write { [applied] db in try db.withLargeWriteCache {
                 var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
                 merge.arriving = objects.ids
                 try merge.lookUp(changes, in: db)
@@ -168,7 +168,7 @@ extension SharingEngine {
             // A snapshot of more than one page is a long transfer: how far it got is shown.
             if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
         }
-        try await store.database.write { db in
+        try await write { db in
             var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
             for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.ids.contains(id) {
                 guard let entity = model.entity(named: entityName),

@@ -92,7 +92,7 @@ extension SharingEngine {
                     if scans < 8 { continue } else { return }
                 }
                 let through = next.through
-                try await store.database.write { db in
+                try await write { db in
                     // Written only when it moved (most rounds, a pull woken by another desktop,
                     // have nothing to push), and only if no other round pushed further meanwhile.
                     if try SharingState.value(.pushedThrough, in: db) == nil || SharingState.pushedThrough(in: db) < through {
@@ -100,6 +100,9 @@ extension SharingEngine {
                         try self.pruneHistory(in: db)
                     }
                 }
+                // What the store's history holds up to there is on the server: a commit
+                // there (a take of this scan) needs no round.
+                sentHistory(through: through)
                 pending = 0
                 if sentInScan == 0 { return }
                 sentInScan = 0
@@ -122,7 +125,7 @@ extension SharingEngine {
     /// recorded as in flight in the transaction that reads them, unless a push of counters
     /// is in flight already.
     private func nextPass(of scan: Outbox.Scan?) async throws -> Pass {
-        try await store.database.write { db in
+        try await write { db in
             var next = try scan ?? outbox.scan(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db)
             let operations = try outbox.pass(of: &next, limit: Self.passLimit, in: db)
             let counted = operations.filter { !$0.counterDeltas.isEmpty }.prefix(1000)
@@ -184,7 +187,7 @@ extension SharingEngine {
     /// Takes what a push of `operations` left (``Sent``) into the store; a push with an
     /// `identity` is then no longer in flight.
     private func take(_ sent: Sent, of operations: [Outbox.Operation], identity: UUID?) async throws {
-        try await store.database.write { db in
+        try await write { db in
             // A push of counters whose end was taken already (its record gone) left rows
             // to take like any pulled change: its deltas are in the bases.
             let taken = try identity.map { try SharingState.pushInFlight(in: db)?.id != $0 } ?? false
@@ -261,7 +264,7 @@ extension SharingEngine {
     func refuse(_ operation: Outbox.Operation, because message: String, on connection: PostgresConnection) async throws {
         let row = try await writer.rows(of: operation.entity, ids: [operation.id], on: connection).first
         logger.warning("sharing: the server refused a change of \(operation.entity.name) \(operation.id) (\(message)); it is undone in this store")
-        try await store.database.write { db in
+        try await write { db in
             var merge = ServerRowMerge(model: model, policy: .error, limits: sharing.limits)
             let rows = LocalRows(model: model)
             let local = try GlobalIDs.object(for: operation.id, in: db)
@@ -287,7 +290,7 @@ extension SharingEngine {
 
     /// How many objects have changes to push (shown while offline).
     func countPending() async throws -> Int {
-        try await store.database.write { db in
+        try await write { db in
             guard try SharingState.value(.serverIdentity, in: db) != nil else {
                 // Not joined yet: every object may go.
                 return try model.entities.reduce(0) { $0 + (try Int.fetchOne(db, sql: "SELECT count(*) FROM \($1.name.quotedDatabaseIdentifier)") ?? 0) }

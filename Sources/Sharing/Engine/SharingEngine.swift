@@ -38,6 +38,10 @@ actor SharingEngine {
     var permission = PushPermission()
     /// The last refusal or read-only reason logged: each is logged once, not every round.
     private var lastReasonLogged: String?
+    /// The history that wakes no round: the engine's own writes and what its pushes sent.
+    private var quiet = QuietHistory()
+    /// Rounds run, for tests.
+    private(set) var roundsRun = 0
 
     /// Logs `reason` unless it is the last one logged.
     func logOnce(_ reason: String, level: Logger.Level) {
@@ -156,6 +160,7 @@ actor SharingEngine {
     private func roundWithWatchdog() async throws {
         let held = await roundLock.acquire()
         defer { held?.release() }
+        roundsRun += 1
         progress = .now
         let outcome = Outcome()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -283,7 +288,7 @@ actor SharingEngine {
 
     /// Forgets what the store knew of another database: its bases and cursor. Global IDs stay.
     private func forgetServer() async throws {
-        try await store.database.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM \(SharingState.baseTable)")
             try db.execute(sql: "DELETE FROM \(SharingState.referenceTable)")
             for key in [SharingState.Key.serverIdentity, .cursor, .pushedThrough, .pushInFlight, .takenPushes] { try SharingState.set(key, nil, in: db) }
@@ -316,8 +321,30 @@ actor SharingEngine {
         let (commits, committed) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let fallback = DispatchTimeInterval.nanoseconds(Int(sharing.localInterval / .nanoseconds(1)))
         let subscription = store.feed.subscribe(since: nil, queue: .global(), fallback: fallback) { committed.yield() }
-        for await _ in commits { wake.yield() }
+        for await _ in commits {
+            // The engine's own commits (a pull's page taken in, a push's end) need no round.
+            if let token = try? await store.database.read({ db in try PersistentStore.currentHistoryToken(in: db) }),
+               !quiet.needsRound(at: token) { continue }
+            wake.yield()
+        }
         subscription.cancel()
+    }
+
+    /// Runs `updates` in a write transaction of the store, as every write of the engine
+    /// does: the history it records is the engine's own (see ``QuietHistory``).
+    func write<T: Sendable>(_ updates: @Sendable (Database) throws -> T) async throws -> T {
+        let (result, before, after) = try await store.database.write { db in
+            let before = try PersistentStore.currentHistoryToken(in: db)
+            let result = try updates(db)
+            return (result, before, try PersistentStore.currentHistoryToken(in: db))
+        }
+        quiet.wrote(from: before, to: after)
+        return result
+    }
+
+    /// A push's scan sent every local change up to and including the history token `token`.
+    func sentHistory(through token: Int64) {
+        quiet.sent(through: token)
     }
 }
 
