@@ -55,10 +55,12 @@ extension SharingEngine {
             } else {
                 [UUID: Int64]()
             }
+            let quietThrough = quiet.through
             try await write { db in
                 // Another round of this process, or another process on the file, may have
                 // taken it already.
                 guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
+                let before = try PersistentStore.currentHistoryToken(in: db)
                 var merge = self.merge(arriving: page.changes)
                 merge.arriving.formUnion(onServer)
                 // The record as it is now: another process may have taken it meanwhile.
@@ -68,6 +70,7 @@ extension SharingEngine {
                 for change in page.changes { try merge.take(change, in: db) }
                 try merge.finish(in: db)
                 try SharingState.setCursor(page.cursor, in: db)
+                try self.passOverOwnWrites(from: before, quietThrough: quietThrough, in: db)
                 try self.pruneHistory(in: db)
                 // Every change of the snapshot is in: as after a pull that finds nothing.
                 if page.changes.count < limit, let horizon = page.horizon { try self.forgetTombstones(below: horizon, in: db) }

@@ -39,8 +39,19 @@ extension SharingEngine {
                     // sent by another process on the file; sending it again is safe either
                     // way. (Not looked for before a pass read ahead: that pass was read after
                     // the pass before took its counters in, and any it recorded are its own.)
-                    if let lost = try await store.database.read({ db in try SharingState.pushInFlight(in: db) }) {
+                    let (lost, pushed, current) = try await store.database.read { db in
+                        (try SharingState.pushInFlight(in: db),
+                         try SharingState.value(.pushedThrough, in: db) == nil ? nil : SharingState.pushedThrough(in: db),
+                         try PersistentStore.currentHistoryToken(in: db))
+                    }
+                    if let lost {
                         try await push(replaying: lost, on: connection)
+                    } else if scan == nil, let pushed, pushed >= current {
+                        // Nothing written since the last push (a pull moves the pushed token
+                        // over the rows it took, see `passOverOwnWrites`): no scan to make.
+                        sentHistory(through: current)
+                        pending = 0
+                        return
                     }
                     pass = try await nextPass(of: scan)
                 }
@@ -134,6 +145,21 @@ extension SharingEngine {
             try SharingState.setPushInFlight(inFlight, in: db)
             return (operations, next, inFlight)
         }
+    }
+
+    /// Moves the pushed token over a write transaction of this engine that began at history
+    /// token `before` (a pulled page taken in), when everything between the pushed token and
+    /// `before` is quiet: the engine's own or sent (``QuietHistory``, `quietThrough` its
+    /// ``QuietHistory/through`` when the transaction began). Rows the engine took in hold
+    /// the server's values, and the store had no edit left to push that they could keep, so
+    /// the round's push need not scan them (a write transaction, and another to move the
+    /// token, for every change pulled).
+    nonisolated func passOverOwnWrites(from before: Int64, quietThrough: Int64, in db: Database) throws {
+        guard try SharingState.value(.pushedThrough, in: db) != nil else { return }
+        let pushed = try SharingState.pushedThrough(in: db)
+        guard before <= max(pushed, quietThrough) else { return }
+        let now = try PersistentStore.currentHistoryToken(in: db)
+        if now > pushed { try SharingState.set(.pushedThrough, String(now), in: db) }
     }
 
     /// How many objects a pass of ``pushAll(on:)`` reads and pushes before the next.

@@ -39,7 +39,7 @@ actor SharingEngine {
     /// The last refusal or read-only reason logged: each is logged once, not every round.
     private var lastReasonLogged: String?
     /// The history that wakes no round: the engine's own writes and what its pushes sent.
-    private var quiet = QuietHistory()
+    private(set) var quiet = QuietHistory()
     /// Rounds run, for tests.
     private(set) var roundsRun = 0
 
