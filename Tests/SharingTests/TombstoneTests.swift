@@ -184,6 +184,35 @@ final class TombstoneTests: XCTestCase {
         }
     }
 
+    /// A desktop's saves prune its history, but not the changes it has not pushed yet, which
+    /// its next push reads to know which objects to send (else it compares every object of
+    /// the store with its base); past ten times its limit they are pruned too, and the push
+    /// compares every object. Nothing is lost either way.
+    func testSavesKeepTheChangesNotPushedInTheHistoryUpToTenTimesItsLimit() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+            b.store.historyLimit = 50
+            try await b.session.synchronize()
+            await b.stop()
+            let pushed = try await b.store.database.read { db in try SharingState.pushedThrough(in: db) }
+            let notPushed = { () throws -> Int? in
+                try b.store.database.read { db in try? b.store.objectsWritten(since: pushed, in: db).objects.count }
+            }
+            for index in 0..<300 { try b.insertBoard("Offline \(index)") }
+            XCTAssertEqual(try notPushed(), 300, "the 300 boards saved since the last push are all in the history")
+            for index in 300..<700 { try b.insertBoard("Offline \(index)") }
+            XCTAssertNil(try notPushed(), "past ten times the limit, the history is pruned")
+            let history = try sqlite3(b.url, "SELECT count(*) FROM Z_HISTORY").trimmingCharacters(in: .whitespacesAndNewlines)
+            XCTAssertLessThanOrEqual(Int(history) ?? .max, 500 + 25, "ten times the limit, and the slack of a save's check")
+            let again = try b.store.share(through: PostgresSharing(database.configuration))
+            try await again.synchronize()
+            let server = try await database.contents()
+            XCTAssertEqual(server.count, 700, "every board went out")
+            await again.stop()
+        }
+    }
+
     private struct SharingRows: Equatable {
         var bases: Int
         var tombstones: Int

@@ -30,6 +30,12 @@ public struct HistoryGap: Error, Sendable, Hashable, CustomStringConvertible {
 /// - ``HistoryGap``
 extension PersistentStore {
     private static let prunedKey = "historyPrunedThrough"
+    /// The token after which a sharing session still needs the history (``keepHistory(after:in:)``).
+    private static let keptAfterKey = "historyKeptAfter"
+
+    /// How many times ``historyLimit`` the history may grow to keep what a sharing session
+    /// has not pushed yet (see ``keepHistory(after:in:)``).
+    package static let historyKeptForSharing: Int64 = 10
 
     /// The token of the newest recorded change (0 when nothing was ever recorded).
     public func currentHistoryToken() throws -> Int64 {
@@ -63,14 +69,36 @@ extension PersistentStore {
 
     /// Prunes the history to ``historyLimit`` when it holds half as many changes again, but
     /// never the changes after `kept` (a sharing session's changes not pushed yet: it writes
-    /// the changes it pulls through here).
+    /// the changes it pulls through here), nor, in any process, those after the token the
+    /// file keeps them for (``keepHistory(after:in:)``), unless they are more than
+    /// ``historyKeptForSharing`` times the limit.
     package func pruneHistoryIfNeeded(_ db: Database, keepingAfter kept: Int64 = .max) throws {
         guard let limit = historyLimit.map({ max(0, $0) }) else { return }
         // The tokens kept run from the oldest to the newest: pruning cuts the oldest off.
         guard let oldest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(token) FROM \(Schema.historyTable)")) else { return }
         let newest = try Self.currentToken(db)
-        guard newest - oldest + 1 > limit + limit / 2, min(newest - limit, kept) >= oldest else { return }
-        try Self.pruneHistory(through: min(newest - limit, kept), in: db)
+        guard newest - oldest + 1 > limit + limit / 2 else { return }
+        var through = min(newest - limit, kept)
+        if let floor = try Int64.fetchOne(db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?"),
+                                          arguments: [Self.keptAfterKey]) {
+            through = min(through, max(floor, newest - limit * Self.historyKeptForSharing))
+        }
+        guard through >= oldest else { return }
+        try Self.pruneHistory(through: through, in: db)
+    }
+
+    /// Keeps the changes recorded after `token` (nil: no longer) from every process's
+    /// pruning, up to ``historyKeptForSharing`` times ``historyLimit``: a sharing session's
+    /// changes not pushed yet, which its next push reads to know which objects to send.
+    /// Without them, a push compares every object of the store with its base: a store
+    /// saving faster than it pushes (thousands of changes a second) lost them to its own
+    /// saves' pruning, and each push scanned the whole store.
+    package static func keepHistory(after token: Int64?, in db: Database) throws {
+        if let token {
+            try db.execute(sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)", arguments: [keptAfterKey, token])
+        } else {
+            try db.execute(sql: "DELETE FROM \(metadataTable) WHERE key = ?", arguments: [keptAfterKey])
+        }
     }
 
     /// The changes committed after `token`, folded per object (an insert then an update is an

@@ -113,6 +113,9 @@ enum SharingState {
     }
 
     static func set(_ key: Key, _ value: String?, in db: Database) throws {
+        // The history after the pushed token is what the next push reads: no process's
+        // pruning takes it.
+        if key == .pushedThrough { try PersistentStore.keepHistory(after: value.flatMap { Int64($0) }, in: db) }
         if let value {
             try db.execute(sql: "INSERT OR REPLACE INTO \(stateTable) (key, value) VALUES (?, ?)", arguments: [key.rawValue, value])
         } else {
