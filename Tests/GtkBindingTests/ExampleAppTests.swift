@@ -49,7 +49,10 @@ final class ExampleAppTests: XCTestCase, @unchecked Sendable {
         let said = Said(output.fileHandleForReading)
         // The window shows at the display's top left, 360 × 420: the entry, then
         // [Home] | Buy milk | Fix the tap | [Work] | Write the report, each row about 38 pixels.
-        Thread.sleep(forTimeInterval: 1.5)
+        // Clicked once the window shows (a first launch in a fresh clone can take longer than
+        // a fixed wait: the tap then selected nothing, and Enter had no row to edit).
+        try run("/usr/bin/timeout", ["20", "/usr/bin/xdotool", "search", "--sync", "--onlyvisible", "--pid", String(process.processIdentifier)])
+        Thread.sleep(forTimeInterval: 1.0)
         let screenshot = folder.appendingPathComponent("notes-tap.png")
         defer { try? run("/usr/bin/import", ["-window", "root", screenshot.path]) }
         try run("/usr/bin/xdotool", ["mousemove", "100", "117", "click", "1"])   // Fix the tap: selected, its row focused
