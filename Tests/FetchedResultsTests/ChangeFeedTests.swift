@@ -24,6 +24,34 @@ final class ChangeFeedTests: XCTestCase {
         withExtendedLifetime(following) {}
     }
 
+    /// A following process's own saves: the kernel tells of their writes too, but the feed
+    /// knows them by the files being as the commit left them, and looks once a save (at
+    /// its commit), not a sequence of looks a save (about six, 30 ms apart). Another
+    /// process's commit in the middle of them still arrives.
+    func testThisProcesssOwnSavesMakeOneLookEach() throws {
+        let (store, controller, _, _, following) = try WorldCup.followed(in: try temporaryFolder(self))
+        XCTAssertTrue(store.feed.isWatchedByTheKernel, "inotify watches the store's files here")
+        let context = controller.managedObjectContext
+        let teams = try context.fetch(FetchRequest<Team>(entityName: "Team"))
+        RunLoop.current.run(until: Date().addingTimeInterval(1.5))
+        let before = store.feed.looksMade
+        let saves = 30
+        for round in 0..<saves {
+            teams[round % teams.count].wins = 100 + round
+            try context.save()
+            RunLoop.current.run(until: Date().addingTimeInterval(0.03))
+        }
+        RunLoop.current.run(until: Date().addingTimeInterval(1.5))
+        let looks = store.feed.looksMade - before
+        XCTAssertGreaterThanOrEqual(looks, saves, "each save was looked at")
+        XCTAssertLessThanOrEqual(looks, saves + 5, "one look a save, and a late one a second")
+
+        try sqlite3(store.url!, "UPDATE Team SET wins = 77 WHERE teamName = 'Ghana'")
+        XCTAssertTrue(waitUntil({ controller.fetchedObjects?.first { $0.teamName == "Ghana" }?.wins == 77 }, timeout: 5),
+                      "another process's commit still arrives")
+        withExtendedLifetime(following) {}
+    }
+
     /// Three processes commit 10,000 inserts between them (each its own transaction), with
     /// WAL checkpoints (TRUNCATE) by another process and a storm of events from unrelated
     /// files in the same folder: a subscriber gets each insert once, in token order, and a

@@ -20,7 +20,9 @@ import Synchronization
 /// Each wake-up reads one number, the history's newest token (`sqlite_sequence`), and
 /// subscribers are told only when it moved. Wake-ups that come while a look is pending make
 /// no second look; a file write is looked at again up to a second later, since a commit shows
-/// to readers a moment after its last write (see `fileWritten()`).
+/// to readers a moment after its last write (see `fileWritten()`). The kernel tells of this
+/// process's own commits too: those writes, known by the files being as the commit left
+/// them, make one late look, not a sequence (see `ownCommitEnded()`).
 ///
 /// A slow safety look (every ``fallbackInterval`` or a subscriber's own) runs only where
 /// the kernel cannot tell: no inotify (`inotify_init1` or the watch failed, say the
@@ -77,6 +79,19 @@ package final class StoreChangeFeed: @unchecked Sendable {
     private var looks: (any DispatchSourceTimer)?
     private var lookStep = 0
     private var writtenSinceLook = false
+    /// The late look after writes of this process's own commits (see `ownCommitEnded()`).
+    private var lateLook: (any DispatchSourceTimer)?
+    /// Set by the store's writer connection, at its commits (see `ownCommitEnded()`).
+    private let ownCommits = Mutex(OwnCommits())
+
+    private struct OwnCommits {
+        /// Between the writer's commit hook and the end of its commit: its writes are under way.
+        var committing = false
+        /// Whether the kernel told of a write meanwhile: the commit's end decides whose it was.
+        var writtenWhileCommitting = false
+        /// The store's files as the writer's last commit left them.
+        var filesAfter: StoreFiles?
+    }
 
     fileprivate final class Subscriber: @unchecked Sendable {
         let queue: DispatchQueue
@@ -151,11 +166,17 @@ package final class StoreChangeFeed: @unchecked Sendable {
         folderWatch?.cancel()
         timer?.cancel()
         looks?.cancel()
+        lateLook?.cancel()
     }
 
     /// Whether the kernel tells this feed of other processes' commits (else the safety
     /// look does, every few seconds).
     package var isWatchedByTheKernel: Bool { queue.sync { kernelWatches } }
+
+    /// How many times the feed read the history's token so far: what following the store
+    /// costs, each a read of one number.
+    package var looksMade: Int { looksCount.load(ordering: .relaxed) }
+    private let looksCount = Atomic<Int>(0)
 
     /// Calls `handler` on `queue` after the history grew past `since` (the token the
     /// subscriber read up to), until the subscription is cancelled or released. With
@@ -206,7 +227,10 @@ package final class StoreChangeFeed: @unchecked Sendable {
         // Another file at the store's path, once it is a store of this model: this process
         // goes on with it. Until then (or when it cannot be opened) the old file is followed.
         if fileWasReplaced(), reopenFile() { return }
-        guard let token = try? database.read({ db in try PersistentStore.currentToken(db) }) else { return }
+        // One statement, so no transaction around it: GRDB prepares `BEGIN` and `COMMIT`
+        // anew for each read, and looks are frequent.
+        looksCount.add(1, ordering: .relaxed)
+        guard let token = try? database.unsafeRead({ db in try PersistentStore.currentToken(db) }) else { return }
         let subscribers = state.withLock { state -> [Subscriber] in
             guard token != state.token else { return [] }
             state.token = token
@@ -222,6 +246,17 @@ package final class StoreChangeFeed: @unchecked Sendable {
     /// 1, 2, 4, ... up to 1,024 ms (a writer descheduled on a loaded machine), each a
     /// read of one number; a later write starts the sequence again.
     private func fileWritten() {
+        // This process's own commit: under way (the end of it decides), or ended and the
+        // files still as it left them.
+        let own = ownCommits.withLock { own in
+            if own.committing { own.writtenWhileCommitting = true }
+            return (own.committing, own.filesAfter)
+        }
+        if own.0 { return }
+        if let filesAfter = own.1, filesAfter == StoreFiles(url) {
+            if looks == nil { lookLate() }
+            return
+        }
         guard let looks else {
             look()
             let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -256,6 +291,60 @@ package final class StoreChangeFeed: @unchecked Sendable {
 
     /// The milliseconds between the looks after a file write.
     private static let lookDelays = [1, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+
+    /// The store's writer connection began to commit (its commit hook): the writes the
+    /// kernel tells of until it ends may be its own.
+    fileprivate func ownCommitBegan() {
+        ownCommits.withLock { $0.committing = true }
+    }
+
+    /// The store's writer connection ended a commit (`committed`) or a rollback. A commit
+    /// of this process needs no sequence of looks: the feed looked when it ended (`wake()`),
+    /// once it showed to readers. So the files are noted as it left them (a `stat` each),
+    /// and the kernel's word of a write, while they are still so, makes one late look only,
+    /// a second later (`lookLate()`).
+    ///
+    /// That late look is for another process's write that is taken for this process's,
+    /// and whose commit shows late: one made in the moment between this commit's end and
+    /// the `stat`s (they include it), or one in the same tick of the file system's clock
+    /// that leaves the sizes as they were (a WAL begun again from its start). Any other
+    /// write changes a size or a time, and makes the whole sequence.
+    fileprivate func ownCommitEnded(committed: Bool) {
+        let files = StoreFiles(url)
+        let written = ownCommits.withLock { own in
+            own.committing = false
+            if committed { own.filesAfter = files }
+            defer { own.writtenWhileCommitting = false }
+            return own.writtenWhileCommitting
+        }
+        if written { queue.async { [self] in fileWritten() } }
+        if committed { wake() }
+    }
+
+    /// One look, a second after the first of this process's own writes since the last
+    /// late look (see `ownCommitEnded(committed:)`).
+    private func lookLate() {
+        guard lateLook == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in
+            self?.lateLook = nil
+            self?.look()
+        }
+        timer.schedule(deadline: .now() + .milliseconds(Self.lookDelays.reduce(0, +)))
+        timer.resume()
+        lateLook = timer
+    }
+
+    /// The size, modification time and identity of the store's file, its `-wal` and its
+    /// `-journal`: a write to one changes it (see `ownCommitEnded(committed:)`).
+    private struct StoreFiles: Equatable {
+        var files: [stat.Snapshot?]
+
+        init?(_ url: URL?) {
+            guard let path = url?.path else { return nil }
+            files = ["", "-wal", "-journal"].map { stat.Snapshot(path: path + $0) }
+        }
+    }
 
     /// Whether another file is now at the store's path (a deleted file is not yet replaced:
     /// the open connections go on with it until a new one is made).
@@ -293,9 +382,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
     }
 
     private static func identity(ofFileAt path: String) -> FileIdentity? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        stat.Snapshot(path: path).map { FileIdentity(device: $0.device, inode: $0.inode) }
     }
 
     /// Starts watching when the first subscriber follows every commit (once), and sets the
@@ -313,7 +400,7 @@ package final class StoreChangeFeed: @unchecked Sendable {
             state.token = (try? database.read { db in try PersistentStore.currentToken(db) }) ?? 0
         }
         // This process's writes, at commit.
-        let observer = CommitObserver { [weak self] in self?.wake() }
+        let observer = CommitObserver(feed: self)
         database.add(transactionObserver: observer, extent: .observerLifetime)
         self.observer = observer
         // Other processes' writes, told by the kernel.
@@ -361,16 +448,38 @@ package final class StoreChangeFeed: @unchecked Sendable {
     }
 }
 
-/// Wakes the feed after each commit of the store's writer connection.
+/// Tells the feed when a commit of the store's writer connection begins and ends (it wakes
+/// the feed after each).
 private final class CommitObserver: TransactionObserver, @unchecked Sendable {
-    let committed: @Sendable () -> Void
+    weak var feed: StoreChangeFeed?
 
-    init(_ committed: @escaping @Sendable () -> Void) { self.committed = committed }
+    init(feed: StoreChangeFeed) { self.feed = feed }
 
     func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
     func databaseDidChange(with event: DatabaseEvent) {}
-    func databaseDidCommit(_ db: Database) { committed() }
-    func databaseDidRollback(_ db: Database) {}
+    func databaseWillCommit() throws { feed?.ownCommitBegan() }
+    func databaseDidCommit(_ db: Database) { feed?.ownCommitEnded(committed: true) }
+    func databaseDidRollback(_ db: Database) { feed?.ownCommitEnded(committed: false) }
+}
+
+extension stat {
+    /// What a write to a file changes: its size and modification time (to the
+    /// nanosecond the file system keeps), with its device and inode. Not the change
+    /// time: SQLite changes a file's attributes too, which the kernel does not tell of.
+    struct Snapshot: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var seconds: Int
+        var nanoseconds: Int
+
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
+            (seconds, nanoseconds) = (info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+        }
+    }
 }
 
 extension DispatchTimeInterval {
@@ -386,3 +495,4 @@ extension DispatchTimeInterval {
         }
     }
 }
+
