@@ -95,9 +95,9 @@ extension PersistentStore {
     /// saves' pruning, and each push scanned the whole store.
     package static func keepHistory(after token: Int64?, in db: Database) throws {
         if let token {
-            try db.execute(sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)", arguments: [keptAfterKey, token])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)").execute(arguments: [keptAfterKey, token])
         } else {
-            try db.execute(sql: "DELETE FROM \(metadataTable) WHERE key = ?", arguments: [keptAfterKey])
+            try db.cachedStatement(sql: "DELETE FROM \(metadataTable) WHERE key = ?").execute(arguments: [keptAfterKey])
         }
     }
 
@@ -120,12 +120,12 @@ extension PersistentStore {
     }
 
     private func changes(since token: Int64, through last: Int64? = nil, in db: Database) throws -> (changes: ObjectChanges, newToken: Int64) {
-        let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
+        let pruned = try Int64.fetchOne(db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?"), arguments: [Self.prunedKey]) ?? 0
         if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
         var changes = ObjectChanges()
         var newToken = token
         let entities = try Schema.entitiesByNumber(in: db, model: model)
-        let rows = try Row.fetchCursor(db, sql: "SELECT token, entity, rowKey, kind FROM \(Schema.historyTable) WHERE token > ? AND token <= ? ORDER BY token",
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT token, entity, rowKey, kind FROM \(Schema.historyTable) WHERE token > ? AND token <= ? ORDER BY token"),
                                        arguments: [token, last ?? .max])
         while let row = try rows.next() {
             newToken = row[0]
@@ -156,7 +156,7 @@ extension PersistentStore {
     ///
     /// - Throws: ``HistoryGap`` when changes after `token` were pruned.
     package func objectsWritten(since token: Int64, in db: Database) throws -> (objects: Set<ObjectID>, newToken: Int64) {
-        let pruned = try Int64.fetchOne(db, sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?", arguments: [Self.prunedKey]) ?? 0
+        let pruned = try Int64.fetchOne(db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?"), arguments: [Self.prunedKey]) ?? 0
         if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
         let entities = try Schema.entitiesByNumber(in: db, model: model)
         var objects = Set<ObjectID>()
