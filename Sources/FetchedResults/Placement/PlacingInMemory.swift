@@ -53,7 +53,8 @@ extension FetchedResultsController {
             for key in keys {
                 let likely = sectionNameKeyPath.flatMap { keyPath in
                     (try? context.object(with: ObjectID(entityName: entityName, rowKey: key))).flatMap { object in
-                        layout.firstIndex { $0.name == context.sectionName(forKeyPath: keyPath, of: object) }
+                        let name = context.sectionName(forKeyPath: keyPath, of: object)
+                        return layout.firstIndex { $0.name == name }
                     }
                 }
                 for s in (likely.map { [$0] } ?? []) + layout.indices.filter({ $0 != likely }) {
