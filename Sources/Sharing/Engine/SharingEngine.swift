@@ -226,7 +226,8 @@ actor SharingEngine {
 
     func status(_ state: SharingStatus.State) {
         lastState = state
-        let rejected = (try? store.database.read { db in try SharingState.rejectedCount(in: db) }) ?? 0
+        // One statement: no transaction around it.
+        let rejected = (try? store.database.unsafeRead { db in try SharingState.rejectedCount(in: db) }) ?? 0
         report?(SharingStatus(state: state, transfer: transfer, pendingChanges: pending, server: sharing.configuration.description, rejectedChanges: rejected,
                               security: security, readOnlyReason: permission.readOnlyReason))
     }

@@ -249,9 +249,11 @@ enum SharingState {
                         rejected.version, rejected.key ?? "", rejected.reason])
     }
 
+    /// How many rejected changes are recorded: read at each round's status, so prepared once
+    /// a connection. A store that never shared has no table, and nothing rejected.
     static func rejectedCount(in db: Database) throws -> Int {
-        guard try db.tableExists(rejectedTable) else { return 0 }
-        return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(rejectedTable)") ?? 0
+        guard let statement = try? db.cachedStatement(sql: "SELECT count(*) FROM \(rejectedTable)") else { return 0 }
+        return try Int.fetchOne(statement) ?? 0
     }
 
     static func rejectedChanges(after number: Int64 = 0, in db: Database) throws -> [RejectedChange] {
