@@ -19,7 +19,7 @@ extension SharingEngine {
     func pullAll(on connection: PostgresConnection) async throws {
         let limit = 1000
         while true {
-            let (cursor, taken) = try await store.database.read { db in
+            let (cursor, taken) = try readNow { db in
                 (try SharingState.cursor(in: db) ?? .start, try SharingState.takenPushes(in: db))
             }
             let page = try await log.pull(after: cursor, limit: limit, skipping: taken, of: skippableEntities, on: connection, logger: logger)
@@ -43,7 +43,7 @@ extension SharingEngine {
             // Relationships to objects neither the page nor the store has: the server is
             // asked whether it has them (a push of many objects commits in several
             // transactions); those it lacks make their changes rejected.
-            let (unknown, inFlight) = try await store.database.read { db in
+            let (unknown, inFlight) = try readNow { db in
                 (try self.unknownTargets(of: page.changes, in: db), try SharingState.pushInFlight(in: db))
             }
             let onServer = try await existingObjects(unknown, on: connection)

@@ -39,7 +39,7 @@ extension SharingEngine {
                     // sent by another process on the file; sending it again is safe either
                     // way. (Not looked for before a pass read ahead: that pass was read after
                     // the pass before took its counters in, and any it recorded are its own.)
-                    let (lost, pushed, current) = try await store.database.read { db in
+                    let (lost, pushed, current) = try readNow { db in
                         (try SharingState.pushInFlight(in: db),
                          try SharingState.value(.pushedThrough, in: db) == nil ? nil : SharingState.pushedThrough(in: db),
                          try PersistentStore.currentHistoryToken(in: db))

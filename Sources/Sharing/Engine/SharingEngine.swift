@@ -324,7 +324,7 @@ actor SharingEngine {
         let subscription = store.feed.subscribe(since: nil, queue: .global(), fallback: fallback) { committed.yield() }
         for await _ in commits {
             // The engine's own commits (a pull's page taken in, a push's end) need no round.
-            if let token = try? await store.database.read({ db in try PersistentStore.currentHistoryToken(in: db) }),
+            if let token = try? readNow({ db in try PersistentStore.currentHistoryToken(in: db) }),
                !quiet.needsRound(at: token) { continue }
             wake.yield()
         }
@@ -341,6 +341,13 @@ actor SharingEngine {
         }
         quiet.wrote(from: before, to: after)
         return result
+    }
+
+    /// A short read of the store on the calling thread: GRDB's asynchronous read hops to
+    /// a reader's queue and back, two thread switches, for reads of a few rows that each
+    /// round makes.
+    nonisolated func readNow<T>(_ value: (Database) throws -> T) throws -> T {
+        try store.database.read(value)
     }
 
     /// A push's scan sent every local change up to and including the history token `token`.
