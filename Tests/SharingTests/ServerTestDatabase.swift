@@ -112,6 +112,18 @@ struct ServerTestDatabase {
         return 0
     }
 
+    /// The server processes of every other connection to the database (the desktops').
+    func backendProcesses() async throws -> [Int32] {
+        try await withConnection { connection in
+            let rows = try await connection.query("""
+                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """, logger: Self.logger)
+            var pids: [Int32] = []
+            for try await pid in rows.decode(Int32.self) { pids.append(pid) }
+            return pids
+        }
+    }
+
     /// Runs `sql` on `connection`, returning nothing.
     static func execute(_ sql: String, on connection: PostgresConnection) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)

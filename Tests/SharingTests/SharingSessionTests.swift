@@ -222,6 +222,30 @@ final class SharingSessionTests: XCTestCase {
         }
     }
 
+    /// The server stops answering in the middle of a round, its connections still open
+    /// (their server processes frozen with SIGSTOP): the round is given up after the
+    /// engine's 20 s without progress, and the change goes out over a new connection while
+    /// the old ones stay frozen.
+    func testARoundTheServerStopsAnsweringIsGivenUpAndItsChangeGoesOutOnANewConnection() async throws {
+        try await ServerTestDatabase.with { database in
+            let (a, _) = try await twoDesktops(on: database)
+            let frozen = try await database.backendProcesses()
+            XCTAssertGreaterThanOrEqual(frozen.count, 2, "a connection a desktop at least")
+            for pid in frozen { kill(pid, SIGSTOP) }
+            defer { for pid in frozen { kill(pid, SIGCONT) } }
+            let started = ContinuousClock.now
+            _ = try sqlite3(a.url, "UPDATE Card SET title = 'sent while the server was frozen'")
+            try await eventually("the change reaches the server", timeout: .seconds(60)) {
+                let titles = try await database.contents().values.compactMap { $0["title"] }
+                return titles.contains(.string("sent while the server was frozen"))
+            }
+            XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .seconds(15), "after the round was given up, not before")
+            try await eventually("A says it is connected with nothing waiting", timeout: .seconds(20)) {
+                a.session.status.state == .connected && a.session.status.pendingChanges == 0
+            }
+        }
+    }
+
     func testADesktopAwayLongerThanTheServerKeepsItsLogResyncsVisiblyAndKeepsItsOwnEdits() async throws {
         try await ServerTestDatabase.with { database in
             let folder = try temporaryFolder(self)

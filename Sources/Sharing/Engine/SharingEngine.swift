@@ -68,6 +68,7 @@ actor SharingEngine {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.listen() }
             group.addTask { await self.watchLocalCommits() }
+            group.addTask { await self.watchRounds() }
             group.addTask {
                 // A round now, then after each wake-up; retries after a failure.
                 wake.yield()
@@ -163,22 +164,28 @@ actor SharingEngine {
         roundsRun += 1
         progress = .now
         let outcome = Outcome()
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            outcome.continuation = continuation
-            let work = Task {
-                do { try await self.round(); outcome.resume(nil) } catch { outcome.resume(error) }
-            }
-            Task {
-                while !outcome.isResumed {
-                    try? await Task.sleep(for: .seconds(1))
-                    if await ContinuousClock.now - self.progress > Self.stallLimit {
-                        await self.notice("a round made no progress for \(Self.stallLimit); giving it up")
-                        work.cancel()
-                        outcome.resume(RoundStalled())
-                        await self.closeConnection()
-                    }
-                }
-            }
+        let work = Task {
+            do { try await self.round(); outcome.resume(nil) } catch { outcome.resume(error) }
+        }
+        roundUnderWay = (work, outcome)
+        defer { roundUnderWay = nil }
+        try await outcome.value()
+    }
+
+    /// The round under way: its work, and what `roundWithWatchdog()` waits on.
+    private var roundUnderWay: (work: Task<Void, Never>, outcome: Outcome)?
+
+    /// Gives up the round under way once it made no progress for ``stallLimit``: looked at
+    /// every second by one task for the engine's life, not by one for each round (a
+    /// desktop following others runs many rounds a second).
+    private func watchRounds() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            guard let round = roundUnderWay, !round.outcome.isResumed, ContinuousClock.now - progress > Self.stallLimit else { continue }
+            notice("a round made no progress for \(Self.stallLimit); giving it up")
+            round.work.cancel()
+            round.outcome.resume(RoundStalled())
+            await closeConnection()
         }
     }
 
@@ -374,17 +381,33 @@ struct RoundStalled: Error, CustomStringConvertible {
 /// Resumes a continuation once, from whichever comes first.
 private final class Outcome: @unchecked Sendable {
     private let lock = NSLock()
-    var continuation: CheckedContinuation<Void, any Error>?
+    private var continuation: CheckedContinuation<Void, any Error>?
+    /// The first outcome, until ``value()`` takes it.
+    private var result: Result<Void, any Error>?
     private var resumed = false
 
     var isResumed: Bool { lock.withLock { resumed } }
 
+    /// Waits for the first ``resume(_:)`` (at once if it came already).
+    func value() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let came: Result<Void, any Error>? = lock.withLock {
+                if result == nil { self.continuation = continuation }
+                return result
+            }
+            if let came { continuation.resume(with: came) }
+        }
+    }
+
+    /// Ends ``value()`` with success (nil) or `error`; later calls do nothing.
     func resume(_ error: (any Error)?) {
+        let outcome: Result<Void, any Error> = error.map { .failure($0) } ?? .success(())
         let continuation: CheckedContinuation<Void, any Error>? = lock.withLock {
             guard !resumed else { return nil }
             resumed = true
+            if self.continuation == nil { result = outcome }
             return self.continuation
         }
-        if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
+        continuation?.resume(with: outcome)
     }
 }
