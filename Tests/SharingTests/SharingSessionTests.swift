@@ -246,6 +246,27 @@ final class SharingSessionTests: XCTestCase {
         }
     }
 
+    /// A desktop stopped while the server does not answer its round (its connections
+    /// frozen): `stop()` returns once the watchdog gives the round up, not never.
+    func testStoppingADesktopWhoseRoundTheServerDoesNotAnswerEnds() async throws {
+        try await ServerTestDatabase.with { database in
+            let (a, _) = try await twoDesktops(on: database)
+            let frozen = try await database.backendProcesses()
+            for pid in frozen { kill(pid, SIGSTOP) }
+            defer { for pid in frozen { kill(pid, SIGCONT) } }
+            _ = try sqlite3(a.url, "UPDATE Card SET title = 'made before stopping'")
+            // The round the change wakes sends its pull, and waits.
+            try await Task.sleep(for: .seconds(2))
+            let stopped = Stopped()
+            let session = a.session
+            Task {
+                await session.stop()
+                stopped.set()
+            }
+            try await eventually("stop() returns", timeout: .seconds(40)) { stopped.value }
+        }
+    }
+
     func testADesktopAwayLongerThanTheServerKeepsItsLogResyncsVisiblyAndKeepsItsOwnEdits() async throws {
         try await ServerTestDatabase.with { database in
             let folder = try temporaryFolder(self)
@@ -326,4 +347,13 @@ final class SharingSessionTests: XCTestCase {
         try await b.session.synchronize()
         return (a, b)
     }
+}
+
+/// Whether a `stop()` called on another task returned.
+private final class Stopped: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+
+    var value: Bool { lock.withLock { stopped } }
+    func set() { lock.withLock { stopped = true } }
 }

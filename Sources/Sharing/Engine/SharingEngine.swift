@@ -76,6 +76,7 @@ actor SharingEngine {
                     if Task.isCancelled { break }
                     await self.runRound()
                 }
+                await self.roundsEnded()
             }
             while !Task.isCancelled {
                 if (try? await Task.sleep(for: .seconds(3600))) == nil { break }
@@ -174,13 +175,23 @@ actor SharingEngine {
 
     /// The round under way: its work, and what `roundWithWatchdog()` waits on.
     private var roundUnderWay: (work: Task<Void, Never>, outcome: Outcome)?
+    /// Whether the rounds ended (the engine stopped, and its last round ended).
+    private var roundsOver = false
+
+    private func roundsEnded() { roundsOver = true }
 
     /// Gives up the round under way once it made no progress for ``stallLimit``: looked at
     /// every second by one task for the engine's life, not by one for each round (a
     /// desktop following others runs many rounds a second).
+    ///
+    /// It watches until the rounds end, not until the engine is cancelled: `stop()` waits
+    /// for the round under way, and one the server stopped answering would hold it for good.
     private func watchRounds() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(1))
+        while !roundsOver {
+            // A second, cancelled or not.
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) { continuation.resume() }
+            }
             guard let round = roundUnderWay, !round.outcome.isResumed, ContinuousClock.now - progress > Self.stallLimit else { continue }
             notice("a round made no progress for \(Self.stallLimit); giving it up")
             round.work.cancel()
