@@ -495,4 +495,3 @@ extension DispatchTimeInterval {
         }
     }
 }
-
