@@ -72,9 +72,24 @@ private func measureStayingSmall(rows: Int, serverURL: String, folder: URL, seed
     try await withConnection(churned, logger: logger) { connection in
         _ = try await ServerChangeLog(model: WorldCupStore.model).prune(keepingLast: PostgresSharing(churned).logLimit, on: connection, logger: logger)
     }
+    for desktop in [a, b] { try await synchronized(desktop.session) }
+    // The baseline: two desktops sharing the same 1,000 teams through a database that never
+    // held the others, made now so that the wait below is the same for all four.
+    let fresh = try await scratchDatabase(server, logger: logger)
+    let (c, d) = try await twoDesktops(on: fresh, named: "small-fresh", keeping: kept, folder: folder, seed: seed)
+    // Life goes on: a history's retention later, one tap on A and on C, which B and D follow.
+    // That write and the pull's are the first ones the retention after the history's changes
+    // (PersistentStore.historyRetention), and prune them.
+    let retention = PersistentStore.defaultHistoryRetention
+    print("  waiting \(Int(retention)) s, the history's retention, for one more change on each desktop...")
+    try await Task.sleep(for: .seconds(retention + 1))
+    for (writer, follower) in [(a, b), (c, d)] {
+        try tapOnce(writer.store)
+        try await synchronized(writer.session)
+        try await synchronized(follower.session)
+    }
+    for desktop in [a, b, c, d] { await desktop.session.stop() }
     for desktop in [a, b] {
-        try await synchronized(desktop.session)
-        await desktop.session.stop()
         figures.leftOver += try await desktop.store.database.read { db in
             try Int.fetchOne(db, sql: "SELECT (SELECT count(*) FROM Z_SHARED_BASE WHERE \"row\" IS NULL) + (SELECT count(*) FROM Z_GLOBAL_ID) - (SELECT count(*) FROM \"Team\")") ?? 0
         }
@@ -82,10 +97,6 @@ private func measureStayingSmall(rows: Int, serverURL: String, folder: URL, seed
     (figures.storeA, figures.storeB) = (try pagesInUse(a.store), try pagesInUse(b.store))
     (figures.historyA, figures.historyB) = (try historyBytes(a.store), try historyBytes(b.store))
     (figures.serverTables, figures.serverLog) = try await serverSizes(churned, logger: logger)
-
-    let fresh = try await scratchDatabase(server, logger: logger)
-    let (c, d) = try await twoDesktops(on: fresh, named: "small-fresh", keeping: kept, folder: folder, seed: seed)
-    for desktop in [c, d] { await desktop.session.stop() }
     (figures.freshA, figures.freshB) = (try pagesInUse(c.store), try pagesInUse(d.store))
     figures.freshHistory = try historyBytes(c.store)
     (figures.freshServerTables, figures.freshServerLog) = try await serverSizes(fresh, logger: logger)
@@ -107,6 +118,18 @@ private func twoDesktops(on database: ServerConfiguration, named name: String, k
     return ((a, sessionA), (b, sessionB))
 }
 
+/// One +1 on the first team by name, saved as the viewer saves a tap.
+private func tapOnce(_ store: PersistentStore) throws {
+    let context = ObjectContext(store: store)
+    var request = FetchRequest<ManagedObject>(entityName: "Team", sortDescriptors: [FetchSortDescriptor(key: "teamName")])
+    request.fetchLimit = 1
+    guard let team = try context.fetch(request).first, case .integer(let wins) = team.attributeValue(forKey: "wins") else {
+        throw OptionsError("small: no team to tap")
+    }
+    try team.setValue(wins + 1, forKey: "wins")
+    try context.save()
+}
+
 /// The bytes of the store file's pages in use (its free pages are left out: SQLite keeps
 /// them for its next writes unless the file is vacuumed).
 private func pagesInUse(_ store: PersistentStore) throws -> Int {
@@ -117,7 +140,8 @@ private func pagesInUse(_ store: PersistentStore) throws -> Int {
 }
 
 /// The bytes of the store's history table and its indexes (the changes it keeps for the
-/// controllers and the outbox: at most `historyLimit` and half as many again).
+/// controllers and the outbox: at most `historyLimit` and half as many again, and only
+/// until `historyRetention` after the last write).
 private func historyBytes(_ store: PersistentStore) throws -> Int {
     try store.database.read { db in
         try Int.fetchOne(db, sql: "SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = 'Z_HISTORY')") ?? 0

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 /// A reader of the change history asked for changes older than the oldest one kept: it
@@ -25,6 +26,8 @@ public struct HistoryGap: Error, Sendable, Hashable, CustomStringConvertible {
 /// - ``changes(since:)``
 /// - ``historyLimit``
 /// - ``defaultHistoryLimit``
+/// - ``historyRetention``
+/// - ``defaultHistoryRetention``
 /// - ``pruneHistory(through:)``
 /// - ``pruneHistory(keepingLast:)``
 /// - ``HistoryGap``
@@ -46,19 +49,21 @@ extension PersistentStore {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT seq FROM sqlite_sequence WHERE name = ?"), arguments: [Schema.historyTable]) ?? 0
     }
 
-    /// How many recorded changes the store keeps, at least: nil keeps them all,
-    /// ``defaultHistoryLimit`` (10,000) unless set.
+    /// How many recorded changes the store keeps, at most about: nil sets no limit on
+    /// their number, ``defaultHistoryLimit`` (10,000) unless set.
     ///
     /// Each save of a context on this store checks the history in its write transaction
     /// and, once it holds half as many changes again as the limit (15,000 by default, the
     /// changes other processes recorded included), deletes the oldest down to the limit.
     /// The file therefore stops growing with the history, and most saves delete nothing:
-    /// the check is one lookup of the smallest token. A reader that fell behind the pruned
-    /// point gets ``HistoryGap`` and fetches again; a context following the store
+    /// the check is one lookup of the smallest token. Changes older than
+    /// ``historyRetention`` go sooner. A reader that fell behind the pruned point gets
+    /// ``HistoryGap`` and fetches again; a context following the store
     /// (``ObjectContext/followStore(interval:)``) does that by itself.
     ///
     /// The limit belongs to this store object, not to the file: another process keeps
-    /// the limit it set. Any value below 0 counts as 0 (keep nothing).
+    /// the limit it set. Any value below 0 counts as 0 (keep nothing). With this and
+    /// ``historyRetention`` both nil, saves prune nothing.
     public var historyLimit: Int64? {
         get { historyLimitValue.withLock { $0 } }
         set { historyLimitValue.withLock { $0 = newValue } }
@@ -67,25 +72,89 @@ extension PersistentStore {
     /// The ``historyLimit`` of a newly opened store: 10,000 changes.
     public static let defaultHistoryLimit: Int64 = 10_000
 
-    /// Prunes the history to ``historyLimit`` when it holds half as many changes again, but
-    /// never the changes after `kept` (a sharing session's changes not pushed yet: it writes
-    /// the changes it pulls through here), nor, in any process, those after the token the
-    /// file keeps them for (``keepHistory(after:in:)``), unless they are more than
-    /// ``historyKeptForSharing`` times the limit.
+    /// How long, in seconds, a recorded change is kept for the readers that follow the
+    /// store, however few changes the history holds: nil keeps changes by their number
+    /// only (``historyLimit``), ``defaultHistoryRetention`` (60 s) unless set.
+    ///
+    /// The readers of the history are the contexts that follow the store, in this process
+    /// and in others, which read each commit within moments of it, and a sharing session's
+    /// changes not pushed yet, which are kept whatever their age. So once nobody wrote for
+    /// a while the history has nothing left to give, and a store that once took a burst of
+    /// changes (a big import, a million inserts and deletes shared with others) would
+    /// otherwise keep ``historyLimit`` of them for good: on a small store, more bytes than
+    /// its objects.
+    ///
+    /// Each write to the store (a save, a sharing session's pull) notes its token and the
+    /// time, and deletes the changes committed before a note at least this old: a change
+    /// goes at the first write at least `historyRetention` after it, and, while writes go
+    /// on, by the first one twice as long after it. A reader that falls further behind
+    /// (a process stopped in a debugger, a computer asleep) gets ``HistoryGap`` and fetches
+    /// again, as after a prune by ``historyLimit``. The time is the wall clock's, written
+    /// in the file for every process: a clock set back keeps changes longer, one set
+    /// forward can prune a reader into fetching again, never into missing a change.
+    ///
+    /// Like ``historyLimit``, it belongs to this store object. Any value below 0 counts
+    /// as 0.
+    public var historyRetention: TimeInterval? {
+        get { historyRetentionValue.withLock { $0 } }
+        set { historyRetentionValue.withLock { $0 = newValue } }
+    }
+
+    /// The ``historyRetention`` of a newly opened store: 60 seconds.
+    public static let defaultHistoryRetention: TimeInterval = 60
+
+    /// Prunes the history to ``historyLimit`` when it holds half as many again, and the
+    /// changes older than ``historyRetention``, but never the changes after `kept` (a
+    /// sharing session's changes not pushed yet: it writes the changes it pulls through
+    /// here), nor, in any process, those after the token the file keeps them for
+    /// (``keepHistory(after:in:)``), unless they are more than ``historyKeptForSharing``
+    /// times the limit.
     package func pruneHistoryIfNeeded(_ db: Database, keepingAfter kept: Int64 = .max) throws {
-        guard let limit = historyLimit.map({ max(0, $0) }) else { return }
+        let limit = historyLimit.map { max(0, $0) }
+        let retention = historyRetention.map { max(0, $0) }
+        guard limit != nil || retention != nil else { return }
+        let newest = try Self.currentToken(db)
+        let aged = try retention.flatMap { try Self.agedToken(db, retention: $0, newest: newest) }
         // The tokens kept run from the oldest to the newest: pruning cuts the oldest off.
         guard let oldest = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(token) FROM \(Schema.historyTable)")) else { return }
-        let newest = try Self.currentToken(db)
-        guard newest - oldest + 1 > limit + limit / 2 else { return }
-        var through = min(newest - limit, kept)
+        var through = aged ?? oldest - 1
+        // (A limit too big to hold half as many again is no limit.)
+        if let limit, limit < .max / 2, newest - oldest + 1 > limit + limit / 2 { through = max(through, newest - limit) }
+        through = min(through, kept)
         if let floor = try Int64.fetchOne(db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?"),
                                           arguments: [Self.keptAfterKey]) {
-            through = min(through, max(floor, newest - limit * Self.historyKeptForSharing))
+            let cap = limit.map { $0 > .max / Self.historyKeptForSharing ? .min : newest - $0 * Self.historyKeptForSharing } ?? .min
+            through = min(through, max(floor, cap))
         }
         guard through >= oldest else { return }
         try Self.pruneHistory(through: through, in: db)
     }
+
+    /// The newest token committed at least `retention` seconds ago, as far as the file's
+    /// two notes tell, and the notes brought up to this write (`newest`, now).
+    ///
+    /// A note is a token and the time a write saw it as the newest: every change up to it
+    /// was committed by then. The newer note moves with every write; the older one stays
+    /// until it is `retention` old and used, and then takes the newer's place. A change is
+    /// therefore pruned between `retention` and twice that after it while writes go on,
+    /// and at the first write `retention` after the last one when they stop.
+    private static func agedToken(_ db: Database, retention: TimeInterval, newest: Int64) throws -> Int64? {
+        let now = Date().timeIntervalSince1970
+        let stored = try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM \(metadataTable) WHERE key = ?"), arguments: [historyNotesKey])
+        var notes = HistoryNotes(stored ?? "")
+        var aged: Int64?
+        if let newer = notes.newer, newer.time <= now - retention {
+            (aged, notes.older) = (newer.token, nil)
+        } else {
+            if let older = notes.older, older.time <= now - retention { (aged, notes.older) = (older.token, nil) }
+            if notes.older == nil { notes.older = notes.newer }
+        }
+        notes.newer = HistoryNotes.Note(token: newest, time: now)
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(metadataTable) (key, value) VALUES (?, ?)").execute(arguments: [historyNotesKey, notes.text])
+        return aged
+    }
+
+    private static let historyNotesKey = "historyTimes"
 
     /// Keeps the changes recorded after `token` (nil: no longer) from every process's
     /// pruning, up to ``historyKeptForSharing`` times ``historyLimit``: a sharing session's
@@ -191,6 +260,34 @@ extension PersistentStore {
     public func pruneHistory(keepingLast count: Int64) throws {
         let current = try currentHistoryToken()
         if current - count > 0 { try pruneHistory(through: current - count) }
+    }
+}
+
+/// The times of two tokens of the history (``PersistentStore/historyRetention``), as the
+/// store's metadata keeps them: `older-token older-time newer-token newer-time`, in seconds
+/// since 1970, a missing note as `- -`. Text that does not read so counts as no notes: the
+/// next writes make new ones, and nothing is pruned by age until they are old enough.
+struct HistoryNotes {
+    struct Note {
+        var token: Int64
+        var time: TimeInterval
+    }
+
+    var older: Note?
+    var newer: Note?
+
+    init(_ text: String) {
+        let fields = text.split(separator: " ")
+        guard fields.count == 4 else { return }
+        func note(_ token: Substring, _ time: Substring) -> Note? {
+            guard let token = Int64(token), let time = TimeInterval(time), time.isFinite else { return nil }
+            return Note(token: token, time: time)
+        }
+        (older, newer) = (note(fields[0], fields[1]), note(fields[2], fields[3]))
+    }
+
+    var text: String {
+        [older, newer].map { $0.map { "\($0.token) \($0.time)" } ?? "- -" }.joined(separator: " ")
     }
 }
 

@@ -23,6 +23,7 @@ import Synchronization
 /// - ``currentHistoryToken()``
 /// - ``changes(since:)``
 /// - ``historyLimit``
+/// - ``historyRetention``
 /// - ``pruneHistory(keepingLast:)``
 /// - ``observeChanges(on:_:)``
 /// - ``committedChanges()``
@@ -43,6 +44,8 @@ public final class PersistentStore: Sendable {
     let localSaves = Mutex(LocalSaves())
     /// ``historyLimit``'s value.
     let historyLimitValue = Mutex<Int64?>(PersistentStore.defaultHistoryLimit)
+    /// ``historyRetention``'s value.
+    let historyRetentionValue = Mutex<TimeInterval?>(PersistentStore.defaultHistoryRetention)
     /// Tells of every commit to the file, whoever made it: see ``observeChanges(on:_:)``.
     package let feed: StoreChangeFeed
 

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ObjectStore
+import TestSupport
 import XCTest
 
 /// Saves keep the change history within ``PersistentStore/historyLimit``.
@@ -76,11 +77,13 @@ final class HistoryPruningTests: XCTestCase {
         XCTAssertEqual(try store.currentHistoryToken(), 519)
     }
 
-    func testANilLimitNeverPrunes() throws {
+    func testANilLimitAndRetentionNeverPrune() throws {
         let store = try Fixtures.store(Fixtures.worldCupModel(), self)
         store.historyLimit = nil
+        store.historyRetention = nil
         let context = ObjectContext(store: store)
         let teams = try Fixtures.insertTeams(into: context)
+        try noteLongAgo(store)
         for tap in 0..<100 {
             teams[tap % teams.count].wins += 1
             try context.save()
@@ -141,5 +144,141 @@ final class HistoryPruningTests: XCTestCase {
         XCTAssertEqual(Set(try reader.fetch(FetchRequest<Team>()).map(\.objectID)),
                        Set(rows.map { ObjectID(entityName: "Team", rowKey: $0["Z_PK"]) }), "a fetch gives the store's rows")
         withExtendedLifetime(following) {}
+    }
+
+    // MARK: Pruning by age (historyRetention)
+
+    /// Writes the file's time notes as if the newest change had been noted in 1970.
+    private func noteLongAgo(_ store: PersistentStore) throws {
+        try store.database.write { db in
+            let token = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'Z_HISTORY'") ?? 0
+            try db.execute(sql: "INSERT OR REPLACE INTO Z_METADATA (key, value) VALUES ('historyTimes', ?)", arguments: ["- - \(token) 0.0"])
+        }
+    }
+
+    private func oldestToken(_ store: PersistentStore) throws -> Int64? {
+        try store.database.read { try Int64.fetchOne($0, sql: "SELECT MIN(token) FROM Z_HISTORY") }
+    }
+
+    func testTheDefaultRetentionPrunesChangesAMinuteOld() throws {
+        XCTAssertEqual(PersistentStore.defaultHistoryRetention, 60)
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        XCTAssertEqual(store.historyRetention, 60)
+        let context = ObjectContext(store: store)
+        let teams = try Fixtures.insertTeams(into: context)
+        teams[0].wins = 1
+        try context.save()
+        XCTAssertEqual(try historyCount(store), teams.count + 1, "changes of a moment ago stay")
+        try noteLongAgo(store)
+        teams[1].wins = 1
+        try context.save()
+        XCTAssertEqual(try historyCount(store), 1, "the changes noted long ago went: only the new save's is left")
+        XCTAssertThrowsError(try store.changes(since: 0)) { error in
+            XCTAssertEqual((error as? HistoryGap)?.prunedThrough, Int64(teams.count + 1))
+        }
+        XCTAssertEqual(try store.changes(since: Int64(teams.count + 1)).changes.updated.keys.first, teams[1].objectID)
+    }
+
+    func testAStoreThatStopsWritingIsPrunedByTheFirstWriteARetentionLater() throws {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        store.historyRetention = 0.3
+        let context = ObjectContext(store: store)
+        let teams = try Fixtures.insertTeams(into: context)
+        for team in teams.prefix(5) {
+            team.wins += 1
+            try context.save()
+        }
+        XCTAssertEqual(try historyCount(store), teams.count + 5)
+        Thread.sleep(forTimeInterval: 0.4)
+        teams[6].wins += 1
+        try context.save()
+        XCTAssertEqual(try historyCount(store), 1)
+        XCTAssertEqual(try oldestToken(store), Int64(teams.count + 6))
+    }
+
+    /// Saves with random pauses between them, some longer than the retention: no save ever
+    /// prunes a change younger than the retention (a follower that keeps up never gets a
+    /// gap), and after a pause of at least the retention the next save leaves only its own
+    /// changes. Then saves that never pause that long: they still prune (by the older note).
+    func testPruningByAgeNeverTakesAYoungChange() throws {
+        let seed = SeededGenerator.seed(fromEnvironment: "HISTORY_AGE_SEED")
+        print("HistoryPruningTests: seed \(seed) (set HISTORY_AGE_SEED to run another)")
+        var random = SeededGenerator(seed: seed)
+        let retention = 0.2
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        store.historyRetention = retention
+        let context = ObjectContext(store: store)
+        let teams = try Fixtures.insertTeams(into: context)
+        /// A step: one to three saves, the token before them, and when they started and ended.
+        struct Step { var before: Int64, started: Date, ended: Date }
+        var steps: [Step] = []
+        func step(pause: Double, _ label: String) throws {
+            Thread.sleep(forTimeInterval: pause)
+            let before = try store.currentHistoryToken()
+            let started = Date()
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                teams.randomElement(using: &random)!.wins += 1
+                try context.save()
+            }
+            let ended = Date()
+            let where_ = "seed \(seed) (HISTORY_AGE_SEED=\(seed)), \(label)"
+            for earlier in steps where earlier.started > Date().addingTimeInterval(-retention) {
+                XCTAssertNoThrow(try store.changes(since: earlier.before), "\(where_): a change younger than the retention was pruned")
+            }
+            if let last = steps.last, started.timeIntervalSince(last.ended) >= retention {
+                XCTAssertEqual(try oldestToken(store), before + 1, "\(where_): after a pause of the retention only this step's changes are left")
+            }
+            steps.append(Step(before: before, started: started, ended: ended))
+        }
+        for index in 0..<80 {
+            let long = Double.random(in: 0..<1, using: &random) < 0.15
+            try step(pause: long ? Double.random(in: 0.2...0.3, using: &random) : Double.random(in: 0...0.05, using: &random), "step \(index)")
+        }
+        let steady = try store.currentHistoryToken()
+        let start = Date()
+        var index = 0
+        while Date().timeIntervalSince(start) < 6 * retention {
+            try step(pause: Double.random(in: 0...0.03, using: &random), "steady step \(index)")
+            index += 1
+        }
+        XCTAssertGreaterThan(try XCTUnwrap(oldestToken(store)), steady, "seed \(seed): saves that never pause still prune what is old")
+    }
+
+    /// A sharing session's changes not pushed yet stay, however old.
+    func testPruningByAgeKeepsWhatASharingSessionHasNotPushed() throws {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        let context = ObjectContext(store: store)
+        let teams = try Fixtures.insertTeams(into: context)
+        let pushed = Int64(teams.count - 3)
+        try store.database.write { db in try PersistentStore.keepHistory(after: pushed, in: db) }
+        try noteLongAgo(store)
+        teams[0].wins = 1
+        try context.save()
+        XCTAssertEqual(try oldestToken(store), pushed + 1, "pruned through what was pushed, no further")
+        try store.database.write { db in try PersistentStore.keepHistory(after: nil, in: db) }
+        try noteLongAgo(store)
+        teams[1].wins = 1
+        try context.save()
+        XCTAssertEqual(try historyCount(store), 1)
+    }
+
+    /// Notes that do not read as notes (written by hand, or by a broken program) prune
+    /// nothing by age and are written again by the next save.
+    func testUnreadableTimeNotesPruneNothing() throws {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        let context = ObjectContext(store: store)
+        let teams = try Fixtures.insertTeams(into: context)
+        for text in ["", "garbage", "1 2 3", "- - 18 nan", "- - 18 -inf", "x 0 y 0"] {
+            try store.database.write { db in
+                try db.execute(sql: "INSERT OR REPLACE INTO Z_METADATA (key, value) VALUES ('historyTimes', ?)", arguments: [text])
+            }
+            teams[0].wins += 1
+            try context.save()
+        }
+        XCTAssertEqual(try historyCount(store), teams.count + 6)
+        let notes = try store.database.read { try String.fetchOne($0, sql: "SELECT value FROM Z_METADATA WHERE key = 'historyTimes'") }
+        let fields = try XCTUnwrap(notes).split(separator: " ")
+        XCTAssertEqual(fields.count, 4)
+        XCTAssertEqual(fields[2], "\(teams.count + 6)", "the newer note is the last save's token")
     }
 }
