@@ -36,6 +36,9 @@ public struct PostgresSharing: Sendable {
     /// The largest value and row taken from the server; larger ones are refused as a
     /// ``RejectedChange``.
     public var limits = SharingLimits()
+    /// How many tombstones of deleted objects one local transaction forgets at most (see
+    /// `Tombstones`): a round forgets a few such batches and wakes another for the rest.
+    package var tombstonesPerTransaction = Tombstones.pruneLimit
     /// How long to wait before connecting again after the server could not be reached.
     public var reconnectDelay: Duration = .seconds(1)
     /// How often to pull even without a notification, in case one was lost.

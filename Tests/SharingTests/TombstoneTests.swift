@@ -35,6 +35,45 @@ final class TombstoneTests: XCTestCase {
         }
     }
 
+    /// A desktop that takes more deletes than one transaction forgets the tombstones of
+    /// (`tombstonesPerTransaction`, 50,000 by default) forgets them all, a few transactions a
+    /// round, without waiting for other wake-ups: it used to forget one batch at each pull
+    /// that found nothing more, and kept 2 million rows after a million deletes.
+    func testManyTombstonesAreAllForgottenInBatchesWithoutAnotherWakeUp() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let store = try PersistentStore(url: folder.appendingPathComponent("b.sqlite"), model: BoardModel.model)
+            var sharing = PostgresSharing(database.configuration)
+            sharing.tombstonesPerTransaction = 10
+            // No wake-up but the server's notices and the test's one synchronize().
+            sharing.safetyInterval = .seconds(600)
+            let session = try store.share(through: sharing)
+            try await session.synchronize()
+            try await database.withConnection { connection in
+                try await ServerTestDatabase.execute(#"""
+                    INSERT INTO "Board" ("Z_ID", name) SELECT gen_random_uuid(), 'Board ' || i FROM generate_series(1, 200) i
+                    """#, on: connection)
+            }
+            let counts = { () throws -> (boards: Int, tombstones: Int, ids: Int) in
+                try store.database.read { db in
+                    (try Int.fetchOne(db, sql: "SELECT count(*) FROM Board")!,
+                     try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_SHARED_BASE WHERE \"row\" IS NULL")!,
+                     try Int.fetchOne(db, sql: "SELECT count(*) FROM Z_GLOBAL_ID")!)
+                }
+            }
+            try await eventually("the desktop takes the 200 boards") { try await session.synchronize(); return try counts().boards == 200 }
+            try await database.withConnection { connection in
+                try await ServerTestDatabase.execute(#"DELETE FROM "Board""#, on: connection)
+            }
+            try await eventually("the desktop takes the deletes") { try await session.synchronize(); return try counts().boards == 0 }
+            try await eventually("the desktop forgets all 200 tombstones and global IDs by itself", timeout: .seconds(20)) {
+                let now = try counts()
+                return now.tombstones == 0 && now.ids == 0
+            }
+            await session.stop()
+        }
+    }
+
     /// A change written before a delete, by a transaction with a higher ID than the delete's,
     /// arrives after it: the tombstone stops it, and is kept until it has arrived.
     func testATombstoneIsKeptUntilAnOlderChangeThatComesAfterItsDeleteHasArrived() async throws {

@@ -56,10 +56,10 @@ extension SharingEngine {
                 [UUID: Int64]()
             }
             let quietThrough = quiet.through
-            try await write { db in
+            let moreTombstones = try await write { db -> Bool in
                 // Another round of this process, or another process on the file, may have
                 // taken it already.
-                guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
+                guard try SharingState.cursor(in: db) ?? .start == cursor else { return false }
                 let before = try PersistentStore.currentHistoryToken(in: db)
                 var merge = self.merge(arriving: page.changes)
                 merge.arriving.formUnion(onServer)
@@ -73,25 +73,45 @@ extension SharingEngine {
                 try self.passOverOwnWrites(from: before, quietThrough: quietThrough, in: db)
                 try self.pruneHistory(in: db)
                 // Every change of the snapshot is in: as after a pull that finds nothing.
-                if page.changes.count < limit, let horizon = page.horizon { try self.forgetTombstones(below: horizon, in: db) }
+                guard page.changes.count < limit, let horizon = page.horizon else { return false }
+                return try self.forgetTombstones(below: horizon, in: db)
             }
-            if page.changes.count < limit { return }
+            if page.changes.count < limit {
+                if moreTombstones, let horizon = page.horizon { try await forgetTombstones(below: horizon) }
+                return
+            }
         }
     }
 
     /// Marks the tombstones made since the last pull with `horizon.xmax` and forgets those
     /// whose mark is at or below `horizon.xmin`: the pull found nothing more, so the store
     /// holds every change of every transaction below it (see ``Tombstones``).
+    ///
+    /// A transaction forgets at most ``PostgresSharing/tombstonesPerTransaction``, so that other writers of
+    /// the store wait for none long; a round does at most ``tombstoneBatchesPerRound`` of
+    /// them, and wakes another round for the rest, so that local saves are pushed between
+    /// them. (A desktop that took a million deletes used to forget one batch at each pull
+    /// that found nothing more, and kept the rest until that many more rounds.)
     private func forgetTombstones(below horizon: ServerChangeLog.Horizon) async throws {
-        guard try await store.database.read({ db in try Tombstones.needWork(consumedBelow: horizon.xmin, in: db) }) else { return }
-        try await write { db in try self.forgetTombstones(below: horizon, in: db) }
+        guard try readNow({ db in try Tombstones.needWork(consumedBelow: horizon.xmin, in: db) }) else { return }
+        for _ in 0..<Self.tombstoneBatchesPerRound {
+            guard try await write({ db in try self.forgetTombstones(below: horizon, in: db) }) else { return }
+            madeProgress()
+        }
+        wake.yield()
     }
 
-    /// ``forgetTombstones(below:)`` in the current write transaction.
-    private nonisolated func forgetTombstones(below horizon: ServerChangeLog.Horizon, in db: Database) throws {
-        guard try Tombstones.needWork(consumedBelow: horizon.xmin, in: db) else { return }
+    /// How many transactions of ``PostgresSharing/tombstonesPerTransaction`` tombstones a
+    /// round forgets at most.
+    static let tombstoneBatchesPerRound = 4
+
+    /// ``forgetTombstones(below:)`` in the current write transaction: one batch. Whether
+    /// it was full (more may be left).
+    private nonisolated func forgetTombstones(below horizon: ServerChangeLog.Horizon, in db: Database) throws -> Bool {
+        guard try Tombstones.needWork(consumedBelow: horizon.xmin, in: db) else { return false }
         try Tombstones.mark(horizon: horizon.xmax, in: db)
-        try Tombstones.prune(consumedBelow: horizon.xmin, model: model, in: db)
+        let limit = sharing.tombstonesPerTransaction
+        return try Tombstones.prune(consumedBelow: horizon.xmin, limit: limit, model: model, in: db) >= limit
     }
 
     /// Keeps the store's history to its limit as pulled changes add to it (a save does the

@@ -20,7 +20,7 @@ actor SharingEngine {
 
     private var connection: PostgresConnection?
     private var connectionNumber = 0
-    private let wake: AsyncStream<Void>.Continuation
+    let wake: AsyncStream<Void>.Continuation
     private let wakeUps: AsyncStream<Void>
     /// Callers of ``synchronize()`` waiting for the next round to end.
     private var waiters: [CheckedContinuation<Void, any Error>] = []
