@@ -57,14 +57,15 @@ enum Tombstones {
             .execute(arguments: [Int64(clamping: horizon)])
     }
 
-    /// How many tombstones one transaction forgets at most (``prune(consumedBelow:limit:model:in:)``).
+    /// How many tombstones one transaction forgets at most, unless set otherwise
+    /// (`PostgresSharing.tombstonesPerTransaction`, which tests lower).
     static let pruneLimit = 50_000
 
     /// Forgets at most `limit` tombstones whose horizon is at or below `consumedBelow` (the
     /// store took every change of every transaction below it) and whose objects have no row
     /// here, and those objects' global IDs. Returns how many it forgot.
     @discardableResult
-    static func prune(consumedBelow: UInt64, limit: Int = pruneLimit, model: Model, in db: Database) throws -> Int {
+    static func prune(consumedBelow: UInt64, limit: Int, model: Model, in db: Database) throws -> Int {
         let base = SharingState.baseTable, ids = GlobalIDs.table
         var forgotten = 0
         for entity in model.entities {
