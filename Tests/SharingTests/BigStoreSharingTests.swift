@@ -177,7 +177,7 @@ final class BigStoreSharingTests: XCTestCase {
 
     /// A desktop joining a database of 30,000 boards takes them in pages of 5,000, each with
     /// a large page cache, and gives the cache back at the end: it does not keep 64 MiB for
-    /// the small saves that follow.
+    /// the small saves that follow, nor a WAL checkpointed only every 64 MiB.
     func testAJoinTakesABigDatabaseInPagesAndGivesItsPageCacheBack() async throws {
         try await ServerTestDatabase.with { database in
             try await database.withConnection { connection in
@@ -189,6 +189,8 @@ final class BigStoreSharingTests: XCTestCase {
             let store = try PersistentStore(url: try temporaryFolder(self).appendingPathComponent("joiner.sqlite"), model: BoardModel.model)
             let cacheBefore = try await store.database.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
             XCTAssertNotEqual(cacheBefore, -Database.largeWriteCacheKiB)
+            let checkpointBefore = try await store.database.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
+            XCTAssertNotEqual(checkpointBefore, Database.largeWriteCheckpointPages)
             let session = try store.share(through: PostgresSharing(database.configuration))
             let taken = Transfers()
             let updates = session.statusUpdates()
@@ -204,6 +206,8 @@ final class BigStoreSharingTests: XCTestCase {
             XCTAssertTrue(done.allSatisfy { $0 % 5_000 == 0 && $0 <= 30_000 } && done == done.sorted(), "pages of 5,000: \(done)")
             let cacheAfter = try await store.database.write { db in try Int.fetchOne(db, sql: "PRAGMA cache_size") }
             XCTAssertEqual(cacheAfter, cacheBefore, "the page cache is back to its size before the join")
+            let checkpointAfter = try await store.database.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
+            XCTAssertEqual(checkpointAfter, checkpointBefore, "the WAL is checkpointed as often as before the join")
             await session.stop()
         }
     }
@@ -221,6 +225,28 @@ final class BigStoreSharingTests: XCTestCase {
             XCTAssertThrowsError(try db.withLargeWriteCache { () throws -> Void in throw CocoaError(.fileWriteUnknown) })
             XCTAssertEqual(sched_getscheduler(0), SCHED_OTHER)
         }
+    }
+
+    /// While a join's or a resync's pages are written, the WAL is checkpointed only once it
+    /// holds `largeWriteCheckpointPages` pages, on the writer every save of the store goes
+    /// through; afterwards as before, also when the pages' writing fails.
+    func testLargeWritesSpaceTheirCheckpointsAndGiveTheWriterBack() async throws {
+        let pool = try DatabasePool(path: try temporaryFolder(self).appendingPathComponent("large.sqlite").path)
+        let autocheckpoint = { @Sendable () async throws -> Int? in
+            try await pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
+        }
+        let before = try await autocheckpoint()
+        XCTAssertEqual(before, 1_000, "SQLite's own")
+        let inside = try await pool.withLargeWriteCheckpoints { try await autocheckpoint() }
+        XCTAssertEqual(inside, Database.largeWriteCheckpointPages)
+        let after = try await autocheckpoint()
+        XCTAssertEqual(after, before)
+        do {
+            try await pool.withLargeWriteCheckpoints { () async throws -> Void in throw CocoaError(.fileWriteUnknown) }
+            XCTFail("the error goes through")
+        } catch {}
+        let afterFailure = try await autocheckpoint()
+        XCTAssertEqual(afterFailure, before)
     }
 
     /// A join's relationship may name an object of a later page: the IDs of the objects a

@@ -29,30 +29,32 @@ extension SharingEngine {
         let named = Set(model.entities.flatMap { entity in
             entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.destinationEntity)
         })
-        let (cursor, objects) = try await log.snapshot(on: connection, identifying: named, logger: logger) { changes, objects in
-            (seedOnly, pushedThrough) = try await self.write { [seedOnly, pushedThrough] db in try db.withLargeWriteCache {
-                let before = try PersistentStore.currentHistoryToken(in: db)
-                // Checked in the transaction that gives the seed up (the first page's): a
-                // save made before it is data of the store's own, kept and pushed.
-                let giveUp = try seedOnly ?? self.store.holdsOnlyInitialContents(in: db)
-                if giveUp && seedOnly == nil {
-                    for entity in self.model.entities { try db.execute(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier)") }
-                }
-                var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
-                merge.arriving = objects.ids
-                try merge.lookUp(changes, in: db)
-                for change in changes { try merge.take(change, in: db) }
-                try merge.finish(in: db)
-                let nothingOwnSince = seedOnly == nil || pushedThrough == before
-                let through = giveUp && nothingOwnSince ? try PersistentStore.currentHistoryToken(in: db) : pushedThrough
-                // (Without a token, every object is compared with its base: any may go.)
-                try self.store.pruneHistoryIfNeeded(db, keepingAfter: through ?? .max)
-                return (giveUp, through)
-            } }
-            taken += changes.count
-            madeProgress()
-            // A snapshot of more than one page is a long transfer: how far it got is shown.
-            if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
+        let (cursor, objects) = try await store.database.withLargeWriteCheckpoints {
+            try await log.snapshot(on: connection, identifying: named, logger: logger) { changes, objects in
+                (seedOnly, pushedThrough) = try await self.write { [seedOnly, pushedThrough] db in try db.withLargeWriteCache {
+                    let before = try PersistentStore.currentHistoryToken(in: db)
+                    // Checked in the transaction that gives the seed up (the first page's): a
+                    // save made before it is data of the store's own, kept and pushed.
+                    let giveUp = try seedOnly ?? self.store.holdsOnlyInitialContents(in: db)
+                    if giveUp && seedOnly == nil {
+                        for entity in self.model.entities { try db.execute(sql: "DELETE FROM \(entity.name.quotedDatabaseIdentifier)") }
+                    }
+                    var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
+                    merge.arriving = objects.ids
+                    try merge.lookUp(changes, in: db)
+                    for change in changes { try merge.take(change, in: db) }
+                    try merge.finish(in: db)
+                    let nothingOwnSince = seedOnly == nil || pushedThrough == before
+                    let through = giveUp && nothingOwnSince ? try PersistentStore.currentHistoryToken(in: db) : pushedThrough
+                    // (Without a token, every object is compared with its base: any may go.)
+                    try self.store.pruneHistoryIfNeeded(db, keepingAfter: through ?? .max)
+                    return (giveUp, through)
+                } }
+                taken += changes.count
+                madeProgress()
+                // A snapshot of more than one page is a long transfer: how far it got is shown.
+                if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
+            }
         }
         try await write { [seedOnly, pushedThrough] db in
             try SharingState.setCursor(cursor, in: db)

@@ -172,24 +172,26 @@ extension SharingEngine {
         let inFlight = try await store.database.read { db in try SharingState.pushInFlight(in: db) }
         var applied: SharingState.PushInFlight?
         var taken = 0
-        let (cursor, onServer) = try await log.snapshot(on: connection, logger: logger) { changes, objects in
-            // A push of counters whose end is not taken yet, which the server applied before
-            // the snapshot (its identity recorded): every row of the snapshot holds it.
-            if taken == 0, let inFlight, try await log.pushWasApplied(inFlight.id, on: connection, logger: logger) { applied = inFlight }
-            try await write { [applied] db in try db.withLargeWriteCache {
-                var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
-                merge.arriving = objects.ids
-                try merge.lookUp(changes, in: db)
-                merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == applied?.id ? $0 : nil }
-                merge.pushVersions = (applied?.deltas.keys).map { Dictionary(uniqueKeysWithValues: $0.map { ($0, Int64.min) }) } ?? [:]
-                for change in changes { try merge.take(change, in: db) }
-                try merge.finish(in: db)
-                try self.pruneHistory(in: db)
-            } }
-            taken += changes.count
-            madeProgress()
-            // A snapshot of more than one page is a long transfer: how far it got is shown.
-            if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
+        let (cursor, onServer) = try await store.database.withLargeWriteCheckpoints {
+            try await log.snapshot(on: connection, logger: logger) { changes, objects in
+                // A push of counters whose end is not taken yet, which the server applied
+                // before the snapshot (its identity recorded): every row of the snapshot holds it.
+                if taken == 0, let inFlight, try await log.pushWasApplied(inFlight.id, on: connection, logger: logger) { applied = inFlight }
+                try await write { [applied] db in try db.withLargeWriteCache {
+                    var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
+                    merge.arriving = objects.ids
+                    try merge.lookUp(changes, in: db)
+                    merge.pushInFlight = try SharingState.pushInFlight(in: db).flatMap { $0.id == applied?.id ? $0 : nil }
+                    merge.pushVersions = (applied?.deltas.keys).map { Dictionary(uniqueKeysWithValues: $0.map { ($0, Int64.min) }) } ?? [:]
+                    for change in changes { try merge.take(change, in: db) }
+                    try merge.finish(in: db)
+                    try self.pruneHistory(in: db)
+                } }
+                taken += changes.count
+                madeProgress()
+                // A snapshot of more than one page is a long transfer: how far it got is shown.
+                if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
+            }
         }
         try await write { db in
             var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
