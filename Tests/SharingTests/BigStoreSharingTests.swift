@@ -229,7 +229,7 @@ final class BigStoreSharingTests: XCTestCase {
 
     /// While a join's or a resync's pages are written, the WAL is checkpointed only once it
     /// holds `largeWriteCheckpointPages` pages, on the writer every save of the store goes
-    /// through; afterwards as before, also when the pages' writing fails.
+    /// through; afterwards as before, also when the pages' writing fails or is cancelled.
     func testLargeWritesSpaceTheirCheckpointsAndGiveTheWriterBack() async throws {
         let pool = try DatabasePool(path: try temporaryFolder(self).appendingPathComponent("large.sqlite").path)
         let autocheckpoint = { @Sendable () async throws -> Int? in
@@ -247,6 +247,18 @@ final class BigStoreSharingTests: XCTestCase {
         } catch {}
         let afterFailure = try await autocheckpoint()
         XCTAssertEqual(afterFailure, before)
+        // A session stopped while it joins: its task is cancelled in the middle.
+        let joining = Task { try await pool.withLargeWriteCheckpoints { try await Task.sleep(for: .seconds(60)) } }
+        var waited = 0
+        while try await autocheckpoint() != Database.largeWriteCheckpointPages, waited < 500 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        joining.cancel()
+        let outcome = await joining.result
+        XCTAssertThrowsError(try outcome.get(), "cancelled")
+        let afterCancel = try await autocheckpoint()
+        XCTAssertEqual(afterCancel, before)
     }
 
     /// A join's relationship may name an object of a later page: the IDs of the objects a

@@ -35,7 +35,7 @@ extension DatabaseWriter {
     /// Runs `body`, which commits many large transactions one after another (a join's or a
     /// resync's pages), with the store's WAL checkpointed once it holds
     /// ``Database/largeWriteCheckpointPages`` pages rather than SQLite's 1,000, and then as
-    /// before, also when `body` throws.
+    /// before, also when `body` throws or its task is cancelled.
     ///
     /// SQLite checkpoints at the commit that takes the WAL past the limit, on the writer's
     /// thread: with 1,000 pages, every page of a join (5,000 objects, their rows, indexes,
@@ -57,14 +57,21 @@ extension DatabaseWriter {
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Database.largeWriteCheckpointPages)")
             return before
         }
+        // Given back in a task of its own: in a cancelled task (a session stopped while it
+        // joins), GRDB refuses to start a write.
+        let giveBack = { [self] in
+            try await Task.detached { [self] in
+                try await writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = \(before)") }
+            }.value
+        }
         let result: T
         do {
             result = try await body()
         } catch {
-            try? await writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = \(before)") }
+            try? await giveBack()
             throw error
         }
-        try await writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = \(before)") }
+        try await giveBack()
         return result
     }
 }
