@@ -121,15 +121,34 @@ final class SharingChaosTests: XCTestCase {
             XCTAssertGreaterThan(resyncs.reduce(0, +), 0, "a desktop resynced")
 
             let server = try await database.withConnection { connection in
-                var teams: [String: (zone: String, wins: Int64)] = [:]
-                let rows = try await connection.query(#"SELECT "teamName", "qualifyingZone", wins FROM "Team""#, logger: ServerTestDatabase.logger)
-                for try await (name, zone, wins) in rows.decode((String, String, Int64).self) { teams[name] = (zone, wins) }
+                var teams: [String: (zone: String, wins: Int64, version: Int64)] = [:]
+                let rows = try await connection.query(#"SELECT "teamName", "qualifyingZone", wins, "Z_VERSION" FROM "Team""#, logger: ServerTestDatabase.logger)
+                for try await (name, zone, wins, version) in rows.decode((String, String, Int64, Int64).self) { teams[name] = (zone, wins, version) }
                 return teams
             }
             let serverText = server.map { "\($0.key)|\($0.value.zone)|\($0.value.wins)" }.sorted().joined(separator: "\n")
             for desktop in desktops {
                 let local = try sqlite3(desktop.store, "SELECT teamName || '|' || qualifyingZone || '|' || wins FROM Team ORDER BY 1")
                 XCTAssertEqual(local, serverText, "desktop \(desktop.index) equals the server")
+                if local != serverText {
+                    // What differs, and what the desktop said: a rare failure is only found
+                    // from its log.
+                    let localLines = Set(local.split(separator: "\n")), serverLines = Set(serverText.split(separator: "\n"))
+                    print("SharingChaosTests: desktop \(desktop.index) only here: \(localLines.subtracting(serverLines).sorted()); only on the server: \(serverLines.subtracting(localLines).sorted())")
+                    // The bases of the teams that differ: whether the desktop took the
+                    // server's version of them.
+                    let names = localLines.symmetricDifference(serverLines).map { "'" + $0.split(separator: "|")[0] + "'" }
+                    print("SharingChaosTests: the server's versions of them: \(Set(names).sorted().map { "\($0) \(server[String($0.dropFirst().dropLast())]?.version ?? -1)" })")
+                    print("SharingChaosTests: desktop \(desktop.index)'s bases of them:\n" + ((try? sqlite3(desktop.store, """
+                        SELECT t.teamName, b.version, b."row" FROM Team t JOIN Z_GLOBAL_ID g ON g.entity = 'Team' AND g.rowKey = t.Z_PK
+                        JOIN Z_SHARED_BASE b ON b.id = g.id WHERE t.teamName IN (\(Set(names).joined(separator: ", ")))
+                        """)) ?? "(unreadable)"))
+                    for table in ["Z_SHARING", "Z_SHARED_REJECTED", "Z_SHARED_CONFLICT"] {
+                        print("SharingChaosTests: desktop \(desktop.index) \(table):\n" + ((try? sqlite3(desktop.store, "SELECT * FROM \(table)")) ?? "(unreadable)"))
+                    }
+                    let errors = (try? String(contentsOf: desktop.errors, encoding: .utf8)) ?? ""
+                    print("SharingChaosTests: desktop \(desktop.index)'s standard error, its last 60 lines:\n" + errors.split(separator: "\n").suffix(60).joined(separator: "\n"))
+                }
             }
             // Every acknowledged edit of a desktop's own teams is there (an edit whose
             // acknowledgement a kill cut off may or may not be).
