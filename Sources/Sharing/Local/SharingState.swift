@@ -116,10 +116,12 @@ enum SharingState {
         // The history after the pushed token is what the next push reads: no process's
         // pruning takes it.
         if key == .pushedThrough { try PersistentStore.keepHistory(after: value.flatMap { Int64($0) }, in: db) }
+        // Cached: a pull moves the cursor at every wake-up (twenty desktops prepared these
+        // statements about 2.7% of their time).
         if let value {
-            try db.execute(sql: "INSERT OR REPLACE INTO \(stateTable) (key, value) VALUES (?, ?)", arguments: [key.rawValue, value])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(stateTable) (key, value) VALUES (?, ?)").execute(arguments: [key.rawValue, value])
         } else {
-            try db.execute(sql: "DELETE FROM \(stateTable) WHERE key = ?", arguments: [key.rawValue])
+            try db.cachedStatement(sql: "DELETE FROM \(stateTable) WHERE key = ?").execute(arguments: [key.rawValue])
         }
     }
 
