@@ -112,6 +112,42 @@ final class BulkPushTests: XCTestCase {
         await b2.stop()
     }
 
+    /// A push of inserts some of which the server has already (a piece committed there
+    /// whose end the store never took: the process was killed in between) gives back every
+    /// object's row: those it inserted, and the server's rows of the others, read again.
+    /// (A piece whose inserts all went in asks for nothing more.)
+    func testInsertsTheServerHasAlreadyComeBackAsTheServersRows() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: cards(40))
+            try await a.session.synchronize()
+            await a.stop()
+            // The ends lost: the store holds no base, so every object goes again as an insert;
+            // and two boards are new.
+            try await a.store.database.write { db in try db.execute(sql: "DELETE FROM \(SharingState.baseTable)") }
+            try a.insertBoard("New 1")
+            try a.insertBoard("New 2")
+            let outbox = Outbox(store: a.store, limits: SharingLimits())
+            let operations = try await a.store.database.write { db in try outbox.pending(everything: true, in: db) }
+            XCTAssertEqual(operations.count, 4 + 40 + 2, "every object is to be sent")
+            XCTAssertTrue(operations.allSatisfy { $0.kind == .insert }, "as inserts")
+            let writer = ServerWriter(model: BoardModel.model, policy: .error, logger: ServerTestDatabase.logger)
+            let written = try await database.withConnection { connection in
+                try await connection.withTransaction(logger: ServerTestDatabase.logger) { try await writer.push(operations, on: $0).written }
+            }
+            XCTAssertEqual(written.count, operations.count, "one row an object")
+            XCTAssertEqual(Set(written.map(\.id)), Set(operations.map(\.id)), "every object's row came back")
+            let server = try await database.contents()
+            XCTAssertEqual(server.count, operations.count, "the new boards are on the server, nothing twice")
+            for row in written {
+                var values = row.values ?? [:]
+                values["entity"] = .string(row.entity)
+                XCTAssertEqual(values, server[row.id], "\(row.entity) \(row.id) came back as the server holds it")
+                XCTAssertEqual(row.version, 1, "\(row.entity) \(row.id): at the version the server gave it")
+            }
+        }
+    }
+
     /// `count` cards on four boards, their values varied.
     private func cards(_ count: Int) -> (ObjectContext) throws -> Void {
         { context in

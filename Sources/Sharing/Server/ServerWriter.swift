@@ -78,7 +78,9 @@ struct ServerWriter: Sendable {
                 written += try await delete(group.operations, on: connection)
             }
         }
-        for (entityName, ids) in reread {
+        // (Most pieces have none to read: every insert came back. Asking anyway cost a
+        // round trip a piece.)
+        for (entityName, ids) in reread where !ids.isEmpty {
             guard let entity = model.entity(named: entityName) else { continue }
             written += try await rows(of: entity, ids: ids, on: connection)
         }
