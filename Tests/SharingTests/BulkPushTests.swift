@@ -115,7 +115,6 @@ final class BulkPushTests: XCTestCase {
     /// A push of inserts some of which the server has already (a piece committed there
     /// whose end the store never took: the process was killed in between) gives back every
     /// object's row: those it inserted, and the server's rows of the others, read again.
-    /// (A piece whose inserts all went in asks for nothing more.)
     func testInsertsTheServerHasAlreadyComeBackAsTheServersRows() async throws {
         try await ServerTestDatabase.with { database in
             let folder = try temporaryFolder(self)

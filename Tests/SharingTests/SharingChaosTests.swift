@@ -137,11 +137,12 @@ final class SharingChaosTests: XCTestCase {
                     print("SharingChaosTests: desktop \(desktop.index) only here: \(localLines.subtracting(serverLines).sorted()); only on the server: \(serverLines.subtracting(localLines).sorted())")
                     // The bases of the teams that differ: whether the desktop took the
                     // server's version of them.
-                    let names = localLines.symmetricDifference(serverLines).map { "'" + $0.split(separator: "|")[0] + "'" }
-                    print("SharingChaosTests: the server's versions of them: \(Set(names).sorted().map { "\($0) \(server[String($0.dropFirst().dropLast())]?.version ?? -1)" })")
+                    let names = Set(localLines.symmetricDifference(serverLines).map { String($0.split(separator: "|")[0]) }).sorted()
+                    print("SharingChaosTests: the server's versions of them: \(names.map { "\($0) \(server[$0].map { String($0.version) } ?? "absent")" })")
+                    let quoted = names.map { "'" + $0.replacingOccurrences(of: "'", with: "''") + "'" }.joined(separator: ", ")
                     print("SharingChaosTests: desktop \(desktop.index)'s bases of them:\n" + ((try? sqlite3(desktop.store, """
                         SELECT t.teamName, b.version, b."row" FROM Team t JOIN Z_GLOBAL_ID g ON g.entity = 'Team' AND g.rowKey = t.Z_PK
-                        JOIN Z_SHARED_BASE b ON b.id = g.id WHERE t.teamName IN (\(Set(names).joined(separator: ", ")))
+                        JOIN Z_SHARED_BASE b ON b.id = g.id WHERE t.teamName IN (\(quoted))
                         """)) ?? "(unreadable)"))
                     for table in ["Z_SHARING", "Z_SHARED_REJECTED", "Z_SHARED_CONFLICT"] {
                         print("SharingChaosTests: desktop \(desktop.index) \(table):\n" + ((try? sqlite3(desktop.store, "SELECT * FROM \(table)")) ?? "(unreadable)"))
