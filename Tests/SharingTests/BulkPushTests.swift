@@ -6,7 +6,7 @@ import TestSupport
 import XCTest
 
 /// A push sends the updates of a pass by entity, in a few statements (one read that locks
-/// the rows, one `UPDATE … FROM (VALUES …)` for each set of fields changed), and its
+/// the rows, one `UPDATE … FROM unnest(…)` for each set of fields changed, an array a column), and its
 /// deletes in one: these tests check that it keeps every field-by-field guarantee of the
 /// row-by-row push. Edits are generated (`SeededGenerator.seed()`: `SEED`, in CI the fixed
 /// one, printed).
@@ -147,6 +147,76 @@ final class BulkPushTests: XCTestCase {
         }
     }
 
+    /// An entity's inserts go in one statement, an array a column (``ColumnArray``):
+    /// every value of every type, NULLs among them, reaches the server as sent; objects the
+    /// server has already come back as the server's rows, left as they were. A value its
+    /// column cannot hold fails the push, naming the object and field, and leaves the
+    /// server as it was.
+    func testInsertsGoAsArraysOfEveryTypeAndNull() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: cards(30))
+            try await a.session.synchronize()
+            await a.stop()
+            let before = try await database.contents()
+            // The ends lost (no bases: every object goes again as an insert), and 45 new cards.
+            try await a.store.database.write { db in try db.execute(sql: "DELETE FROM \(SharingState.baseTable)") }
+            let context = a.context()
+            try context.performAndWait {
+                let boards = try context.fetch(FetchRequest<ManagedObject>(entityName: "Board"))
+                for index in 0..<45 { try self.insertCard(index, on: boards[index % boards.count], in: context) }
+                try context.save()
+            }
+            let outbox = Outbox(store: a.store, limits: SharingLimits())
+            let operations = try await a.store.database.write { db in try outbox.pending(everything: true, in: db) }
+                .filter { $0.entity.name == "Card" }
+            XCTAssertEqual(operations.count, 30 + 45, "every card is to be sent")
+            let writer = ServerWriter(model: BoardModel.model, policy: .error, logger: ServerTestDatabase.logger)
+            let push = { (operations: [Outbox.Operation]) in
+                try await database.withConnection { connection in
+                    try await connection.withTransaction(logger: ServerTestDatabase.logger) { try await writer.push(operations, on: $0).written }
+                }
+            }
+            let written = try await push(operations)
+
+            XCTAssertEqual(written.count, operations.count, "one row an object")
+            let server = try await database.contents()
+            XCTAssertEqual(server.count, before.count + 45, "the new cards are on the server, nothing twice")
+            let sent = Dictionary(uniqueKeysWithValues: operations.map { ($0.id, $0) })
+            for row in written {
+                var values = row.values ?? [:]
+                values["entity"] = .string(row.entity)
+                XCTAssertEqual(values, server[row.id], "card \(row.id) came back as the server holds it")
+                if before[row.id] == nil {
+                    XCTAssertEqual(row.values, sent[row.id]?.values, "new card \(row.id): the server holds what was sent")
+                    XCTAssertEqual(row.version, 1, "new card \(row.id): at the version the server gave it")
+                } else {
+                    XCTAssertEqual(values, before[row.id], "card \(row.id) was on the server already, and is left as it was")
+                }
+            }
+            for key in ["score", "due", "photo"] {
+                XCTAssertTrue(written.contains { $0.values?[key] == .null }, "a NULL \(key) was sent")
+                XCTAssertTrue(written.contains { $0.values?[key].map { !$0.isNull } ?? false }, "a \(key) was sent")
+            }
+
+            // A count that is not a number (written into the file by another program).
+            var bad = operations.filter { before[$0.id] == nil }
+            for index in bad.indices { bad[index].id = UUID() }
+            bad[3].values["count"] = .string("seven")
+            do {
+                _ = try await push(bad)
+                XCTFail("a string in an integer column is sent")
+            } catch {
+                // (The transaction's error holds the push's.)
+                let message = "\(error)"
+                XCTAssertTrue(message.contains("Card \(bad[3].id.uuidString.lowercased())'s count holds"), message)
+                XCTAssertTrue(message.contains("bigint"), message)
+            }
+            let after = try await database.contents()
+            XCTAssertEqual(after, server, "nothing of the failed push is on the server")
+        }
+    }
+
     /// `count` cards on four boards, their values varied.
     private func cards(_ count: Int) -> (ObjectContext) throws -> Void {
         { context in
@@ -155,17 +225,20 @@ final class BulkPushTests: XCTestCase {
                 try board.setValue("Board \(index)", forKey: "name")
                 return board
             }
-            for index in 0..<count {
-                let card = try context.insert(entityName: "Card")
-                try card.setValue("t\(index % 5)", forKey: "title")
-                try card.setValue(index % 5, forKey: "count")
-                try card.setValue(index % 3 == 0 ? nil : Double(index % 8) / 4, forKey: "score")
-                try card.setValue(index % 2 == 0, forKey: "done")
-                try card.setValue(index % 4 == 0 ? nil : Date(timeIntervalSinceReferenceDate: Double(index % 4) * 86_400), forKey: "due")
-                try card.setValue(index % 3 == 1 ? nil : Data([UInt8(index % 3)]), forKey: "photo")
-                try card.setValue(boards[index % 4], forKey: "board")
-            }
+            for index in 0..<count { try self.insertCard(index, on: boards[index % 4], in: context) }
         }
+    }
+
+    /// Inserts card number `index` on `board`, its values varied by `index` (NULLs among them).
+    private func insertCard(_ index: Int, on board: ManagedObject, in context: ObjectContext) throws {
+        let card = try context.insert(entityName: "Card")
+        try card.setValue("t\(index % 5)", forKey: "title")
+        try card.setValue(index % 5, forKey: "count")
+        try card.setValue(index % 3 == 0 ? nil : Double(index % 8) / 4, forKey: "score")
+        try card.setValue(index % 2 == 0, forKey: "done")
+        try card.setValue(index % 4 == 0 ? nil : Date(timeIntervalSinceReferenceDate: Double(index % 4) * 86_400), forKey: "due")
+        try card.setValue(index % 3 == 1 ? nil : Data([UInt8(index % 3)]), forKey: "photo")
+        try card.setValue(board, forKey: "board")
     }
 
     /// Nothing (a third of the cards), a delete (one in ten), or new values for some fields,

@@ -29,8 +29,8 @@ struct ServerWriter: Sendable {
     /// finds it there and adds nothing twice; its other writes are compare-and-set or
     /// "insert if missing", which come to the same thing when repeated.
     ///
-    /// Each entity's changes of a kind go in a few statements, not one a row: inserts up to
-    /// 500 rows a statement; updates as one read that locks their rows, then one statement
+    /// Each entity's changes of a kind go in a few statements, not one a row: inserts in
+    /// one (an array a column); updates as one read that locks their rows, then one statement
     /// for each set of fields they change; deletes in one. A push of 1,000 updates costs
     /// a handful of round trips.
     func push(_ operations: [Outbox.Operation], identity: UUID? = nil, on connection: PostgresConnection) async throws -> (written: [Written], conflicts: [SharingConflict]) {
@@ -155,42 +155,47 @@ struct ServerWriter: Sendable {
         return operations.compactMap { rows[$0.id] }
     }
 
-    /// Sets `fields` (a counter's name after a "+", added to) of each row to its values, as
-    /// many rows a statement as its parameters allow: `UPDATE … FROM (VALUES …)`. Returns the
-    /// rows as the updates left them.
+    /// Sets `fields` (a counter's name after a "+", added to) of each row to its values, in
+    /// one statement: `UPDATE … FROM unnest(…)`, an array a column. Returns the rows as the
+    /// updates left them.
     private func set(_ fields: [String], rows: [(id: UUID, values: [Value])], of entity: EntityDescription,
                      on connection: PostgresConnection) async throws -> [Written] {
-        var written: [Written] = []
         let names = fields.map { $0.hasPrefix("+") ? String($0.dropFirst()) : $0 }
-        let types = ["uuid"] + names.map { entity.attribute(named: $0)?.type.serverType ?? "uuid" }
         let id = ServerNames.quoted(ServerNames.objectID)
         let assignments = zip(fields, names).map { field, name in
             let column = ServerNames.quoted(name)
             return field.hasPrefix("+") ? "\(column) = coalesce(t.\(column), 0) + v.\(column)" : "\(column) = v.\(column)"
         }
-        let perStatement = max(1, Self.parameterLimit / types.count)
-        for start in stride(from: 0, to: rows.count, by: perStatement) {
-            var bindings = PostgresBindings()
-            var tuples: [String] = []
-            for row in rows[start..<min(start + perStatement, rows.count)] {
-                let first = bindings.count + 1
-                bindings.append(row.id)
-                for (name, value) in zip(names, row.values) { try bind(value, of: name, entity: entity, into: &bindings) }
-                tuples.append("(" + types.enumerated().map { "$\(first + $0.offset)::\($0.element)" }.joined(separator: ", ") + ")")
-            }
-            let updated = try await connection.query(PostgresQuery(unsafeSQL: """
-                UPDATE \(ServerNames.quoted(entity.name)) AS t SET \(assignments.joined(separator: ", "))
-                FROM (VALUES \(tuples.joined(separator: ", "))) AS v(\(([id] + names.map(ServerNames.quoted)).joined(separator: ", ")))
-                WHERE t.\(id) = v.\(id)
-                RETURNING \(Self.writtenColumns)
-                """, binds: bindings), logger: logger)
-            written += try await decodeWritten(updated, of: entity)
-        }
-        return written
+        let (bindings, arrays) = try columns(names, of: entity, rows: rows)
+        let updated = try await connection.query(PostgresQuery(unsafeSQL: """
+            UPDATE \(ServerNames.quoted(entity.name)) AS t SET \(assignments.joined(separator: ", "))
+            FROM unnest(\(arrays)) AS v(\(([id] + names.map(ServerNames.quoted)).joined(separator: ", ")))
+            WHERE t.\(id) = v.\(id)
+            RETURNING \(Self.writtenColumns)
+            """, binds: bindings), logger: logger)
+        return try await decodeWritten(updated, of: entity)
     }
 
-    /// The most parameters a statement binds (PostgreSQL takes up to 65,535).
-    static let parameterLimit = 30_000
+    /// `rows` bound as arrays, one a column (``ColumnArray``): `$1` their IDs, then the
+    /// values of `names` (attributes or stored to-one relationships of `entity`), each row's
+    /// in the order of `names`; and those parameters cast to their array types, for
+    /// `unnest(…)`. The server parses and binds a few parameters, whatever the number of rows.
+    private func columns(_ names: [String], of entity: EntityDescription, rows: [(id: UUID, values: [Value])]) throws -> (PostgresBindings, String) {
+        var columns = names.map { ColumnArray($0, type: entity.relationship(named: $0) == nil ? entity.attribute(named: $0)?.type : nil) }
+        for row in rows {
+            do {
+                for (index, value) in row.values.enumerated() { try columns[index].append(value) }
+            } catch var mismatch as ColumnArray.Mismatch {
+                (mismatch.entity, mismatch.object) = (entity.name, row.id)
+                throw mismatch
+            }
+        }
+        var bindings = PostgresBindings()
+        bindings.append(rows.map(\.id))
+        for column in columns { try bindings.append(column) }
+        let arrays = (["$1::uuid[]"] + columns.enumerated().map { "$\($0.offset + 2)::\($0.element.sqlType)" }).joined(separator: ", ")
+        return (bindings, arrays)
+    }
 
     /// Sends the deletes of one entity's objects in one statement; the rows they left (their
     /// next versions, no values).
@@ -208,33 +213,27 @@ struct ServerWriter: Sendable {
         return operations.map { Written(entity: entity.name, id: $0.id, version: versions[$0.id] ?? 0, values: nil) }
     }
 
-    /// Inserts objects of one entity, up to 500 rows a statement, and returns the rows they
-    /// made (as the server's triggers left them); an object already there (a push that
-    /// reached the server but not the store) is left as it is, and not returned.
+    /// Inserts objects of one entity in one statement, and returns the rows they made (as
+    /// the server's triggers left them); an object already there (a push that reached the
+    /// server but not the store) is left as it is, and not returned.
+    ///
+    /// The rows go as an array a column (``ColumnArray``), unnested by the server: a
+    /// statement of a few parameters whatever the number of rows, against a `VALUES` list
+    /// of a parameter a value that the server parsed and bound value by value.
     private func insert(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws -> [Written] {
         guard let entity = operations.first?.entity else { return [] }
-        var written: [Written] = []
         let names = entity.attributes.map(\.name) + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.name)
-        let columns = ([ServerNames.objectID] + names).map(ServerNames.quoted).joined(separator: ", ")
+        let (bindings, arrays) = try columns(names, of: entity, rows: operations.map { operation in
+            (operation.id, names.map { operation.values[$0] ?? .null })
+        })
+        let quotedNames = ([ServerNames.objectID] + names).map(ServerNames.quoted).joined(separator: ", ")
         // The row's columns, not its row image: no JSON to make there and read here (a fifth
         // of the statement's time on the server, measured with psql, and most of the reading).
         let returning = ([ServerNames.objectID, ServerNames.version] + names).map { "t." + ServerNames.quoted($0) }.joined(separator: ", ")
-        for start in stride(from: 0, to: operations.count, by: 500) {
-            let chunk = operations[start..<min(start + 500, operations.count)]
-            var bindings = PostgresBindings()
-            var rows: [String] = []
-            for operation in chunk {
-                let first = bindings.count + 1
-                bindings.append(operation.id)
-                for name in names { try bind(operation.values[name] ?? .null, of: name, entity: entity, into: &bindings) }
-                rows.append("(" + (first..<(first + names.count + 1)).map { "$\($0)" }.joined(separator: ", ") + ")")
-            }
-            let made = try await connection.query(PostgresQuery(
-                unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(columns)) VALUES \(rows.joined(separator: ", ")) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(returning)",
-                binds: bindings), logger: logger)
-            written += try await decodeColumns(made, names: names, of: entity)
-        }
-        return written
+        let made = try await connection.query(PostgresQuery(
+            unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(quotedNames)) SELECT * FROM unnest(\(arrays)) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(returning)",
+            binds: bindings), logger: logger)
+        return try await decodeColumns(made, names: names, of: entity)
     }
 
     /// The rows of `ids` of `entity`, with their versions; `lockingThem` (rows about to be
@@ -293,29 +292,4 @@ struct ServerWriter: Sendable {
 
     /// The row image of an entity table's row `t`, as the change log writes it.
     static let rowImage = "(to_jsonb(t) - '\(ServerNames.objectID)' - '\(ServerNames.version)')::text"
-
-    /// Appends `value`, a value of the attribute or relationship `name`, typed as its column.
-    private func bind(_ value: Value, of name: String, entity: EntityDescription, into bindings: inout PostgresBindings) throws {
-        if entity.relationship(named: name) != nil {
-            if case .string(let text) = value, let id = UUID(uuidString: text) { bindings.append(id) } else { bindings.append(UUID?.none) }
-            return
-        }
-        switch value {
-        case .null:
-            switch entity.attribute(named: name)?.type {
-            case .string?: bindings.append(String?.none)
-            case .integer?: bindings.append(Int64?.none)
-            case .double?, .date?: bindings.append(Double?.none)
-            case .bool?: bindings.append(Bool?.none)
-            case .binary?: try bindings.append(Data?.none)
-            case nil: bindings.appendNull()
-            }
-        case .string(let v): bindings.append(v)
-        case .integer(let v): bindings.append(v)
-        case .double(let v): bindings.append(v)
-        case .bool(let v): bindings.append(v)
-        case .date(let v): bindings.append(v.timeIntervalSinceReferenceDate)
-        case .binary(let v): try bindings.append(v)
-        }
-    }
 }
