@@ -171,9 +171,9 @@ struct ServerWriter: Sendable {
             UPDATE \(ServerNames.quoted(entity.name)) AS t SET \(assignments.joined(separator: ", "))
             FROM unnest(\(arrays)) AS v(\(([id] + names.map(ServerNames.quoted)).joined(separator: ", ")))
             WHERE t.\(id) = v.\(id)
-            RETURNING \(Self.writtenColumns)
+            RETURNING \(returning(names: columnNames(of: entity)))
             """, binds: bindings), logger: logger)
-        return try await decodeWritten(updated, of: entity)
+        return try await decodeColumns(updated, names: columnNames(of: entity), of: entity)
     }
 
     /// `rows` bound as arrays, one a column (``ColumnArray``): `$1` their IDs, then the
@@ -222,16 +222,13 @@ struct ServerWriter: Sendable {
     /// of a parameter a value that the server parsed and bound value by value.
     private func insert(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws -> [Written] {
         guard let entity = operations.first?.entity else { return [] }
-        let names = entity.attributes.map(\.name) + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.name)
+        let names = columnNames(of: entity)
         let (bindings, arrays) = try columns(names, of: entity, rows: operations.map { operation in
             (operation.id, names.map { operation.values[$0] ?? .null })
         })
         let quotedNames = ([ServerNames.objectID] + names).map(ServerNames.quoted).joined(separator: ", ")
-        // The row's columns, not its row image: no JSON to make there and read here (a fifth
-        // of the statement's time on the server, measured with psql, and most of the reading).
-        let returning = ([ServerNames.objectID, ServerNames.version] + names).map { "t." + ServerNames.quoted($0) }.joined(separator: ", ")
         let made = try await connection.query(PostgresQuery(
-            unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(quotedNames)) SELECT * FROM unnest(\(arrays)) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(returning)",
+            unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(quotedNames)) SELECT * FROM unnest(\(arrays)) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(returning(names: names))",
             binds: bindings), logger: logger)
         return try await decodeColumns(made, names: names, of: entity)
     }
@@ -244,19 +241,24 @@ struct ServerWriter: Sendable {
         bindings.append(ids)
         let table = ServerNames.quoted(entity.name), id = ServerNames.quoted(ServerNames.objectID)
         let lock = lockingThem ? " ORDER BY t.\(id) FOR UPDATE" : ""
+        let names = columnNames(of: entity)
         let rows = try await connection.query(PostgresQuery(
-            unsafeSQL: "SELECT \(Self.writtenColumns) FROM \(table) t WHERE \(id) = ANY($1)\(lock)", binds: bindings), logger: logger)
-        return try await decodeWritten(rows, of: entity)
+            unsafeSQL: "SELECT \(returning(names: names)) FROM \(table) t WHERE \(id) = ANY($1)\(lock)", binds: bindings), logger: logger)
+        return try await decodeColumns(rows, names: names, of: entity)
     }
 
-    /// The rows of a statement that returns ``writtenColumns``.
-    private func decodeWritten(_ rows: PostgresRowSequence, of entity: EntityDescription) async throws -> [Written] {
-        var result: [Written] = []
-        for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
-            result.append(Written(entity: entity.name, id: id, version: version,
-                                  values: try RowImage.values(ofJSON: json, entity: entity, model: model)))
-        }
-        return result
+    /// The columns of `entity`'s table that hold its values: its attributes', then its
+    /// stored to-one relationships'.
+    private func columnNames(of entity: EntityDescription) -> [String] {
+        entity.attributes.map(\.name) + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.name)
+    }
+
+    /// A row `t`'s ID, version and the columns `names`, as ``decodeColumns(_:names:of:)``
+    /// reads them: the row's columns, not its row image, so no JSON to make there and read
+    /// here (a fifth of an insert's time on the server, measured with psql, and most of the
+    /// reading).
+    private func returning(names: [String]) -> String {
+        ([ServerNames.objectID, ServerNames.version] + names).map { "t." + ServerNames.quoted($0) }.joined(separator: ", ")
     }
 
     /// The rows of a statement that returns ID, version and the columns `names` of
