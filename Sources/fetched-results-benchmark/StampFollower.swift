@@ -60,8 +60,9 @@ struct LatencyHistogram: Codable, Sendable {
 /// A controller following a store as a desktop's list does (its context follows the store,
 /// batches reported as a list model takes them), timing every stamped change it delivers:
 /// the batch's time minus the stamp's. The stamps of a batch's objects are read from the
-/// store in one query when the batch arrives (an object saved again meanwhile shows its newer
-/// stamp, as a redrawn row would; each stamp counts once).
+/// store in one query right after the batch arrives, off the queue that delivered it (an
+/// object saved again before the batch shows its newer stamp, as a redrawn row would; one
+/// saved again after it is counted by the batch that shows it; each stamp counts once).
 final class StampFollower: FetchedResultsControllerDelegate, @unchecked Sendable {
     /// What the follower saw.
     struct Figures: Codable, Sendable {
@@ -88,6 +89,8 @@ final class StampFollower: FetchedResultsControllerDelegate, @unchecked Sendable
     private let context: ObjectContext
     private var controller: FetchedResultsController<ManagedObject>!
     private var following: ObservationToken?
+    /// Reads the stamps of the batches delivered, one batch after another.
+    private let reader = DispatchQueue(label: "StampFollower.reader")
 
     /// Follows `store` on `queue` (the main queue for a window's list), leaving out the
     /// stamps of `ownDesktop`.
@@ -105,34 +108,49 @@ final class StampFollower: FetchedResultsControllerDelegate, @unchecked Sendable
         }
     }
 
-    /// What was seen so far.
-    var seen: Figures { lock.withLock { figures } }
+    /// What was seen so far, once the stamps of every batch delivered are read.
+    var seen: Figures {
+        reader.sync {}
+        return lock.withLock { figures }
+    }
 
-    /// The newest stamp seen of each row, in microseconds, by row key.
+    /// The newest stamp seen of each row, in microseconds, by row key (those of the last
+    /// batches may still be being read).
     var newestStamps: [Int64: Int64] { lock.withLock { lastSeen } }
 
     /// Stops following the store.
     func stop() {
         context.performAndWait { following = nil }
+        reader.sync {}
     }
 
     func controller(_ controller: FetchedResultsController<ManagedObject>, didChangeContentWith batch: ChangeBatch) {
         let now = Stamp.nowMicros()
         let keys = batch.objectChanges.filter { $0.type != .delete }.map(\.objectID.rowKey)
-        let started = Measure.now()
-        let stamps = keys.isEmpty ? [] : ((try? readStamps(keys)) ?? [])
-        let read = Measure.now() - started
         lock.withLock {
             figures.batches += 1
             figures.delivered += keys.count
             if batch.isReload { figures.reloads += 1 }
             figures.lastDelivery = Double(now) / 1_000_000
-            figures.longestRead = max(figures.longestRead, read)
-            for (key, text) in stamps {
-                guard let stamp = Stamp.parse(text), stamp.desktop != ownDesktop, lastSeen[key] != stamp.micros else { continue }
-                lastSeen[key] = stamp.micros
-                figures.seenByDesktop[stamp.desktop, default: 0] += 1
-                figures.latencies.add(Double(now - stamp.micros) / 1_000_000)
+        }
+        guard !keys.isEmpty else { return }
+        // Read on a queue of the follower's own, after the turn that delivered the batch: a
+        // window's list makes no such read, so the measuring does not lengthen the turns whose
+        // stalls are measured (it took 60–104 ms of them in the firehose, session 35).
+        reader.async { [self] in
+            let started = Measure.now()
+            let stamps = (try? readStamps(keys)) ?? []
+            let read = Measure.now() - started
+            lock.withLock {
+                figures.longestRead = max(figures.longestRead, read)
+                // A stamp newer than the batch was saved after it: the batch that shows it
+                // counts it.
+                for (key, text) in stamps {
+                    guard let stamp = Stamp.parse(text), stamp.desktop != ownDesktop, stamp.micros <= now, lastSeen[key] != stamp.micros else { continue }
+                    lastSeen[key] = stamp.micros
+                    figures.seenByDesktop[stamp.desktop, default: 0] += 1
+                    figures.latencies.add(Double(now - stamp.micros) / 1_000_000)
+                }
             }
         }
     }
