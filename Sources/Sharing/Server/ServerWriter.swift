@@ -167,13 +167,14 @@ struct ServerWriter: Sendable {
             return field.hasPrefix("+") ? "\(column) = coalesce(t.\(column), 0) + v.\(column)" : "\(column) = v.\(column)"
         }
         let (bindings, arrays) = try columns(names, of: entity, rows: rows)
+        let stored = columnNames(of: entity)
         let updated = try await connection.query(PostgresQuery(unsafeSQL: """
             UPDATE \(ServerNames.quoted(entity.name)) AS t SET \(assignments.joined(separator: ", "))
             FROM unnest(\(arrays)) AS v(\(([id] + names.map(ServerNames.quoted)).joined(separator: ", ")))
             WHERE t.\(id) = v.\(id)
-            RETURNING \(returning(names: columnNames(of: entity)))
+            RETURNING \(returning(names: stored))
             """, binds: bindings), logger: logger)
-        return try await decodeColumns(updated, names: columnNames(of: entity), of: entity)
+        return try await decodeColumns(updated, names: stored, of: entity)
     }
 
     /// `rows` bound as arrays, one a column (``ColumnArray``): `$1` their IDs, then the
@@ -181,7 +182,7 @@ struct ServerWriter: Sendable {
     /// in the order of `names`; and those parameters cast to their array types, for
     /// `unnest(…)`. The server parses and binds a few parameters, whatever the number of rows.
     private func columns(_ names: [String], of entity: EntityDescription, rows: [(id: UUID, values: [Value])]) throws -> (PostgresBindings, String) {
-        var columns = names.map { ColumnArray($0, type: entity.relationship(named: $0) == nil ? entity.attribute(named: $0)?.type : nil) }
+        var columns = names.map { ColumnArray($0, type: columnType($0, of: entity)) }
         for row in rows {
             do {
                 for (index, value) in row.values.enumerated() { try columns[index].append(value) }
@@ -253,6 +254,12 @@ struct ServerWriter: Sendable {
         entity.attributes.map(\.name) + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.name)
     }
 
+    /// What the column `name` of `entity`'s table holds: its attribute's type, or nil for a
+    /// stored to-one relationship (its destination's global ID, a `uuid`).
+    private func columnType(_ name: String, of entity: EntityDescription) -> AttributeType? {
+        entity.relationship(named: name) == nil ? entity.attribute(named: name)?.type : nil
+    }
+
     /// A row `t`'s ID, version and the columns `names`, as ``decodeColumns(_:names:of:)``
     /// reads them: the row's columns, not its row image, so no JSON to make there and read
     /// here (a fifth of an insert's time on the server, measured with psql, and most of the
@@ -266,7 +273,7 @@ struct ServerWriter: Sendable {
     /// row gives (``RowImage/values(ofJSON:entity:model:)``), a stored to-one relationship
     /// as its destination's global ID in lowercase.
     private func decodeColumns(_ rows: PostgresRowSequence, names: [String], of entity: EntityDescription) async throws -> [Written] {
-        let types = names.map { name in entity.relationship(named: name) == nil ? entity.attribute(named: name)?.type : nil }
+        let types = names.map { columnType($0, of: entity) }
         var result: [Written] = []
         for try await row in rows {
             let cells = row.makeRandomAccess()
