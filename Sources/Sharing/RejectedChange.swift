@@ -84,7 +84,9 @@ public struct RejectedChange: Sendable, Hashable, CustomStringConvertible {
 public struct SharingLimits: Sendable, Hashable {
     /// The most bytes of one text or binary value (UTF-8 bytes for text): 1 MiB by default.
     public var valueBytes: Int
-    /// The most bytes of one object's row as the server writes it in JSON: 4 MiB by default.
+    /// The most bytes of one object's row as the server sends it: its row image (JSON) in
+    /// the change log, its columns' values in a join's or a resync's read of the tables.
+    /// 4 MiB by default.
     public var rowBytes: Int
 
     public init(valueBytes: Int = 1 << 20, rowBytes: Int = 4 << 20) {

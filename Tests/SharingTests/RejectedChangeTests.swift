@@ -143,6 +143,8 @@ final class RejectedChangeTests: XCTestCase {
             XCTAssertEqual(try storedValues(c).titles, ["first"])
             let cRejected = try c.session.rejectedChanges()
             XCTAssertEqual(Set(cRejected.compactMap(\.key)), ["name", "board"], cRejected.map(\.description).joined(separator: "\n"))
+            XCTAssertTrue(cRejected.contains { $0.key == nil && $0.reason.contains("over the limit of 4194304 (SharingLimits.rowBytes)") },
+                          "C refuses the 10 MB board of its snapshot: \(cRejected.map(\.description))")
 
             // Dismissed, they are gone, and the status says so.
             let last = try XCTUnwrap(try a.session.rejectedChanges().last?.number)
@@ -151,6 +153,54 @@ final class RejectedChangeTests: XCTestCase {
             XCTAssertEqual(a.session.status.rejectedChanges, 0)
             await a.stop()
             await b.stop()
+            await c.stop()
+        }
+    }
+
+    /// A column whose type was changed on the server (`ALTER TABLE … TYPE text`, by hand)
+    /// holds values of another type. A desktop joining refuses each row of it, naming the
+    /// column and what to do, and takes the rest; once the column has its type back, the
+    /// rows come in with their next change.
+    func testAJoinRefusesTheRowsOfAColumnWhoseTypeWasChangedOnTheServer() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, model: Self.model)
+            try await a.session.synchronize()
+            let context = a.context()
+            try context.performAndWait {
+                let board = try context.insert(entityName: "Board")
+                try board.setValue("Home", forKey: "name")
+                for title in ["first", "second"] {
+                    let card = try context.insert(entityName: "Card")
+                    try card.setValue(title, forKey: "title")
+                    try card.setValue(2, forKey: "count")
+                    try card.setValue(false, forKey: "done")
+                    try card.setValue(board, forKey: "board")
+                }
+                try context.save()
+            }
+            try await a.session.synchronize()
+            await a.stop()
+            try await sql(#"ALTER TABLE "Card" ALTER COLUMN count TYPE text USING count || ' cards'"#, on: database)
+
+            let c = try SharedStore(folder.appendingPathComponent("c.sqlite"), database: database, model: Self.model)
+            try await c.session.synchronize()
+            XCTAssertEqual(try c.boardNames(), ["Home"], "the board comes in")
+            XCTAssertEqual(try storedValues(c).titles, [], "no card with a count that is not one")
+            let rejected = try c.session.rejectedChanges()
+            XCTAssertEqual(rejected.count, 2, rejected.map(\.description).joined(separator: "\n"))
+            for change in rejected {
+                XCTAssertEqual(change.key, "count")
+                XCTAssertTrue(change.reason.contains("is not an integer (bigint): its column on the server holds") && change.reason.contains("give the column back its type"),
+                              change.description)
+            }
+            XCTAssertEqual(c.session.status.state, .connected)
+
+            try await sql(#"ALTER TABLE "Card" ALTER COLUMN count TYPE bigint USING split_part(count, ' ', 1)::bigint"#, on: database)
+            try await sql(#"UPDATE "Card" SET count = count + 1"#, on: database)
+            try await c.session.synchronize()
+            try await eventually("C takes the cards once their column is an integer again") { try storedValues(c).counts == [3, 3] }
+            XCTAssertEqual(try storedValues(c).titles, ["first", "second"])
             await c.stop()
         }
     }

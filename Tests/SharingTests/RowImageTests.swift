@@ -65,9 +65,10 @@ final class RowImageTests: XCTestCase {
     }
 
     /// A push's inserts read back the rows they made as typed columns, not as row images
-    /// (`ServerWriter`): each row must come back as the server's row image of it reads, for
-    /// every type, odd text and numbers, and no value, so that a row the server holds as
-    /// sent is recognised, and its base is what a pull of the same row would leave.
+    /// (`ServerWriter`), and so does a join's snapshot: each row must come back as the
+    /// server's row image of it reads, for every type, odd text and numbers, and no value,
+    /// so that a row the server holds as sent is recognised, and its base is what a pull of
+    /// the same row would leave.
     func testInsertedRowsComeBackAsTheServersRowImagesOfThemRead() async throws {
         let seed = SeededGenerator.seed()
         print("RowImageTests seed \(seed) (SEED=\(seed) replays it)")
@@ -98,7 +99,8 @@ final class RowImageTests: XCTestCase {
                 XCTAssertEqual(written.count, operations.count)
                 let returned = Dictionary(uniqueKeysWithValues: written.map { ($0.id, $0) })
                 let sent = Dictionary(uniqueKeysWithValues: operations.map { ($0.id, $0.values) })
-                let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT t.\"Z_ID\", t.\"Z_VERSION\", \(ServerWriter.rowImage) FROM \"Card\" t"),
+                // The row images the change log holds of the inserts: what a pull reads.
+                let rows = try await connection.query(#"SELECT object, version, "row"::text FROM "Z_CHANGES" WHERE entity = 'Card'"#,
                                                       logger: ServerTestDatabase.logger)
                 var compared = 0
                 for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
@@ -118,6 +120,24 @@ final class RowImageTests: XCTestCase {
                     compared += 1
                 }
                 XCTAssertEqual(compared, 600)
+
+                // A join's snapshot reads the tables as columns too: the same values, and
+                // the board named as the cards' destination.
+                var snapshot: [UUID: ServerChange] = [:]
+                _ = try await ServerChangeLog(model: model).snapshot(on: connection, pageSize: 97, logger: ServerTestDatabase.logger) { changes, _ in
+                    for change in changes { snapshot[change.object] = change }
+                }
+                XCTAssertEqual(snapshot.count, operations.count)
+                for (id, row) in returned {
+                    let change = try XCTUnwrap(snapshot[id])
+                    XCTAssertNil(change.problem)
+                    XCTAssertEqual(change.version, row.version)
+                    XCTAssertEqual(Set(change.values.keys), Set(row.values?.keys ?? [:].keys))
+                    for (key, value) in row.values ?? [:] {
+                        if case .double(let d) = value, d.isNaN, case .double(let back)? = change.values[key], back.isNaN { continue }
+                        XCTAssertEqual(change.values[key], value, "\(key) of \(id) in the snapshot")
+                    }
+                }
             }
         }
     }

@@ -182,10 +182,10 @@ package struct ServerChangeLog: Sendable {
         return false
     }
 
-    /// A row of the log (or of a table, for a snapshot) as a change. One that this model
-    /// cannot read (an unknown entity or operation, a value of another type, a row over
-    /// ``limits``) is a change all the same, with its ``ServerChange/problem``: the merge
-    /// refuses it and the cursor moves past it, so that one bad row stops nothing.
+    /// A row of the log as a change. One that this model cannot read (an unknown entity or
+    /// operation, a value of another type, a row over ``limits``) is a change all the same,
+    /// with its ``ServerChange/problem``: the merge refuses it and the cursor moves past it,
+    /// so that one bad row stops nothing.
     func change(at cursor: ServerCursor, entity entityName: String, object: UUID, operation: String, version: Int64,
                 changed: [String], row: String?) -> ServerChange {
         var change = ServerChange(cursor: cursor, entity: entityName, object: object, kind: ServerChange.Kind(rawValue: operation) ?? .update,
@@ -197,8 +197,8 @@ package struct ServerChangeLog: Sendable {
                 if !change.kind.removes { change.problem = .init(reason: "its \(change.kind.rawValue) has no row") }
                 return change
             }
-            if row.utf8.count > limits.rowBytes {
-                change.problem = .init(reason: "its row is \(row.utf8.count) bytes, over the limit of \(limits.rowBytes) (SharingLimits.rowBytes)")
+            if let problem = oversized(bytes: row.utf8.count) {
+                change.problem = problem
             } else {
                 do { change.values = try RowImage.values(ofJSON: row, entity: entity, model: model) } catch let error as RowImage.Unreadable { change.problem = error } catch { change.problem = .init(reason: "\(error)") }
             }
@@ -206,6 +206,11 @@ package struct ServerChangeLog: Sendable {
             change.problem = .init(reason: "this model has no entity \(JSONScalar.clipped(entityName)); a desktop with a newer model wrote it")
         }
         return change
+    }
+
+    /// Why a row of `bytes` is not taken: over ``SharingLimits/rowBytes``; nil when it fits.
+    private func oversized(bytes: Int) -> RowImage.Unreadable? {
+        bytes > limits.rowBytes ? .init(reason: "its row is \(bytes) bytes, over the limit of \(limits.rowBytes) (SharingLimits.rowBytes)") : nil
     }
 }
 
@@ -307,14 +312,15 @@ extension ServerChangeLog {
                 for try await id in rows.decode(UUID.self) { objects.ids.insert(id); objects.count += 1 }
             }
             for entity in model.entities {
+                let columns = ServerColumns(entity, model: model)
                 try await connection.query(PostgresQuery(unsafeSQL: """
                     DECLARE z_snapshot NO SCROLL CURSOR FOR
-                    SELECT \(ServerWriter.writtenColumns) FROM \(ServerNames.quoted(entity.name)) t
+                    SELECT \(columns.selection) FROM \(ServerNames.quoted(entity.name)) t
                     """), logger: logger)
                 // The next page is read from the server while this one is taken.
-                var changes = try await page(of: entity, size: pageSize, on: connection, logger: logger)
+                var changes = try await page(of: columns, size: pageSize, on: connection, logger: logger)
                 while !changes.isEmpty {
-                    async let next = page(of: entity, size: pageSize, on: connection, logger: logger)
+                    async let next = page(of: columns, size: pageSize, on: connection, logger: logger)
                     try await take(changes, objects)
                     changes = try await next
                 }
@@ -339,13 +345,24 @@ package struct SnapshotObjects: Sendable {
 }
 
 extension ServerChangeLog {
-    /// The next `size` rows of `entity` from the snapshot's cursor, as changes at their
-    /// versions; none once it is read through.
-    private func page(of entity: EntityDescription, size: Int, on connection: PostgresConnection, logger: Logger) async throws -> [ServerChange] {
+    /// The next `size` rows from the snapshot's cursor (of `columns`' entity), as changes at
+    /// their versions; none once it is read through. The rows are read as columns, not
+    /// row images: the server makes no JSON of a million rows, nor the desktop parses it.
+    /// A row over ``SharingLimits/rowBytes``, or with a value of another type than its
+    /// attribute's, is read all the same, with its problem, for the merge to refuse.
+    private func page(of columns: ServerColumns, size: Int, on connection: PostgresConnection, logger: Logger) async throws -> [ServerChange] {
         var changes: [ServerChange] = []
         let rows = try await connection.query(PostgresQuery(unsafeSQL: "FETCH \(size) FROM z_snapshot"), logger: logger)
-        for try await (id, version, json) in rows.decode((UUID, Int64, String).self) {
-            changes.append(change(at: .start, entity: entity.name, object: id, operation: "update", version: version, changed: [], row: json))
+        for try await row in rows {
+            let cells = row.makeRandomAccess()
+            var change = ServerChange(cursor: .start, entity: columns.entity.name, object: try cells[0].decode(UUID.self), kind: .update,
+                                      version: try cells[1].decode(Int64.self), changedProperties: [], values: [:])
+            if let problem = oversized(bytes: ServerColumns.bytes(of: cells)) {
+                change.problem = problem
+            } else {
+                do { change.values = try columns.values(of: cells) } catch let error as RowImage.Unreadable { change.problem = error }
+            }
+            changes.append(change)
         }
         return changes
     }

@@ -167,14 +167,14 @@ struct ServerWriter: Sendable {
             return field.hasPrefix("+") ? "\(column) = coalesce(t.\(column), 0) + v.\(column)" : "\(column) = v.\(column)"
         }
         let (bindings, arrays) = try columns(names, of: entity, rows: rows)
-        let stored = columnNames(of: entity)
+        let stored = ServerColumns(entity, model: model)
         let updated = try await connection.query(PostgresQuery(unsafeSQL: """
             UPDATE \(ServerNames.quoted(entity.name)) AS t SET \(assignments.joined(separator: ", "))
             FROM unnest(\(arrays)) AS v(\(([id] + names.map(ServerNames.quoted)).joined(separator: ", ")))
             WHERE t.\(id) = v.\(id)
-            RETURNING \(returning(names: stored))
+            RETURNING \(stored.selection)
             """, binds: bindings), logger: logger)
-        return try await decodeColumns(updated, names: stored, of: entity)
+        return try await written(updated, stored)
     }
 
     /// `rows` bound as arrays, one a column (``ColumnArray``): `$1` their IDs, then the
@@ -182,7 +182,7 @@ struct ServerWriter: Sendable {
     /// in the order of `names`; and those parameters cast to their array types, for
     /// `unnest(…)`. The server parses and binds a few parameters, whatever the number of rows.
     private func columns(_ names: [String], of entity: EntityDescription, rows: [(id: UUID, values: [Value])]) throws -> (PostgresBindings, String) {
-        var columns = names.map { ColumnArray($0, type: columnType($0, of: entity)) }
+        var columns = names.map { ColumnArray($0, type: ServerColumns.type(of: $0, in: entity)) }
         for row in rows {
             do {
                 for (index, value) in row.values.enumerated() { try columns[index].append(value) }
@@ -223,15 +223,15 @@ struct ServerWriter: Sendable {
     /// of a parameter a value that the server parsed and bound value by value.
     private func insert(_ operations: [Outbox.Operation], on connection: PostgresConnection) async throws -> [Written] {
         guard let entity = operations.first?.entity else { return [] }
-        let names = columnNames(of: entity)
-        let (bindings, arrays) = try columns(names, of: entity, rows: operations.map { operation in
-            (operation.id, names.map { operation.values[$0] ?? .null })
+        let stored = ServerColumns(entity, model: model)
+        let (bindings, arrays) = try columns(stored.names, of: entity, rows: operations.map { operation in
+            (operation.id, stored.names.map { operation.values[$0] ?? .null })
         })
-        let quotedNames = ([ServerNames.objectID] + names).map(ServerNames.quoted).joined(separator: ", ")
+        let quotedNames = ([ServerNames.objectID] + stored.names).map(ServerNames.quoted).joined(separator: ", ")
         let made = try await connection.query(PostgresQuery(
-            unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(quotedNames)) SELECT * FROM unnest(\(arrays)) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(returning(names: names))",
+            unsafeSQL: "INSERT INTO \(ServerNames.quoted(entity.name)) AS t (\(quotedNames)) SELECT * FROM unnest(\(arrays)) ON CONFLICT (\(ServerNames.quoted(ServerNames.objectID))) DO NOTHING RETURNING \(stored.selection)",
             binds: bindings), logger: logger)
-        return try await decodeColumns(made, names: names, of: entity)
+        return try await written(made, stored)
     }
 
     /// The rows of `ids` of `entity`, with their versions; `lockingThem` (rows about to be
@@ -242,63 +242,21 @@ struct ServerWriter: Sendable {
         bindings.append(ids)
         let table = ServerNames.quoted(entity.name), id = ServerNames.quoted(ServerNames.objectID)
         let lock = lockingThem ? " ORDER BY t.\(id) FOR UPDATE" : ""
-        let names = columnNames(of: entity)
+        let stored = ServerColumns(entity, model: model)
         let rows = try await connection.query(PostgresQuery(
-            unsafeSQL: "SELECT \(returning(names: names)) FROM \(table) t WHERE \(id) = ANY($1)\(lock)", binds: bindings), logger: logger)
-        return try await decodeColumns(rows, names: names, of: entity)
+            unsafeSQL: "SELECT \(stored.selection) FROM \(table) t WHERE \(id) = ANY($1)\(lock)", binds: bindings), logger: logger)
+        return try await written(rows, stored)
     }
 
-    /// The columns of `entity`'s table that hold its values: its attributes', then its
-    /// stored to-one relationships'.
-    private func columnNames(of entity: EntityDescription) -> [String] {
-        entity.attributes.map(\.name) + entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.name)
-    }
-
-    /// What the column `name` of `entity`'s table holds: its attribute's type, or nil for a
-    /// stored to-one relationship (its destination's global ID, a `uuid`).
-    private func columnType(_ name: String, of entity: EntityDescription) -> AttributeType? {
-        entity.relationship(named: name) == nil ? entity.attribute(named: name)?.type : nil
-    }
-
-    /// A row `t`'s ID, version and the columns `names`, as ``decodeColumns(_:names:of:)``
-    /// reads them: the row's columns, not its row image, so no JSON to make there and read
-    /// here (a fifth of an insert's time on the server, measured with psql, and most of the
-    /// reading).
-    private func returning(names: [String]) -> String {
-        ([ServerNames.objectID, ServerNames.version] + names).map { "t." + ServerNames.quoted($0) }.joined(separator: ", ")
-    }
-
-    /// The rows of a statement that returns ID, version and the columns `names` of
-    /// `entity`, each read as its attribute's type: the values the row image of the same
-    /// row gives (``RowImage/values(ofJSON:entity:model:)``), a stored to-one relationship
-    /// as its destination's global ID in lowercase.
-    private func decodeColumns(_ rows: PostgresRowSequence, names: [String], of entity: EntityDescription) async throws -> [Written] {
-        let types = names.map { columnType($0, of: entity) }
+    /// The rows of a statement that returns ``ServerColumns/selection``, each as the
+    /// object's ID, version and values.
+    private func written(_ rows: PostgresRowSequence, _ columns: ServerColumns) async throws -> [Written] {
         var result: [Written] = []
         for try await row in rows {
             let cells = row.makeRandomAccess()
-            var values: [String: Value] = [:]
-            values.reserveCapacity(names.count)
-            for (offset, name) in names.enumerated() {
-                let cell = cells[offset + 2]
-                switch types[offset] {
-                case nil: values[name] = try cell.decode(UUID?.self).map { .string($0.uuidString.lowercased()) } ?? .null
-                case .string?: values[name] = try cell.decode(String?.self).map(Value.string) ?? .null
-                case .integer?: values[name] = try cell.decode(Int64?.self).map(Value.integer) ?? .null
-                case .double?: values[name] = try cell.decode(Double?.self).map(Value.double) ?? .null
-                case .date?: values[name] = try cell.decode(Double?.self).map { .date(Date(timeIntervalSinceReferenceDate: $0)) } ?? .null
-                case .bool?: values[name] = try cell.decode(Bool?.self).map(Value.bool) ?? .null
-                case .binary?: values[name] = try cell.decode(Data?.self).map(Value.binary) ?? .null
-                }
-            }
-            result.append(Written(entity: entity.name, id: try cells[0].decode(UUID.self), version: try cells[1].decode(Int64.self), values: values))
+            result.append(Written(entity: columns.entity.name, id: try cells[0].decode(UUID.self), version: try cells[1].decode(Int64.self),
+                                  values: try columns.values(of: cells)))
         }
         return result
     }
-
-    /// An entity table's row `t` as a ``Written``: its object's ID, version and row image.
-    static let writtenColumns = "t.\(ServerNames.quoted(ServerNames.objectID)), t.\(ServerNames.quoted(ServerNames.version)), \(rowImage)"
-
-    /// The row image of an entity table's row `t`, as the change log writes it.
-    static let rowImage = "(to_jsonb(t) - '\(ServerNames.objectID)' - '\(ServerNames.version)')::text"
 }
