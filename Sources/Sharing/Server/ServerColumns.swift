@@ -59,7 +59,7 @@ struct ServerColumns: Sendable {
                 }
             } catch {
                 let expected = types[offset].map { "\($0.withArticle) (\($0.serverType))" } ?? "a global ID (uuid)"
-                throw RowImage.Unreadable(key: name, reason: "is not \(expected): its column on the server holds \(cell.dataType); give the column back its type")
+                throw RowImage.Unreadable(key: name, reason: "is not \(expected): its column on the server holds \(String(describing: cell.dataType).lowercased()); give the column back its type")
             }
         }
         return values
