@@ -39,6 +39,20 @@ final class RejectedChangeTests: XCTestCase {
         }
     }
 
+    /// Saves the board Home with one card, "first", counting `count`.
+    private func saveHomeBoard(withCardCounting count: Int, in context: ObjectContext) throws {
+        try context.performAndWait {
+            let board = try context.insert(entityName: "Board")
+            try board.setValue("Home", forKey: "name")
+            let card = try context.insert(entityName: "Card")
+            try card.setValue("first", forKey: "title")
+            try card.setValue(count, forKey: "count")
+            try card.setValue(false, forKey: "done")
+            try card.setValue(board, forKey: "board")
+            try context.save()
+        }
+    }
+
     /// Every text and count in a store, to look for a bad value in it.
     private func storedValues(_ desktop: SharedStore) throws -> (names: [String?], titles: [String?], counts: [Int64?], longest: Int) {
         try desktop.store.database.read { db in
@@ -57,16 +71,7 @@ final class RejectedChangeTests: XCTestCase {
             try await a.session.synchronize()
             try await b.session.synchronize()
             let context = a.context()
-            try context.performAndWait {
-                let board = try context.insert(entityName: "Board")
-                try board.setValue("Home", forKey: "name")
-                let card = try context.insert(entityName: "Card")
-                try card.setValue("first", forKey: "title")
-                try card.setValue(0, forKey: "count")
-                try card.setValue(false, forKey: "done")
-                try card.setValue(board, forKey: "board")
-                try context.save()
-            }
+            try saveHomeBoard(withCardCounting: 0, in: context)
             try await a.session.synchronize()
             try await eventually("B takes A's board") { try b.boardNames() == ["Home"] }
             let home = try await serverID(ofBoard: "Home", on: database)
@@ -202,6 +207,60 @@ final class RejectedChangeTests: XCTestCase {
             try await eventually("C takes the cards once their column is an integer again") { try storedValues(c).counts == [3, 3] }
             XCTAssertEqual(try storedValues(c).titles, ["first", "second"])
             await c.stop()
+        }
+    }
+
+    /// A column dropped on the server by hand (`ALTER TABLE … DROP COLUMN`) would stop every
+    /// push and join, which read and write the tables by their columns. The next connection
+    /// adds it back, with no values: the desktop that was connected pushes its edit of it
+    /// after one failed round that names the column (no conflict: no desktop wrote the row),
+    /// a desktop joining takes the row, and nothing saved in a store is lost.
+    func testAColumnDroppedOnTheServerIsAddedBackAndSharingGoesOn() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, model: Self.model)
+            try await a.session.synchronize()
+            let context = a.context()
+            try saveHomeBoard(withCardCounting: 2, in: context)
+            try await a.session.synchronize()
+            try await sql(#"ALTER TABLE "Card" DROP COLUMN title"#, on: database)
+
+            try context.performAndWait {
+                let card = try XCTUnwrap(context.fetch(FetchRequest<ManagedObject>(entityName: "Card")).first)
+                try card.setValue("renamed", forKey: "title")
+                try context.save()
+            }
+            try await eventually("A's next connection adds the column back and pushes the title") {
+                try? await a.session.synchronize()
+                // (An error while the column is missing.)
+                return (try? await serverTitles(on: database)) == ["renamed"]
+            }
+            // The round on the connection that found the column there failed, saying why.
+            let offline = a.seenStates.compactMap { state -> String? in if case .offline(let reason) = state { reason } else { nil } }
+            XCTAssertTrue(offline.contains { $0.contains("column t.title does not exist") }, "\(offline)")
+            XCTAssertFalse(offline.contains { $0.contains("PostgresTransactionError") }, "the server's message, not a dump: \(offline)")
+            XCTAssertEqual(a.session.status.state, .connected)
+            XCTAssertEqual(try a.session.conflicts().map(\.details), [], "no desktop wrote the row since A's base")
+            XCTAssertEqual(try storedValues(a).titles, ["renamed"], "A keeps its title")
+
+            let c = try SharedStore(folder.appendingPathComponent("c.sqlite"), database: database, model: Self.model)
+            try await c.session.synchronize()
+            XCTAssertEqual(try c.boardNames(), ["Home"])
+            XCTAssertEqual(try storedValues(c).titles, ["renamed"])
+            XCTAssertEqual(try storedValues(c).counts, [2])
+            XCTAssertEqual(try c.session.rejectedChanges(), [])
+            await a.stop()
+            await c.stop()
+        }
+    }
+
+    private func serverTitles(on database: ServerTestDatabase) async throws -> [String?] {
+        try await database.withConnection { connection in
+            var titles: [String?] = []
+            for try await title in try await connection.query(#"SELECT title FROM "Card""#, logger: ServerTestDatabase.logger).decode(String?.self) {
+                titles.append(title)
+            }
+            return titles
         }
     }
 

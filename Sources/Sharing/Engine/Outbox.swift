@@ -25,6 +25,8 @@ struct Outbox: Sendable {
         var changedKeys: [String]
         /// The base the edit started from (nil for an insert).
         var base: [String: Value]?
+        /// The base's version, for an update: a server row still at it was not written since.
+        var baseVersion: Int64?
         /// What an update adds to each counter that differs from its base (local less base).
         var counterDeltas: [String: Value] = [:]
     }
@@ -186,7 +188,7 @@ struct Outbox: Sendable {
         }
         changed.removeAll { deltas[$0] != nil }
         return Operation(entity: entity, id: existingID!, kind: .update, values: values, changedKeys: changed, base: baseValues,
-                         counterDeltas: deltas)
+                         baseVersion: base.version, counterDeltas: deltas)
     }
 
     /// What a push in flight (another process's on this file, sending now) adds is that

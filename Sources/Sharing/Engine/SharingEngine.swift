@@ -251,9 +251,11 @@ actor SharingEngine {
     }
 
     private static func reason(_ error: any Error) -> String {
-        if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] { return message }
-            return "cannot reach the server (\(error.code))"
+        // The server's message, also from inside a transaction (`PostgresTransactionError`).
+        if let (_, message) = serverError(error) { return message }
+        if let error = error as? PSQLError { return "cannot reach the server (\(error.code))" }
+        if let error = error as? PostgresTransactionError, let inner = error.closureError ?? error.beginError ?? error.commitError {
+            return reason(inner)
         }
         return String(describing: error)
     }

@@ -23,7 +23,9 @@ import PostgresNIO
 /// model has, and replaces the trigger functions with this version's. A schema this version
 /// already made is left alone (the fingerprints of the versions that ran are kept on the
 /// server, `schema:MD5` in `"Z_SHARING"`), so that roles that do not own it (a reader, a
-/// colleague's role) connect to it; another version needs the owner's desktop once.
+/// colleague's role) connect to it; another version needs the owner's desktop once. So does
+/// a column of the model's that was dropped by hand: it is added back, with no values (the
+/// desktops read and write the tables by their columns).
 ///
 /// The trigger function that writes the change log runs as the schema's owner (`SECURITY
 /// DEFINER`, its search path the schema's then `pg_temp`, and no role but the owner may
@@ -58,14 +60,20 @@ package struct ServerSchema: Sendable {
     package func create(on connection: PostgresConnection, logger: Logger) async throws {
         let statements = self.statements
         let fingerprint = statements.joined(separator: ";\n")
-        if try await isCurrent(fingerprint, on: connection, logger: logger) { return }
+        var missing = try await missingColumns(on: connection, logger: logger)
+        if missing.isEmpty, try await isCurrent(fingerprint, on: connection, logger: logger) { return }
         do {
             try await connection.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
                 // Made meanwhile by the desktop that held the lock: its tables may already be
                 // in use, and this transaction's DDL would lock them against those writers
                 // (a deadlock with a desktop seeding the database).
-                if try await isCurrent(fingerprint, on: connection, logger: logger) { return }
+                missing = try await missingColumns(on: connection, logger: logger)
+                let current = try await isCurrent(fingerprint, on: connection, logger: logger)
+                if missing.isEmpty && current { return }
+                if current {
+                    logger.warning("sharing: the shared tables on this server lack \(missing.joined(separator: ", ")), dropped by hand: added back, with no values")
+                }
                 // The trigger functions keep this search path (SET search_path FROM CURRENT):
                 // pg_temp last, so that no temporary table of a role stands in for the log.
                 try await connection.query("SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)", logger: logger)
@@ -78,8 +86,29 @@ package struct ServerSchema: Sendable {
                     """, logger: logger)
             }
         } catch where serverError(error)?.sqlState == "42501" {
-            throw SharingError.permissionDenied(reason: "the shared tables on this server were made for another version of the model (or before this version of the library), and only their owner may change them: the owner's desktop must connect once with this version (\(serverError(error)!.message))")
+            let what = missing.isEmpty ? "were made for another version of the model (or before this version of the library)"
+                : "lack \(missing.joined(separator: ", ")) (dropped by hand?)"
+            throw SharingError.permissionDenied(reason: "the shared tables on this server \(what), and only their owner may change them: the owner's desktop must connect once with this version (\(serverError(error)!.message))")
         }
+    }
+
+    /// The columns of the model's entity tables that the server lacks, each as
+    /// `"Table".column`: all of them before the schema is made, and any dropped by hand
+    /// since (which the fingerprint cannot tell). A desktop reads and writes the tables by
+    /// their columns, so one missing column would stop every push and join; ``create(on:logger:)``
+    /// adds it back, with no values, as it adds a newer model's.
+    private func missingColumns(on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        let expected = model.entities.flatMap { entity in
+            ([ServerNames.objectID, ServerNames.version] + ServerColumns(entity, model: model).names).map { (entity.name, $0) }
+        }
+        let rows = try await connection.query("""
+            SELECT c.relname::text, a.attname::text FROM pg_catalog.pg_attribute a
+            JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = current_schema() AND c.relname = ANY(\(model.entities.map(\.name))) AND a.attnum > 0 AND NOT a.attisdropped
+            """, logger: logger)
+        var present = Set<String>()
+        for try await (table, column) in rows.decode((String, String).self) { present.insert(ServerNames.quoted(table) + "." + column) }
+        return expected.map { ServerNames.quoted($0.0) + "." + $0.1 }.filter { !present.contains($0) }
     }
 
     /// Whether the schema of `fingerprint` was made on the server already. The state table

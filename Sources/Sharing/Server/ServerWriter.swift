@@ -125,13 +125,17 @@ struct ServerWriter: Sendable {
         var sets: [[String]: [(id: UUID, values: [Value])]] = [:]
         for operation in operations {
             guard let server = current[operation.id] else { continue }
+            // A row still at the base's version was not written since the edit began: a value
+            // that differs from the base was changed without a write (a column dropped by
+            // hand and added back empty, its type changed), by no desktop, and the edit sets it.
+            let writtenSince = rows[operation.id]?.version != operation.baseVersion || operation.baseVersion == nil
             var fields: [String] = [], values: [Value] = []
             var conflicting: [(key: String, details: String)] = []
             for name in operation.changedKeys {
                 let mine = operation.values[name] ?? .null
                 let theirs = server[name] ?? .null
                 let base = operation.base?[name] ?? .null
-                if theirs != base && theirs != mine {
+                if writtenSince && theirs != base && theirs != mine {
                     conflicting.append((name, "\(name) is \(theirs) on the server (it was \(base) when the edit here began, which set \(mine))"))
                     guard policy == .editWins else { continue }
                 }
