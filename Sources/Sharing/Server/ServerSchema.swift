@@ -63,17 +63,17 @@ package struct ServerSchema: Sendable {
         var missing = try await missingColumns(on: connection, logger: logger)
         if missing.isEmpty, try await isCurrent(fingerprint, on: connection, logger: logger) { return }
         do {
-            try await connection.withTransaction(logger: logger) { connection in
+            // The columns added back to tables made by this model, which only a warning tells:
+            // logged once the transaction commits, so that a role that may not add them
+            // (which fails below) never claims it did.
+            let addedBack: [String] = try await connection.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))", logger: logger)
                 // Made meanwhile by the desktop that held the lock: its tables may already be
                 // in use, and this transaction's DDL would lock them against those writers
                 // (a deadlock with a desktop seeding the database).
                 missing = try await missingColumns(on: connection, logger: logger)
                 let current = try await isCurrent(fingerprint, on: connection, logger: logger)
-                if missing.isEmpty && current { return }
-                if current {
-                    logger.warning("sharing: the shared tables on this server lack \(missing.joined(separator: ", ")), dropped by hand: added back, with no values")
-                }
+                if missing.isEmpty && current { return [] }
                 // The trigger functions keep this search path (SET search_path FROM CURRENT):
                 // pg_temp last, so that no temporary table of a role stands in for the log.
                 try await connection.query("SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)", logger: logger)
@@ -84,6 +84,10 @@ package struct ServerSchema: Sendable {
                     INSERT INTO \(unescaped: ServerNames.quoted(ServerNames.state)) (key, value) VALUES ('schema:' || md5(\(fingerprint)), now()::text)
                     ON CONFLICT (key) DO NOTHING
                     """, logger: logger)
+                return current ? missing : []
+            }
+            if !addedBack.isEmpty {
+                logger.warning("sharing: the shared tables on this server lacked \(addedBack.joined(separator: ", ")), dropped by hand: added back, with no values")
             }
         } catch where serverError(error)?.sqlState == "42501" {
             let what = missing.isEmpty ? "were made for another version of the model (or before this version of the library)"

@@ -128,7 +128,7 @@ struct ServerWriter: Sendable {
             // A row still at the base's version was not written since the edit began: a value
             // that differs from the base was changed without a write (a column dropped by
             // hand and added back empty, its type changed), by no desktop, and the edit sets it.
-            let writtenSince = rows[operation.id]?.version != operation.baseVersion || operation.baseVersion == nil
+            let writtenSince = operation.baseVersion.map { $0 != rows[operation.id]?.version } ?? true
             var fields: [String] = [], values: [Value] = []
             var conflicting: [(key: String, details: String)] = []
             for name in operation.changedKeys {
