@@ -52,11 +52,25 @@ public final class ListItemFactory<Result: ManagedObject> {
     private var headerItems: [String: OpaquePointer] = [:]
     /// The object each list item was bound to last.
     private var shownObjects: [OpaquePointer: ObjectID] = [:]
+    /// The item each list item was bound to last (held, so that a new item cannot take its
+    /// address) and that item's revision (`fr_row_get_revision`: a reload gives an item new
+    /// contents).
+    private var boundItems: [OpaquePointer: (item: gpointer, revision: guint)] = [:]
+    /// The list item GTK is unbinding to bind it again, whose unbind is not passed on yet.
+    /// GTK 4.8 unbinds and binds again every row whose position changed, with the same item:
+    /// about 200 rows for each insertion near the top. The list model's item stays the same
+    /// until its row is announced as changed, so such a pair changes nothing and is passed
+    /// over.
+    private var rebinding: OpaquePointer?
 
     /// A factory for the items of `rows`. `setup` makes a list item's child widget once
     /// (`gtk_list_item_set_child`; a `GtkLabel` by default); `bind` shows an item's content in
-    /// it, each time GTK binds the item to a row; `unbind`, when given, is told when GTK
-    /// takes the item off its row.
+    /// it when GTK gives the list item another item, or its row was announced as changed;
+    /// `unbind`, when given, is told when GTK takes the item off its row for good.
+    ///
+    /// GTK 4.8 unbinds and binds again every row whose position changed (all the rows it
+    /// holds after an insertion). Such a row shows the same item, unchanged: `unbind` and
+    /// `bind` are not called for it, so that they may do real work.
     public init(rows: FetchedResultsListModel<Result>,
                 setup: @escaping (_ listItem: OpaquePointer) -> Void = { gtk_list_item_set_child($0, gtk_label_new(nil)) },
                 bind: @escaping (_ listItem: OpaquePointer, _ content: ListItemContent<Result>) -> Void,
@@ -77,11 +91,14 @@ public final class ListItemFactory<Result: ManagedObject> {
             if let self, let item { self.unbind(item: OpaquePointer(item)) }
         }
         Signal.connect(object, "teardown") { [weak self] item in
-            if let self, let item { self.forget(OpaquePointer(item)) }
+            if let self, let item { self.tearDown(OpaquePointer(item)) }
         }
     }
 
-    isolated deinit { g_object_unref(UnsafeMutableRawPointer(factory)) }
+    isolated deinit {
+        for bound in boundItems.values { g_object_unref(bound.item) }
+        g_object_unref(UnsafeMutableRawPointer(factory))
+    }
 
     /// A new reference to ``factory``, for a function that takes ownership of it
     /// (`gtk_list_view_new`).
@@ -117,6 +134,15 @@ public final class ListItemFactory<Result: ManagedObject> {
 
     private func bind(item listItem: OpaquePointer) {
         guard let rows, let item = gtk_list_item_get_item(listItem), let identity = rows.identity(ofItem: item) else { return }
+        let revision = fr_row_from_item(item).map(fr_row_get_revision) ?? 0
+        if rebinding == listItem {
+            rebinding = nil
+            // Bound again at a new position: nothing to do when it is the same item, unchanged.
+            if let bound = boundItems[listItem], bound.item == item, bound.revision == revision { return }
+            passOnUnbind(listItem)
+        }
+        g_object_ref(item)
+        if let old = boundItems.updateValue((item, revision), forKey: listItem) { g_object_unref(old.item) }
         switch identity {
         case .header(let name):
             gtk_list_item_set_selectable(listItem, 0)
@@ -130,12 +156,31 @@ public final class ListItemFactory<Result: ManagedObject> {
             forgetHeader(of: listItem)
             objectItems[id] = listItem
             shownObjects[listItem] = id
-            guard let object = rows.object(for: id, atPosition: Int(gtk_list_item_get_position(listItem))) else { return }
+            guard let object = rows.object(for: id, atPosition: Int(gtk_list_item_get_position(listItem))) else {
+                // Gone meanwhile, not shown: the next bind of the item tries again.
+                if let bound = boundItems.removeValue(forKey: listItem) { g_object_unref(bound.item) }
+                return
+            }
             bind(listItem, .object(object))
         }
     }
 
+    /// GTK unbinds `listItem`: passed on, unless GTK binds it again at once to the same item.
     private func unbind(item listItem: OpaquePointer) {
+        if let earlier = rebinding, earlier != listItem { passOnUnbind(earlier) }
+        rebinding = nil
+        // GTK 4.8 unbinds a row it shows (realized) only to bind it again at once
+        // (`gtk_list_item_widget_update`); it tears a row down once the row is unrealized,
+        // as the row leaves the window (`gtk_list_item_widget_unroot`), and then unbinds it
+        // for good, its child still there.
+        if let row = Self.rowWidget(of: listItem), gtk_widget_get_realized(row) != 0 {
+            rebinding = listItem
+        } else {
+            passOnUnbind(listItem)
+        }
+    }
+
+    private func passOnUnbind(_ listItem: OpaquePointer) {
         forget(listItem)
         unbind?(listItem)
     }
@@ -143,6 +188,14 @@ public final class ListItemFactory<Result: ManagedObject> {
     private func forget(_ listItem: OpaquePointer) {
         if let id = shownObjects.removeValue(forKey: listItem), objectItems[id] == listItem { objectItems[id] = nil }
         forgetHeader(of: listItem)
+        if let bound = boundItems.removeValue(forKey: listItem) { g_object_unref(bound.item) }
+    }
+
+    /// GTK tore `listItem` down: its child is gone, and its unbind was passed on (unless
+    /// its factory was replaced while it was shown, which GTK 4.8 tears down realized).
+    private func tearDown(_ listItem: OpaquePointer) {
+        if rebinding == listItem { rebinding = nil }
+        forget(listItem)
     }
 
     private func forgetHeader(of listItem: OpaquePointer) {

@@ -8,7 +8,7 @@ import CGtk
 /// After an insertion, GTK 4.8 asks again for the item of every position after it among the
 /// ~200 rows it keeps around the visible ones, and unbinds and binds each of those rows. With
 /// the same `FrRow` for a row that did not change, a factory can tell that it shows that item
-/// already and skip the work (the viewer's does). An announced position (removed, added,
+/// already and skip the work (``ListItemFactory`` does). An announced position (removed, added,
 /// replaced) is forgotten, so its next item is a new `FrRow`, which a factory shows anew;
 /// except in a reload, which gives the held items new contents in place (a new revision)
 /// and announces them replaced by themselves, so that GTK keeps their row widgets.

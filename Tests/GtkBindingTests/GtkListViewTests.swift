@@ -382,6 +382,97 @@ final class GtkListViewTests: XCTestCase, @unchecked Sendable {
         XCTAssertGreaterThan(keptWidgets, 3, "seed \(seed): reloads that keep every row checked")
     } }
 
+    /// Random saves of a long list (rows inserted near the top and elsewhere, renamed,
+    /// rescored so that they move, deleted): GTK 4.8 unbinds and binds again every row it
+    /// holds after each insertion, and `ListItemFactory` passes that over. After each save,
+    /// every row shows its object as it is now (a renamed row too), the factory's `bind` ran
+    /// only for rows with new contents (not for the ~200 rows that shifted), and each list
+    /// item was told `unbind` for each earlier `bind`, before GTK let its widget go.
+    func testRowsThatOnlyShiftedAreNotBoundAgainAndEveryRowShowsItsObject() throws { try MainActor.assumeIsolated {
+        guard environmentNamesADisplay, gtk_init_check() != 0 else { throw XCTSkip("no display: run under Xvfb (scripts/test does)") }
+        let seed = SeededGenerator.seed()
+        print("seed \(seed)")
+        var rng = SeededGenerator(seed: seed)
+        let context = try League.context(self)
+        for i in 0..<2_000 { try League.insertPlayer(context, name: "P\(i)", zone: League.zones[i % 4], score: i % 50) }
+        try context.save()
+        let rows = try FetchedResultsListModel(controller: League.byZone(context))
+        let selection = FetchedResultsSelection(rows: rows)
+        func text(_ player: ManagedObject) -> String {
+            "\(player.objectID) \(player.attributeValue(forKey: "name")) \(player.attributeValue(forKey: "score"))"
+        }
+        // What each list item shows by the factory's calls: bound (and not unbound since).
+        var bound: [OpaquePointer: String] = [:], binds = 0, problems: [String] = []
+        let factory = ListItemFactory(rows: rows, bind: { listItem, content in
+            binds += 1
+            if bound[listItem] != nil { problems.append("bound twice without an unbind between") }
+            let shown: String
+            switch content {
+            case .header(let name): shown = "— \(name) —"
+            case .object(let player): shown = text(player)
+            }
+            bound[listItem] = shown
+            gtk_label_set_text(OpaquePointer(gtk_list_item_get_child(listItem)), shown)
+        }, unbind: { listItem in
+            if bound.removeValue(forKey: listItem) == nil { problems.append("unbound without a bind") }
+            if gtk_list_item_get_child(listItem) == nil { problems.append("unbound after its widget went") }
+        })
+        let listView = gtk_list_view_new(selection.selectionModelReference(), factory.factoryReference())
+        let window = presentInWindow(listView)
+        MainLoop.iterate()
+        var nextName = 0
+        for step in 0..<30 {
+            let players = try context.fetch(League.playersByZone())
+            let before = binds
+            var announced = 0
+            switch Int.random(in: 0..<4, using: &rng) {
+            case 0:
+                // New players at the top of the first zone (the rows GTK holds shift).
+                for _ in 0..<Int.random(in: 1...3, using: &rng) {
+                    try League.insertPlayer(context, name: "N\(nextName)", zone: "Africa", score: 99)
+                    nextName += 1
+                    announced += 1
+                }
+            case 1:
+                for player in (0..<Int.random(in: 1...3, using: &rng)).map({ _ in players.randomElement(using: &rng)! }) {
+                    try player.setValue("R\(nextName)", forKey: "name")
+                    nextName += 1
+                    announced += 1
+                }
+            case 2:
+                for player in (0..<Int.random(in: 1...3, using: &rng)).map({ _ in players.randomElement(using: &rng)! }) {
+                    try player.setValue(Int.random(in: 0..<100, using: &rng), forKey: "score")
+                    announced += 1
+                }
+            default:
+                for player in players.prefix(40).shuffled(using: &rng).prefix(2) { try context.delete(player) }
+            }
+            try context.save()
+            MainLoop.iterate(for: 0.1)
+            let what = "seed \(seed), step \(step)"
+            // Shifted rows are not bound again: only announced rows, and rows coming into
+            // GTK's ~200 at their end (a delete or a move pulls one in for each row gone).
+            XCTAssertLessThanOrEqual(binds - before, 2 * announced + 6, "\(what): binds")
+            var checked = 0
+            for (listItem, shown) in bound {
+                guard let item = gtk_list_item_get_item(listItem) else { problems.append("\(what): a list item with no item is still bound"); continue }
+                let expected: String
+                switch rows.identity(ofItem: item) {
+                case .header(let name)?: expected = "— \(name) —"
+                case .object(let id)?: expected = try text(context.existingObject(with: id))
+                case nil: expected = ""
+                }
+                XCTAssertEqual(shown, expected, "\(what): the row at \(gtk_list_item_get_position(listItem))")
+                checked += 1
+            }
+            XCTAssertGreaterThan(checked, 20, what)
+        }
+        gtk_window_destroy(window)
+        MainLoop.iterate()
+        XCTAssertEqual(problems, [], "seed \(seed)")
+        XCTAssertEqual(bound.count, 0, "seed \(seed): every bind was undone when the window went")
+    } }
+
     @MainActor private func connect(_ instance: OpaquePointer?, _ signal: String,
                          _ handler: @convention(c) (OpaquePointer?, OpaquePointer?, gpointer?) -> Void, _ data: gpointer?) {
         g_signal_connect_data(UnsafeMutableRawPointer(instance), signal, unsafeBitCast(handler, to: GCallback.self), data, nil,

@@ -81,7 +81,7 @@ import ObjectStore
     }
 
     private func bind(_ listItem: OpaquePointer, _ content: ListItemContent<ManagedObject>) {
-        guard let session, let widgets = Self.widgets(of: listItem), let item = gtk_list_item_get_item(listItem) else { return }
+        guard let session, let widgets = Self.widgets(of: listItem) else { return }
         widgets.isBinding = true
         defer { widgets.isBinding = false }
         let isHeader: Bool
@@ -95,7 +95,6 @@ import ObjectStore
         switch content {
         case .header(let name):
             widgets.objectID = nil
-            widgets.shownItem = nil
             widgets.rowLabel = nil
             let parts = widgets.makeHeaderParts()
             let title = session.view.sectionTitle(forSectionName: name)
@@ -104,15 +103,7 @@ import ObjectStore
             if let menuButton = parts.menuButton { sectionMenu?(menuButton, name) }
         case .object(let object):
             widgets.objectID = object.objectID
-            // GTK 4.8 unbinds and binds again every row whose position changed: about 200 rows
-            // for each insertion near the top. The list model's item stays the same until the
-            // row is announced as changed, so the same item at the same revision needs nothing
-            // new. (A reload gives the items GTK holds new contents, a new revision.)
-            let revision = fr_row_from_item(item).map(fr_row_get_revision) ?? 0
-            guard widgets.shownItem != item || widgets.shownRevision != revision else { return }
             show(object, in: widgets, view: session.view)
-            widgets.shownItem = item
-            widgets.shownRevision = revision
         }
     }
 

@@ -41,17 +41,6 @@ import ObjectStore
     var objectID: ObjectID?
     /// True while bind sets the widgets, so that their signals are not taken for a person's.
     var isBinding = false
-    /// The list model item (an `FrRow`) whose object the widgets show, held so that a new
-    /// item cannot take its address; nil while they show none.
-    var shownItem: gpointer? {
-        didSet {
-            if let shownItem { g_object_ref(shownItem) }
-            if let oldValue { g_object_unref(oldValue) }
-        }
-    }
-    /// The revision of ``shownItem`` shown (`fr_row_get_revision`): a reload gives an item
-    /// new contents and a new revision.
-    var shownRevision: guint = 0
     /// The tooltips of the image and the counter button. GTK asks for them (`query-tooltip`)
     /// rather than having them set: on X11 gtk_widget_set_tooltip_text asks the server where
     /// the pointer is (two round trips), and rows are bound by the hundred while an import
@@ -156,9 +145,5 @@ import ObjectStore
         let parts = HeaderParts(line: line, label: label, menuButton: menuButton, emptyNote: emptyNote)
         headerParts = parts
         return parts
-    }
-
-    isolated deinit {
-        if let shownItem { g_object_unref(shownItem) }
     }
 }
