@@ -133,7 +133,7 @@ public final class ListItemFactory<Result: ManagedObject> {
     }
 
     private func bind(item listItem: OpaquePointer) {
-        guard let rows, let item = gtk_list_item_get_item(listItem), let identity = rows.identity(ofItem: item) else { return }
+        guard let rows, let item = gtk_list_item_get_item(listItem) else { return }
         let revision = fr_row_from_item(item).map(fr_row_get_revision) ?? 0
         if rebinding == listItem {
             rebinding = nil
@@ -141,6 +141,7 @@ public final class ListItemFactory<Result: ManagedObject> {
             if let bound = boundItems[listItem], bound.item == item, bound.revision == revision { return }
             passOnUnbind(listItem)
         }
+        guard let identity = rows.identity(ofItem: item) else { return }
         g_object_ref(item)
         if let old = boundItems.updateValue((item, revision), forKey: listItem) { g_object_unref(old.item) }
         switch identity {
