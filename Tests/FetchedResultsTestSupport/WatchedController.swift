@@ -60,6 +60,7 @@ public final class WatchedController {
                 return false
             }
             assertEveryMoveIsNeeded(batch, from: old, label, file: file, line: line)
+            assertObjectsAreFollowed(through: batch, from: old, to: state, label, file: file, line: line)
             for change in batch.objectChanges where !isAllowed(change) {
                 XCTFail("\(label): \(change) names an object that was not edited\nbatch: \(batch)\nold: \(old)\nnew: \(current)", file: file, line: line)
                 return false
@@ -79,6 +80,32 @@ public func freshSnapshot<Result>(_ make: () -> FetchedResultsController<Result>
     let fresh = make()
     try fresh.performFetch()
     return fresh.snapshot
+}
+
+/// Fails for each object of `old` (up to about 200, spread through it) that
+/// `ChangeBatch.indexPath(of:from:)` does not carry to where `batch` puts it in `new`
+/// (nil when gone): what a list's selection follows.
+public func assertObjectsAreFollowed(through batch: ChangeBatch, from old: [SectionSnapshot], to new: [SectionSnapshot], _ label: String,
+                                     file: StaticString = #filePath, line: UInt = #line) {
+    guard batch.reload == nil, batch.renamedObjectIDs.isEmpty else { return }
+    var after: [ObjectID: IndexPath] = [:]
+    for (s, section) in new.enumerated() {
+        for (i, id) in section.objectIDs.enumerated() { after[id] = IndexPath(item: i, section: s) }
+    }
+    let count = old.reduce(0) { $0 + $1.objectIDs.count }
+    let stride = max(1, count / 200)
+    var n = 0
+    for (s, section) in old.enumerated() {
+        for (i, id) in section.objectIDs.enumerated() {
+            defer { n += 1 }
+            guard n % stride == 0 else { continue }
+            let followed = batch.indexPath(of: id, from: IndexPath(item: i, section: s))
+            if followed != after[id] {
+                XCTFail("\(label): \(id) at \(IndexPath(item: i, section: s)) followed to \(String(describing: followed)), not \(String(describing: after[id]))\nbatch: \(batch)", file: file, line: line)
+                return
+            }
+        }
+    }
 }
 
 /// Fails for each move of `batch` that could have been an update (the batch stays valid and

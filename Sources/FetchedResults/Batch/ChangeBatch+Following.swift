@@ -10,6 +10,7 @@ extension ChangeBatch {
     ///
     /// A list that follows one object (its selection) finds it this way without a search.
     package func indexPath(of objectID: ObjectID, from indexPath: IndexPath) -> IndexPath? {
+        if reload == nil && sectionChanges.isEmpty { return indexPathInItsSection(of: objectID, from: indexPath) }
         if let change = objectChanges.first(where: { $0.objectID == objectID }) {
             return change.type == .delete ? nil : change.newIndexPath
         }
@@ -21,6 +22,38 @@ extension ChangeBatch {
         }
         guard follower.isKnown, follower.section >= 0 else { return nil }
         return IndexPath(item: follower.item, section: follower.section)
+    }
+}
+
+extension ChangeBatch {
+    /// ``indexPath(of:from:)`` for a batch that changes no section: one pass over the
+    /// changes, with no index of them. A joining desktop's page of 5,000 rows is followed
+    /// this way for the selected row (the walk through the batch checks it first, and sorts
+    /// and groups every change).
+    private func indexPathInItsSection(of objectID: ObjectID, from indexPath: IndexPath) -> IndexPath? {
+        let section = indexPath.section
+        var removedBefore = 0
+        var insertedAt: [Int] = []
+        for change in objectChanges {
+            if change.objectID.rowKey == objectID.rowKey && change.objectID == objectID {
+                return change.type == .delete ? nil : change.newIndexPath
+            }
+            if change.type == .delete || change.type == .move, let old = change.indexPath,
+               old.section == section, old.item < indexPath.item {
+                removedBefore += 1
+            }
+            if change.type == .insert || change.type == .move, let new = change.newIndexPath, new.section == section {
+                insertedAt.append(new.item)
+            }
+        }
+        // The objects removed before it leave first; then the arrivals, in new positions,
+        // from the first: each at or before it pushes it down a row.
+        var item = indexPath.item - removedBefore
+        for position in insertedAt.sorted() {
+            guard position <= item else { break }
+            item += 1
+        }
+        return IndexPath(item: item, section: section)
     }
 }
 
