@@ -218,7 +218,7 @@ extension SharingEngine {
             // to take like any pulled change: its deltas are in the bases.
             let taken = try identity.map { try SharingState.pushInFlight(in: db)?.id != $0 } ?? false
             try takeWritten(sent.written, sent: taken ? [] : operations, conflicts: sent.conflicts, in: db)
-            if let identity, !taken { try SharingState.setPushInFlight(nil, in: db) }
+            if identity != nil, !taken { try SharingState.setPushInFlight(nil, in: db) }
             // The store holds what the push left: the pull need not bring its changes back.
             if let transaction = sent.transaction { try SharingState.addTakenPush(transaction, in: db) }
         }
