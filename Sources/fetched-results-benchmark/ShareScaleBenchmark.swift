@@ -127,6 +127,9 @@ private func measureShareScale(rows: Int, serverURL: String, folder: URL, seed: 
     figures.listFirstRowsSeconds = firstRows
     figures.stalls = MainLoopTiming.gaps(ticks)
     print("  the window's longest main-loop stalls while it joins: \(MainLoopTiming.longestGaps(ticks))")
+    if let counts = window.followingCounts {
+        print("  the window's context read the history \(counts.historyReads.readAhead) times on a reader, \(counts.historyReads.onQueue) on its main thread; its list was fetched again in the background \(counts.backgroundRefetches) times")
+    }
     let listed = window.listedObjectCount
     gtk_window_destroy(MainLoopTiming.gtkWindow(window))
     MainLoopTiming.spin(seconds: 0.5)

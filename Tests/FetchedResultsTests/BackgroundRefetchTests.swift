@@ -56,6 +56,9 @@ final class BackgroundRefetchTests: XCTestCase {
         print("BackgroundRefetchTests seed \(seed) (set SEED to repeat)")
         var rng = SeededGenerator(seed: seed)
         let (context, other, following) = try stores()
+        // Pages of more than 30 changes are read from the history on a reader, ahead of the
+        // context, when it falls behind (a page committed while a fetch runs): both ways mix.
+        context.historyReadAheadMinimum = 30
         let watched = try [
             WatchedController("sections by zone, best first") {
                 self.refetchingInBackground(FetchedResultsController(fetchRequest: League.playersByZone(), managedObjectContext: context,
@@ -137,6 +140,8 @@ final class BackgroundRefetchTests: XCTestCase {
         XCTAssertGreaterThan(counts.map(\.backgroundRefetchesWithHeldChanges).reduce(0, +), 0,
                              "seed \(seed): changes held while a fetch ran were shown with it")
         XCTAssertGreaterThan(counts.map(\.backgroundRefetchesNotShown).reduce(0, +), 0, "seed \(seed): a fetch was not shown and made again")
+        XCTAssertGreaterThan(context.historyReads.readAhead, 5, "seed \(seed): pages read ahead on a reader: \(context.historyReads)")
+        XCTAssertGreaterThan(context.historyReads.onQueue, 5, "seed \(seed): and on the context's queue: \(context.historyReads)")
         XCTAssertTrue(whileFetching.allSatisfy { $0 > 3 }, "seed \(seed): each kind of change came while a fetch ran: \(whileFetching)")
         withExtendedLifetime(following) {}
     }

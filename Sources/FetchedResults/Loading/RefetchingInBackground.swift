@@ -24,18 +24,24 @@ extension FetchedResultsController {
     /// store (``ObjectContext/mergedHistoryToken``): the batch is then made at once.
     func refetchInBackground(_ changes: ObjectChanges, changedKeys: Set<Int64>?, updated: Set<ObjectID>) -> Bool {
         let context = managedObjectContext
-        guard sectionFetchRequest == nil, !context.hasChanges, context.mergedHistoryToken != nil,
+        guard sectionFetchRequest == nil, !context.hasChanges, let merged = context.mergedHistoryToken,
               let query = try? context.rowKeysQuery(fetchRequest, sectionNameKeyPath: sectionNameKeyPath) else { return false }
         machine.batchStartedInBackground(.refetching(Refetching(changes: changes, oldLayout: layout, changedKeys: changedKeys, updated: updated)))
         counts.backgroundRefetches += 1
         // The context takes nothing in while the read runs: however long it takes (a million
         // rows, a page committed every quarter second), the context is not past its moment.
         context.holdStoreChanges()
+        // The history it will take in, from where it is held to the moment the read finds, is
+        // read on the reader too: a page of 5,000 rows took 10-20 ms of the window's turn.
+        let store = context.store
         let controller = Unchecked(self)
         Task.detached(priority: .userInitiated) {
             let read = try? await query.runWithHistoryToken()
             // Named, not `Self`: the region checker cannot follow `Self` in the task.
-            let fresh = Unchecked(read.map { (layout: FetchedResultsController<Result>.sections(of: $0.rows), token: $0.token) })
+            let fresh = Unchecked(read.map {
+                (layout: FetchedResultsController<Result>.sections(of: $0.rows), token: $0.token,
+                 history: store.readHistoryAhead(since: merged, through: $0.token))
+            })
             controller.value.managedObjectContext.perform {
                 controller.value.finishRefetchingInBackground(fresh.value)
                 controller.value.managedObjectContext.releaseStoreChanges()
@@ -47,13 +53,13 @@ extension FetchedResultsController {
     /// Shows results fetched in the background, on the context's queue, when they are the
     /// data the context holds. The context, which held the store's changes back meanwhile,
     /// first takes them in up to the moment the fetch read (a page committed since the batch
-    /// started), so the changes held meanwhile are all in the fetched results, and one batch
+    /// started; the history read on the reader after the rows), so the changes held meanwhile are all in the fetched results, and one batch
     /// shows them with the batch's own; what was committed after comes on a later turn. When the context is past that moment, or made changes of its own
     /// meanwhile (saved or not), or the list changed under the fetch (a new request), the
     /// state machine says what follows
     /// (``ControllerStateMachine/BackgroundBatchOutcome``): fetched again with everything held, in
     /// the background up to three times in a row, then at once.
-    func finishRefetchingInBackground(_ fresh: (layout: [Section], token: Int64)?) {
+    func finishRefetchingInBackground(_ fresh: (layout: [Section], token: Int64, history: HistoryReadAhead?)?) {
         guard let (work, _, _) = machine.backgroundBatch, case .refetching(let refetching) = work else { return }
         let context = managedObjectContext
         // Edits not told yet are told first (held), as before any fetch: a batch made at
@@ -62,7 +68,7 @@ extension FetchedResultsController {
         let outcome: Machine.BackgroundBatchOutcome
         if layout != refetching.oldLayout {
             outcome = .listReplaced
-        } else if let fresh, !context.hasChanges, context.takeStoreChanges(through: fresh.token),
+        } else if let fresh, !context.hasChanges, context.takeStoreChanges(through: fresh.token, readAhead: fresh.history),
                   // The context's own changes held meanwhile may have been saved after the read.
                   machine.backgroundBatch?.heldMerged == true {
             outcome = .foundWithHeld

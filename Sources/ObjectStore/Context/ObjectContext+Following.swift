@@ -15,7 +15,9 @@ extension ObjectContext {
     ///
     /// Commits are pushed, not polled: the store's change feed
     /// (``PersistentStore/observeChanges(on:_:)``) wakes the context at this process's
-    /// commits and, through inotify, at other processes'. Idle, nothing runs.
+    /// commits and, through inotify, at other processes'. Idle, nothing runs. A long stretch
+    /// of changes (another process's page of thousands of rows) is read from the history on
+    /// a reader of the store, not on the context's queue, and taken in on the queue once read.
     /// When the history this context needs was pruned (``HistoryGap``), it compares the
     /// store's rows with its registered objects and merges the difference instead.
     ///
@@ -82,14 +84,43 @@ extension ObjectContext {
             return retryTakingStoreChanges()
         }
         guard let upTo else { return }
+        // A stretch read ahead (below) is taken first.
+        let readAhead = storeFollowing.readAhead
+        storeFollowing.readAhead = nil
         do {
-            try takeStoreChanges(upTo: upTo, readingHistory: following)
+            try takeStoreChanges(upTo: upTo, readingHistory: following, readAhead: readAhead, mayReadAhead: true)
         } catch {
             retryTakingStoreChanges()
         }
     }
 
-    private func takeStoreChanges(upTo last: Int64, readingHistory: Bool = false) throws {
+    /// Reads a long stretch of history (another process's page of thousands of rows) on a
+    /// reader of the store rather than on the context's queue (the window's main loop, where
+    /// a page of 5,000 rows took 10-20 ms), holding the store's changes back meanwhile, then
+    /// takes it in on the queue (``takeStoreChanges()``). `last` is before the next save of
+    /// this store's contexts, which is taken from its record as always.
+    private func readHistoryAhead(through last: Int64) {
+        let (store, since, queue) = (store, storeFollowing.token, queue)
+        // Once from each token: a read that found nothing to use is not made again.
+        storeFollowing.readAheadFrom = since
+        holdStoreChanges()
+        DispatchQueue.global(qos: .userInitiated).async { [weak self] in
+            let read = store.readHistoryAhead(since: since, through: last)
+            queue.async { [weak self] in
+                guard let self else { return }
+                storeFollowing.readAhead = read
+                storeFollowing.holds -= 1
+                if storeFollowing.holds == 0 { takeStoreChanges() }
+            }
+        }
+    }
+
+    /// Takes the store's changes up to `last`: saves of this store's contexts from their
+    /// records, the rest from the history (when `readingHistory`), starting with `readAhead`
+    /// when it is the next stretch. With `mayReadAhead`, a long stretch of history is read on
+    /// a reader (``readHistoryAhead(through:)``), and the rest taken once it is in.
+    private func takeStoreChanges(upTo last: Int64, readingHistory: Bool = false, readAhead: HistoryReadAhead? = nil,
+                                  mayReadAhead: Bool = false) throws {
         while storeFollowing.token < last {
             let next = storeFollowing.token + 1
             if let save = store.localSave(writing: next) {
@@ -111,7 +142,12 @@ extension ObjectContext {
                 }
             } else if readingHistory {
                 // Written elsewhere, up to the next save of this store's contexts.
-                try mergeHistory(through: min(last, (store.firstLocalSaveToken(after: next) ?? .max) - 1))
+                let end = min(last, (store.firstLocalSaveToken(after: next) ?? .max) - 1)
+                if mayReadAhead, end - storeFollowing.token > historyReadAheadMinimum, storeFollowing.readAheadFrom != storeFollowing.token,
+                   readAhead?.since != storeFollowing.token {
+                    return readHistoryAhead(through: end)
+                }
+                try mergeHistory(through: end, readAhead: readAhead)
             } else {
                 // Written elsewhere: passed over up to the next recorded save only, never
                 // beyond the records (tokens of a save that did not commit are used again).
@@ -121,8 +157,20 @@ extension ObjectContext {
         }
     }
 
-    /// Merges the history from the context's token through `last`.
-    private func mergeHistory(through last: Int64) throws {
+    /// Merges the history from the context's token through `last`, or only its first
+    /// stretch when that was read ahead on a reader (`readAhead`, or the context's own): the
+    /// caller goes on from where it ends.
+    private func mergeHistory(through last: Int64, readAhead: HistoryReadAhead? = nil) throws {
+        let readAhead = [readAhead, storeFollowing.readAhead].lazy.compactMap { $0 }.first {
+            $0.since == self.storeFollowing.token && $0.through <= last && $0.generation == self.storeFollowing.generation
+        }
+        if let readAhead {
+            historyReads.readAhead += 1
+            storeFollowing.token = readAhead.through
+            if !readAhead.changes.isEmpty { mergeChanges(fromContextDidSave: readAhead.changes) }
+            return
+        }
+        historyReads.onQueue += 1
         do {
             let (changes, newToken) = try store.changes(since: storeFollowing.token, through: last)
             storeFollowing.token = newToken
@@ -149,11 +197,14 @@ extension ObjectContext {
     /// feed tells (a controller whose fetch read the store at `token` shows them with it):
     /// true when the context then holds the store's changes exactly up to `token`. False when
     /// it is past `token`, does not follow the store, or cannot read the history now.
-    package func takeStoreChanges(through token: Int64) -> Bool {
+    ///
+    /// With `readAhead` (``PersistentStore/readHistoryAhead(since:through:)``, from the
+    /// token the context is at), the stretch of history it holds is not read again.
+    package func takeStoreChanges(through token: Int64, readAhead: HistoryReadAhead? = nil) -> Bool {
         guard let merged = mergedHistoryToken, merged <= token else { return false }
         if merged < token {
             do {
-                try takeStoreChanges(upTo: token, readingHistory: true)
+                try takeStoreChanges(upTo: token, readingHistory: true, readAhead: readAhead)
             } catch {
                 return false
             }
@@ -207,6 +258,14 @@ extension ObjectContext {
     }
 }
 
+/// How a context read the history of changes made elsewhere, counted for tests.
+package struct HistoryReads {
+    /// Stretches read on the context's queue.
+    package var onQueue = 0
+    /// Stretches read ahead on a reader (``PersistentStore/readHistoryAhead(since:through:)``).
+    package var readAhead = 0
+}
+
 /// How far a context has taken the store's changes, and who asked it to follow every commit
 /// (read and written on its queue).
 struct StoreFollowing {
@@ -218,4 +277,8 @@ struct StoreFollowing {
     var intervals: [UUID: DispatchTimeInterval] = [:]
     /// How many ``ObjectContext/holdStoreChanges()`` are in force: while any, nothing is taken in.
     var holds = 0
+    /// A stretch of history read on a reader, waiting for the holds to end.
+    var readAhead: HistoryReadAhead?
+    /// The token the last read ahead started from.
+    var readAheadFrom: Int64?
 }

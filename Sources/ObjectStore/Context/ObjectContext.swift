@@ -75,6 +75,12 @@ public final class ObjectContext: @unchecked Sendable {
     var storeSubscription: StoreChangeFeed.Subscription?
     /// How far the context took the store's changes, and whether it follows every commit.
     var storeFollowing = StoreFollowing()
+    /// How this context read the history of changes made elsewhere (for tests).
+    package internal(set) var historyReads = HistoryReads()
+    /// How many changes recorded elsewhere, at least, the context reads on a reader of the
+    /// store rather than on its queue, when the change feed tells it of them (500; lower in
+    /// tests, to mix both ways).
+    package var historyReadAheadMinimum: Int64 = 500
 
     struct UnprocessedChanges {
         var inserted: Set<ManagedObject> = []

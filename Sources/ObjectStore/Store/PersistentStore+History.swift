@@ -375,6 +375,22 @@ extension PersistentStore {
         }
     }
 
+    /// Reads, on the calling thread (a reader of the store, off any context's queue), the
+    /// changes recorded after `token` up to `last`, or up to the first save of this store's
+    /// contexts after `token` when one comes before (a context takes those from the save's
+    /// record, not from the history): the first stretch that a context which has taken the
+    /// store's changes up to `token` reads from the history when it takes them up to `last`
+    /// (``ObjectContext/takeStoreChanges(through:readAhead:)``). Nil when a save of this
+    /// store's contexts wrote `token + 1`, or the history cannot be read (pruned, locked):
+    /// the context then reads it itself.
+    package func readHistoryAhead(since token: Int64, through last: Int64) -> HistoryReadAhead? {
+        let generation = feed.generation
+        guard token < last, localSave(writing: token + 1) == nil else { return nil }
+        let end = min(last, (firstLocalSaveToken(after: token + 1) ?? .max) - 1)
+        guard let (changes, _) = try? changes(since: token, through: end) else { return nil }
+        return HistoryReadAhead(since: token, through: end, generation: generation, changes: changes)
+    }
+
     /// The first token after `token` that a save of this store's contexts wrote.
     func firstLocalSaveToken(after token: Int64) -> Int64? {
         let generation = feed.generation
@@ -393,4 +409,18 @@ extension PersistentStore {
         let generation = feed.generation
         return localSaves.withLock { records in records.saves.last.flatMap { $0.generation == generation ? $0.tokens.upperBound : nil } }
     }
+}
+
+/// The store's changes between two history tokens, read on a reader ahead of the context that
+/// takes them in (``PersistentStore/readHistoryAhead(since:through:)``), so that a page of
+/// thousands of changes is not read on the context's queue (the window's main loop).
+package struct HistoryReadAhead: Sendable {
+    /// The token the changes come after.
+    package var since: Int64
+    /// The last token they include.
+    package var through: Int64
+    /// The store file's generation they were read from (``StoreChangeFeed/generation``).
+    var generation: Int
+    /// The changes, as ``PersistentStore/changes(since:)`` reads them.
+    var changes: ObjectChanges
 }

@@ -3,6 +3,7 @@ import CGtk
 import CViewer
 import Foundation
 import GtkBinding
+import ObjectStore
 
 /// Importing a CSV or JSON-lines file into the list's entity, with the import bar.
 extension ViewerWindow {
@@ -85,6 +86,12 @@ extension ViewerWindow {
 
     /// The number of objects the list shows.
     package var listedObjectCount: Int { session?.controller.numberOfObjects ?? 0 }
+
+    /// How the list's context read the history of changes made elsewhere, and how many of its
+    /// controller's batches were fetched again in the background (for the benchmark).
+    package var followingCounts: (historyReads: HistoryReads, backgroundRefetches: Int)? {
+        session.map { ($0.context.historyReads, $0.controller.counts.backgroundRefetches) }
+    }
 }
 
 /// Who a drop on the window goes to (the C drop target holds it; the window, weakly).

@@ -14,6 +14,18 @@ final class HistoryTests: XCTestCase {
         try db.read { try Int64.fetchOne($0, sql: "SELECT Z_PK FROM Team WHERE teamName = ?", arguments: [team])! }
     }
 
+    /// A store of the World Cup teams and a context following it, its events recorded; Ghana
+    /// and Chile's ID.
+    private func followingWorldCup() throws -> (store: PersistentStore, context: ObjectContext, ghana: WorldCup.Team, chile: ObjectID,
+                                                 recorder: EventRecorder, following: ObservationToken) {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        let context = ObjectContext(store: store)
+        let teams = try Fixtures.insertTeams(into: context)
+        let ghana = teams.first { $0.teamName == "Ghana" }!
+        let chile = teams.first { $0.teamName == "Chile" }!.objectID
+        return (store, context, ghana, chile, EventRecorder(context), try context.followStore(interval: .milliseconds(50)))
+    }
+
     func testEveryWriteOfAnyClientIsRecordedWithAnIncreasingToken() throws {
         let store = try Fixtures.store(Fixtures.worldCupModel(), self)
         XCTAssertEqual(try store.currentHistoryToken(), 0)
@@ -93,13 +105,7 @@ final class HistoryTests: XCTestCase {
     }
 
     func testAFollowingContextMergesOtherClientsWritesButNotItsOwn() throws {
-        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
-        let context = ObjectContext(store: store)
-        let teams = try Fixtures.insertTeams(into: context)
-        let ghana = teams.first { $0.teamName == "Ghana" }!
-        let chile = teams.first { $0.teamName == "Chile" }!.objectID
-        let recorder = EventRecorder(context)
-        let following = try context.followStore(interval: .milliseconds(50))
+        let (store, context, ghana, chile, recorder, following) = try followingWorldCup()
 
         let other = try otherClient(store)
         try other.write { try $0.execute(sql: "UPDATE Team SET wins = 4 WHERE teamName = 'Ghana'") }
@@ -126,13 +132,7 @@ final class HistoryTests: XCTestCase {
     }
 
     func testAFollowerBehindThePrunedHistoryStillSeesEveryChange() throws {
-        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
-        let context = ObjectContext(store: store)
-        let teams = try Fixtures.insertTeams(into: context)
-        let chile = teams.first { $0.teamName == "Chile" }!.objectID
-        let ghana = teams.first { $0.teamName == "Ghana" }!
-        let recorder = EventRecorder(context)
-        let following = try context.followStore(interval: .milliseconds(50))
+        let (store, context, ghana, chile, recorder, following) = try followingWorldCup()
         // Another process changes rows and prunes all history before the follower looks.
         let writer = try PersistentStore(url: XCTUnwrap(store.url), model: Fixtures.worldCupModel())
         try writer.database.write { db in
@@ -147,6 +147,68 @@ final class HistoryTests: XCTestCase {
         XCTAssertTrue(merged.updated.keys.contains(ghana.objectID))
         XCTAssertTrue(merged.invalidatedAllObjects, "the inserted row is not listed: whoever shows results fetches again")
         XCTAssertEqual(ghana.wins, 9)
+        withExtendedLifetime((context, following)) {}
+    }
+
+    /// Another process's page of thousands of rows is read from the history on a reader of
+    /// the store, not on the context's queue (a window's main loop), and told as one change
+    /// naming every object; a save of this store's own contexts before it still comes first,
+    /// from its record; a short change is read at once; a page whose history was pruned
+    /// before the reader got to it is still seen whole.
+    func testALongPageWrittenElsewhereIsReadOffTheContextsQueue() throws {
+        let (store, context, ghana, chile, recorder, following) = try followingWorldCup()
+        let sibling = ObjectContext(store: store)
+        let siblingGhana = try XCTUnwrap(sibling.existingObject(with: ghana.objectID))
+        let writer = try PersistentStore(url: XCTUnwrap(store.url), model: Fixtures.worldCupModel())
+        func page(_ count: Int, from first: Int) throws -> Set<ObjectID> {
+            try writer.database.write { db in
+                for i in first..<first + count {
+                    try db.execute(sql: "INSERT INTO Team (teamName, qualifyingZone, wins) VALUES (?, 'Oceania', 0)", arguments: ["Isle \(i)"])
+                }
+                let keys = try Int64.fetchAll(db, sql: "SELECT Z_PK FROM Team WHERE teamName LIKE 'Isle %' ORDER BY Z_PK DESC LIMIT ?", arguments: [count])
+                return Set(keys.map { ObjectID(entityName: "Team", rowKey: $0) })
+            }
+        }
+        let reads = context.historyReads
+
+        // The sibling's save, then the page, then an update and a delete, before the main queue turns.
+        try siblingGhana.setValue(3, forKey: "wins")
+        try sibling.save()
+        let inserted = try page(2_000, from: 0)
+        try writer.database.write { db in
+            try db.execute(sql: "UPDATE Team SET wins = 7 WHERE teamName = 'Ghana'")
+            try db.execute(sql: "DELETE FROM Team WHERE teamName = 'Chile'")
+        }
+        XCTAssertTrue(waitUntil { recorder.objectsDidChange.count >= 2 })
+        XCTAssertEqual(recorder.objectsDidChange.first?.updated.keys.first, ghana.objectID, "the sibling's save first, from its record")
+        XCTAssertEqual(recorder.objectsDidChange.count, 2)
+        let merged = try XCTUnwrap(recorder.objectsDidChange.last)
+        XCTAssertEqual(merged.inserted, inserted, "every row of the page")
+        XCTAssertEqual(Set(merged.updated.keys), [ghana.objectID])
+        XCTAssertEqual(merged.deleted, [chile])
+        XCTAssertFalse(merged.invalidatedAllObjects)
+        XCTAssertEqual(ghana.wins, 7, "the updated object was refreshed")
+        XCTAssertEqual(context.historyReads.readAhead, reads.readAhead + 1, "the page was read on a reader")
+        XCTAssertEqual(context.historyReads.onQueue, reads.onQueue, "and not on the context's queue")
+        XCTAssertEqual(context.mergedHistoryToken, try store.currentHistoryToken())
+
+        // A short change: read at once on the queue.
+        recorder.reset()
+        try writer.database.write { try $0.execute(sql: "UPDATE Team SET wins = 8 WHERE teamName = 'Ghana'") }
+        XCTAssertTrue(waitUntil { !recorder.objectsDidChange.isEmpty })
+        XCTAssertEqual(recorder.objectsDidChange.map { Set($0.updated.keys) }, [[ghana.objectID]])
+        XCTAssertEqual(context.historyReads.onQueue, reads.onQueue + 1)
+        XCTAssertEqual(context.historyReads.readAhead, reads.readAhead + 1)
+
+        // A page pruned from the history before anyone read it: seen whole all the same.
+        recorder.reset()
+        _ = try page(1_000, from: 2_000)
+        try writer.pruneHistory(keepingLast: 0)
+        XCTAssertTrue(waitUntil { !recorder.objectsDidChange.isEmpty })
+        XCTAssertTrue(try XCTUnwrap(recorder.objectsDidChange.first).invalidatedAllObjects, "whoever shows results fetches again")
+        XCTAssertTrue(waitUntil { context.mergedHistoryToken == (try? store.currentHistoryToken()) })
+        RunLoop.main.run(until: Date().addingTimeInterval(0.2))
+        XCTAssertEqual(recorder.objectsDidChange.count, 1, "told once")
         withExtendedLifetime(following) {}
     }
 }
