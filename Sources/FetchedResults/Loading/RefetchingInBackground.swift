@@ -53,10 +53,11 @@ extension FetchedResultsController {
     /// Shows results fetched in the background, on the context's queue, when they are the
     /// data the context holds. The context, which held the store's changes back meanwhile,
     /// first takes them in up to the moment the fetch read (a page committed since the batch
-    /// started; the history read on the reader after the rows), so the changes held meanwhile are all in the fetched results, and one batch
-    /// shows them with the batch's own; what was committed after comes on a later turn. When the context is past that moment, or made changes of its own
-    /// meanwhile (saved or not), or the list changed under the fetch (a new request), the
-    /// state machine says what follows
+    /// started; its history read on the reader after the rows), so the changes held
+    /// meanwhile are all in the fetched results, and one batch shows them with the batch's
+    /// own; what was committed after comes on a later turn. When the context is past that
+    /// moment, or made changes of its own meanwhile (saved or not), or the list changed under
+    /// the fetch (a new request), the state machine says what follows
     /// (``ControllerStateMachine/BackgroundBatchOutcome``): fetched again with everything held, in
     /// the background up to three times in a row, then at once.
     func finishRefetchingInBackground(_ fresh: (layout: [Section], token: Int64, history: HistoryReadAhead?)?) {
