@@ -142,7 +142,7 @@ extension ObjectContext {
                 }
             } else if readingHistory {
                 // Written elsewhere, up to the next save of this store's contexts.
-                let end = min(last, (store.firstLocalSaveToken(after: next) ?? .max) - 1)
+                let end = store.historyStretchEnd(after: storeFollowing.token, through: last)
                 if mayReadAhead, end - storeFollowing.token > historyReadAheadMinimum, storeFollowing.readAheadFrom != storeFollowing.token,
                    readAhead?.since != storeFollowing.token {
                     return readHistoryAhead(through: end)

@@ -386,9 +386,15 @@ extension PersistentStore {
     package func readHistoryAhead(since token: Int64, through last: Int64) -> HistoryReadAhead? {
         let generation = feed.generation
         guard token < last, localSave(writing: token + 1) == nil else { return nil }
-        let end = min(last, (firstLocalSaveToken(after: token + 1) ?? .max) - 1)
+        let end = historyStretchEnd(after: token, through: last)
         guard let (changes, _) = try? changes(since: token, through: end) else { return nil }
         return HistoryReadAhead(since: token, through: end, generation: generation, changes: changes)
+    }
+
+    /// Where a stretch of history written elsewhere that starts after `token` ends: at `last`,
+    /// or just before the next save of this store's contexts, which is taken from its record.
+    func historyStretchEnd(after token: Int64, through last: Int64) -> Int64 {
+        min(last, (firstLocalSaveToken(after: token + 1) ?? .max) - 1)
     }
 
     /// The first token after `token` that a save of this store's contexts wrote.
