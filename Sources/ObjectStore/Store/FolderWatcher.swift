@@ -80,6 +80,32 @@ final class FolderWatcher: @unchecked Sendable {
         if watch >= 0 { files[watch] = (folderWatch, name) }
     }
 
+    /// How many commits of this process hold the events back (``holdEvents()``).
+    private let holds = Mutex(0)
+
+    /// Leaves the kernel's events unread until ``releaseEvents()``: called while a commit of
+    /// this process writes its store's files. Each write of a commit (SQLite writes each
+    /// page of the WAL apart, thousands for a big transaction) makes an event, and the feed
+    /// drops them all (the commit's end tells of it); unread, the kernel merges them into
+    /// one. Other stores' events wait the commit's few milliseconds. Balanced by
+    /// ``releaseEvents()``; from any thread.
+    func holdEvents() {
+        let first = holds.withLock { count in
+            count += 1
+            return count == 1
+        }
+        if first { source.suspend() }
+    }
+
+    /// Reads the events held back since ``holdEvents()``, once no commit holds them.
+    func releaseEvents() {
+        let last = holds.withLock { count in
+            count -= 1
+            return count == 0
+        }
+        if last { source.resume() }
+    }
+
     /// How many events the watches of `url`'s folder and of its store files brought so far:
     /// what woke this process for them.
     func eventCount(inFolderOf url: URL) -> Int {

@@ -22,7 +22,8 @@ import Synchronization
 /// no second look; a file write is looked at again up to a second later, since a commit shows
 /// to readers a moment after its last write (see `fileWritten()`). The kernel tells of this
 /// process's own commits too: those writes, known by the files being as the commit left
-/// them, make one late look, not a sequence (see `ownCommitEnded()`).
+/// them, make one late look, not a sequence (see `ownCommitEnded()`); the writes of a commit
+/// itself are left unread until it ends, so that the kernel merges them into one event.
 ///
 /// A slow safety look (every ``fallbackInterval`` or a subscriber's own) runs only where
 /// the kernel cannot tell: no inotify (`inotify_init1` or the watch failed, say the
@@ -163,6 +164,9 @@ package final class StoreChangeFeed: @unchecked Sendable {
     package var generation: Int { generationCount.load(ordering: .acquiring) }
 
     deinit {
+        // Released in the middle of a commit of the store's writer: its end, which would
+        // have let the watcher read again, no longer reaches the feed.
+        if ownCommits.withLock(\.committing) { FolderWatcher.shared?.releaseEvents() }
         folderWatch?.cancel()
         timer?.cancel()
         looks?.cancel()
@@ -293,9 +297,15 @@ package final class StoreChangeFeed: @unchecked Sendable {
     private static let lookDelays = [1, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
 
     /// The store's writer connection began to commit (its commit hook): the writes the
-    /// kernel tells of until it ends may be its own.
+    /// kernel tells of until it ends may be its own. The process's watcher leaves them
+    /// unread meanwhile (``FolderWatcher/holdEvents()``): the kernel merges the thousands a
+    /// big commit makes (a join's page) into one, read at the commit's end.
     fileprivate func ownCommitBegan() {
-        ownCommits.withLock { $0.committing = true }
+        let began = ownCommits.withLock { own in
+            defer { own.committing = true }
+            return !own.committing
+        }
+        if began { FolderWatcher.shared?.holdEvents() }
     }
 
     /// The store's writer connection ended a commit (`committed`) or a rollback. A commit
@@ -311,12 +321,13 @@ package final class StoreChangeFeed: @unchecked Sendable {
     /// write changes a size or a time, and makes the whole sequence.
     fileprivate func ownCommitEnded(committed: Bool) {
         let files = StoreFiles(url)
-        let written = ownCommits.withLock { own in
-            own.committing = false
+        let (began, written) = ownCommits.withLock { own in
+            defer { (own.committing, own.writtenWhileCommitting) = (false, false) }
             if committed { own.filesAfter = files }
-            defer { own.writtenWhileCommitting = false }
-            return own.writtenWhileCommitting
+            return (own.committing, own.writtenWhileCommitting)
         }
+        // (A transaction rolled back before it began to commit held nothing.)
+        if began { FolderWatcher.shared?.releaseEvents() }
         if written { queue.async { [self] in fileWritten() } }
         if committed { wake() }
     }
