@@ -144,9 +144,12 @@ struct ServerRowMerge {
                 pendingIDs[entity.name, default: []].append((key, change.object))
                 inserted.append((change.object, key))
             }
-            var newBase = base?.values ?? [:]
-            newBase.merge(change.values) { $1 }
-            pendingBases.append((change.object, entity.name, .init(version: change.version, values: newBase)))
+            guard let baseValues = base?.values else {
+                // The server's row whole: its JSON was made with the page, if at all.
+                pendingBases.append((change.object, entity.name, .init(version: change.version, values: change.values, json: change.valuesJSON)))
+                return
+            }
+            pendingBases.append((change.object, entity.name, .init(version: change.version, values: baseValues.merging(change.values) { $1 })))
         }
     }
 

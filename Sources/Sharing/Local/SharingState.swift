@@ -164,6 +164,15 @@ enum SharingState {
     struct Base {
         var version: Int64
         var values: [String: Value]?
+        /// `values` as JSON, when it was made already (``ServerChange/valuesJSON``).
+        var json: String?
+
+        init(version: Int64, values: [String: Value]?, json: String? = nil) {
+            (self.version, self.values, self.json) = (version, values, json)
+        }
+
+        /// The JSON the store keeps: nil for a tombstone.
+        var storedJSON: String? { json ?? values.map(RowImage.json) }
     }
 
     /// The base stored as `version` and the row's JSON (nil for a tombstone), read as a
@@ -192,7 +201,7 @@ enum SharingState {
 
     static func setBase(_ base: Base, of id: UUID, entity: String, in db: Database) throws {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES (?, ?, ?, ?)")
-            .execute(arguments: [id.bytes, entity, base.version, base.values.map(RowImage.json)])
+            .execute(arguments: [id.bytes, entity, base.version, base.storedJSON])
     }
 
     /// Sets the bases of many objects, as ``setBase(_:of:entity:in:)`` does, a few hundred a
@@ -202,7 +211,7 @@ enum SharingState {
             let chunk = bases[start..<min(start + 200, bases.count)]
             var arguments: [(any DatabaseValueConvertible)?] = []
             arguments.reserveCapacity(chunk.count * 4)
-            for (id, entity, base) in chunk { arguments += [id.bytes, entity, base.version, base.values.map(RowImage.json)] }
+            for (id, entity, base) in chunk { arguments += [id.bytes, entity, base.version, base.storedJSON] }
             let rows = Array(repeating: "(?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
             // Kept for a whole chunk, whose text is the same each time (compiling a statement
             // of 800 arguments costs about as much as running it), and for one base (a

@@ -360,7 +360,10 @@ extension ServerChangeLog {
             if let problem = oversized(bytes: ServerColumns.bytes(of: cells)) {
                 change.problem = problem
             } else {
-                do { change.values = try columns.values(of: cells) } catch let error as RowImage.Unreadable { change.problem = error }
+                do {
+                    change.values = try columns.values(of: cells)
+                    change.valuesJSON = RowImage.json(change.values)
+                } catch let error as RowImage.Unreadable { change.problem = error }
             }
             changes.append(change)
         }
