@@ -177,7 +177,9 @@ final class BigStoreSharingTests: XCTestCase {
 
     /// A desktop joining a database of 30,000 boards takes them in pages of 5,000, each with
     /// a large page cache, and gives the cache back at the end: it does not keep 64 MiB for
-    /// the small saves that follow, nor a WAL checkpointed only every 64 MiB.
+    /// the small saves that follow, nor a WAL checkpointed only every 64 MiB. Each board's
+    /// row is named by its own global ID and has its server row as its base (the rows go in
+    /// a hundred a statement, their keys known from the statement's last).
     func testAJoinTakesABigDatabaseInPagesAndGivesItsPageCacheBack() async throws {
         try await ServerTestDatabase.with { database in
             try await database.withConnection { connection in
@@ -200,6 +202,24 @@ final class BigStoreSharingTests: XCTestCase {
             XCTAssertEqual(names.count, 30_000)
             XCTAssertEqual(names.first, "Board 00001")
             XCTAssertEqual(names.last, "Board 30000")
+            let server = try await database.withConnection { connection in
+                var rows: [UUID: String] = [:]
+                for try await (id, name) in try await connection.query(#"SELECT "Z_ID", name FROM "Board""#, logger: ServerTestDatabase.logger).decode((UUID, String).self) {
+                    rows[id] = name
+                }
+                return rows
+            }
+            let local = try await store.database.read { db in
+                try Row.fetchAll(db, sql: """
+                    SELECT g.id, b.name, s."row" FROM Board b JOIN \(GlobalIDs.table) g ON g.entity = 'Board' AND g.rowKey = b.Z_PK
+                    JOIN \(SharingState.baseTable) s ON s.id = g.id
+                    """).map { row -> (UUID?, String, String) in (UUID(bytes: row[0]), row[1], row[2]) }
+            }
+            XCTAssertEqual(local.count, 30_000, "every board has a global ID and a base")
+            XCTAssertEqual(Dictionary(uniqueKeysWithValues: local.map { ($0.0 ?? UUID(), $0.1) }), server, "each row is named by its own server row's ID")
+            for (id, name, base) in local.prefix(50) + local.suffix(50) {
+                XCTAssertEqual(base, RowImage.json(["name": .string(name)]), "the base of \(id?.uuidString ?? "?") is its server row")
+            }
             // Reported at most every quarter second: some pages may go unreported.
             let done = taken.all.filter { $0.direction == .taking }.map(\.done)
             XCTAssertFalse(done.isEmpty, "the join said how far it got")

@@ -129,6 +129,43 @@ struct LocalRows: Sendable {
         return key
     }
 
+    /// Whether `values` holds every column of `entity` and `entity` stores no relationship:
+    /// a row ``insert(_:rows:in:)`` takes.
+    func holdsEveryColumn(_ values: [String: Value], of entity: EntityDescription) -> Bool {
+        let columns = columns(of: entity)
+        return values.count >= columns.count && !columns.isEmpty && foreignKeys(of: entity).isEmpty && columns.allSatisfy { values[$0] != nil }
+    }
+
+    /// Inserts `rows`, each with every column of `entity` (``holdsEveryColumn(_:of:)``), a
+    /// hundred a statement, and returns their keys in order.
+    ///
+    /// The rows of one statement take consecutive keys: the table's key is an
+    /// `AUTOINCREMENT` one, which SQLite gives one row after another, each one above the
+    /// largest the table ever had, and the store's one writer inserts nothing in between.
+    func insert(_ entity: EntityDescription, rows: [[String: Value]], in db: Database) throws -> [Int64] {
+        let columns = columns(of: entity)
+        let table = entity.name.quotedDatabaseIdentifier
+        let names = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        let chunkSize = 100
+        var keys: [Int64] = []
+        keys.reserveCapacity(rows.count)
+        for start in stride(from: 0, to: rows.count, by: chunkSize) {
+            let chunk = rows[start..<min(start + chunkSize, rows.count)]
+            var arguments: [DatabaseValue] = []
+            arguments.reserveCapacity(chunk.count * columns.count)
+            for values in chunk { for name in columns { arguments.append(values[name]!.databaseValue) } }
+            let sql = "INSERT INTO \(table) (\(names)) VALUES " + Array(repeating: row, count: chunk.count).joined(separator: ", ")
+            try db.statement(sql: sql, kept: chunk.count == chunkSize || chunk.count == 1).execute(arguments: StatementArguments(arguments))
+            guard db.changesCount == chunk.count else {
+                throw DatabaseError(resultCode: .SQLITE_ERROR, message: "inserted \(db.changesCount) rows of \(chunk.count) into \(entity.name)")
+            }
+            let last = db.lastInsertedRowID
+            keys += (last - Int64(chunk.count) + 1)...last
+        }
+        return keys
+    }
+
     /// Sets the columns of `values` of the row `key`.
     func update(_ entity: EntityDescription, key: Int64, values: [String: Value], in db: Database) throws {
         guard !values.isEmpty else { return }

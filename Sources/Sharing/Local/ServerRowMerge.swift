@@ -69,6 +69,13 @@ struct ServerRowMerge {
     /// ``finish(in:)``. A join writes one of each for every object of the server.
     private var pendingBases: [(id: UUID, entity: String, base: SharingState.Base)] = []
     private var pendingIDs: [String: [(rowKey: Int64, id: UUID)]] = [:]
+    /// New objects taken and not written yet, by entity: rows with every column and no
+    /// relationship to resolve (a join's, a pull's new objects), written a hundred a
+    /// statement (``LocalRows/insert(_:rows:in:)``) before their global IDs, when the bases
+    /// and IDs are. A join inserts a row for every object of the server: a statement a row
+    /// took the writer about a third more time for a 200,000-row join than a hundred rows a
+    /// statement (its processor time, four joins each, alternating in one process).
+    private var pendingInserts: [String: [(id: UUID, values: [String: Value])]] = [:]
 
     init(model: Model, policy: MergePolicy, limits: SharingLimits) {
         self.model = model
@@ -139,6 +146,8 @@ struct ServerRowMerge {
             } else if local != nil, base == nil || base?.values != nil {
                 // Deleted here, not pushed yet (perhaps before the push of its insert came
                 // back): the delete goes out with the next push, against this base.
+            } else if rows.holdsEveryColumn(change.values, of: entity) {
+                pendingInserts[entity.name, default: []].append((change.object, change.values))
             } else {
                 let key = try rows.insert(entity, values: change.values, in: db)
                 pendingIDs[entity.name, default: []].append((key, change.object))
@@ -214,9 +223,18 @@ struct ServerRowMerge {
         known.objects = all
     }
 
-    /// Writes the bases and global IDs taken so far.
+    /// Writes the new objects, bases and global IDs taken so far.
     private mutating func writePending(in db: Database) throws {
-        guard !pendingBases.isEmpty || !pendingIDs.isEmpty else { return }
+        guard !pendingBases.isEmpty || !pendingIDs.isEmpty || !pendingInserts.isEmpty else { return }
+        for (entityName, objects) in pendingInserts {
+            guard let entity = model.entity(named: entityName) else { continue }
+            let keys = try rows.insert(entity, rows: objects.map(\.values), in: db)
+            for (object, key) in zip(objects, keys) {
+                pendingIDs[entityName, default: []].append((key, object.id))
+                inserted.append((object.id, key))
+            }
+        }
+        pendingInserts = [:]
         for (entity, ids) in pendingIDs { try GlobalIDs.map(ids, to: entity, in: db) }
         try SharingState.setBases(pendingBases, in: db)
         pendingIDs = [:]
