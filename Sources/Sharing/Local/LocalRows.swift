@@ -158,7 +158,8 @@ struct LocalRows: Sendable {
             let sql = "INSERT INTO \(table) (\(names)) VALUES " + Array(repeating: row, count: chunk.count).joined(separator: ", ")
             try db.statement(sql: sql, kept: chunk.count == chunkSize || chunk.count == 1).execute(arguments: StatementArguments(arguments))
             guard db.changesCount == chunk.count else {
-                throw DatabaseError(resultCode: .SQLITE_ERROR, message: "inserted \(db.changesCount) rows of \(chunk.count) into \(entity.name)")
+                // Nothing of the page is kept: its transaction rolls back, and the next round takes it again.
+                throw DatabaseError(resultCode: .SQLITE_ERROR, message: "a statement inserted \(db.changesCount) rows of \(chunk.count) into \(entity.name); nothing of this page of server rows was saved, and the next round takes the page again")
             }
             let last = db.lastInsertedRowID
             keys += (last - Int64(chunk.count) + 1)...last
