@@ -95,10 +95,6 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
     /// holds keep their widgets and take their new contents. GTK's list is always the first
     /// ``count`` items of the list, so its positions mean what they mean here; asking for
     /// the position of an item not announced yet (``position(for:)``) announces the rest.
-    /// Meanwhile the controller's context takes in none of the store's changes made
-    /// elsewhere (another process's, another context's, a sharing engine's page): they come
-    /// in one batch once the steps end, a few turns later, rather than each as a reload of
-    /// the rows GTK holds.
     /// ``FetchedResultsListView`` turns it on. Leave it off where no GLib main loop runs:
     /// the rest would never be announced.
     public var announcesGrowthInSteps = false {
@@ -136,7 +132,6 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
 
     isolated deinit {
         if growthStep != 0 { g_source_remove(growthStep) }
-        if holdsStoreChanges { controller.managedObjectContext.releaseStoreChanges() }
         if controller.delegate === self { controller.delegate = nil }
         g_object_unref(UnsafeMutableRawPointer(listModel))
     }
@@ -263,7 +258,6 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
         }
         isFollowingBatch = false
         scheduleGrowthStep()
-        holdStoreChangesWhileGrowing()
         didChange?(batch)
     }
 
@@ -317,31 +311,12 @@ public final class FetchedResultsListModel<Result: ManagedObject>: @MainActor Fe
 
     private func announceGrowthStep() {
         if let step = items.growth.nextStep() { Self.tell(step, to: listModel, items: items) }
-        holdStoreChangesWhileGrowing()
         scheduleGrowthStep()
     }
 
     /// Announces every item not announced yet, in one emission.
     private func announceRemainingItems() {
         if let rest = items.growth.nextStep(all: true) { Self.tell(rest, to: listModel, items: items) }
-        holdStoreChangesWhileGrowing()
-    }
-
-    /// Whether this list holds its context's store changes back (``holdStoreChangesWhileGrowing()``).
-    private var holdsStoreChanges = false
-
-    /// While a growth is announced in steps, the context takes in none of the store's changes
-    /// (another process's commits, the sharing engine's pages): they come in one batch once
-    /// GTK knows ``ListGrowth/widgetBound`` items, a few turns later. While GTK knows fewer,
-    /// a batch is followed as a reload that gives every row GTK holds its new contents, and
-    /// GTK measures them all again in the next frame: a desktop joining a shared list took a
-    /// page every 100 ms in its first half second, and each page's frame measured up to 200
-    /// rows again (40–80 ms).
-    private func holdStoreChangesWhileGrowing() {
-        let growing = items.growth.isGrowing
-        guard growing != holdsStoreChanges else { return }
-        holdsStoreChanges = growing
-        if growing { controller.managedObjectContext.holdStoreChanges() } else { controller.managedObjectContext.releaseStoreChanges() }
     }
 
     // MARK: The GObject

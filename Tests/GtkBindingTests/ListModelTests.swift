@@ -222,42 +222,6 @@ final class ListModelTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(rows.controller.indexPath(for: bo), IndexPath(item: 101, section: 1), "after Ana and Asia’s 100 new players")
     } }
 
-    /// While a short list grows in steps, the store's changes made elsewhere wait: a chunk
-    /// another context saves meanwhile is not taken in until GTK knows the list's first
-    /// `ListGrowth.widgetBound` items (before, its batch would be a reload that gives every
-    /// row GTK holds new contents); then it comes, in one batch, and the list ends equal to
-    /// the controller's sections.
-    func testChangesMadeElsewhereWaitWhileTheListGrowsInSteps() throws { try MainActor.assumeIsolated {
-        let rows = try FetchedResultsListModel(controller: League.byZone(context))
-        rows.announcesGrowthInSteps = true
-        let controller = rows.controller
-        let other = ObjectContext(store: context.store)
-        for i in 0..<3_000 { try League.insertPlayer(other, name: "N\(i)", zone: ["Asia", "Africa", "Europe"][i % 3], score: i % 50) }
-        try other.save()
-        // One dispatch of the main loop at a time: MainLoop.iterate would run the steps too.
-        let deadline = Date().addingTimeInterval(20)
-        while controller.numberOfObjects < 3_003 && Date() < deadline { g_main_context_iteration(nil, 1) }
-        XCTAssertEqual(controller.numberOfObjects, 3_003, "the first chunk is taken in")
-        XCTAssertLessThan(rows.count, ListGrowth.widgetBound, "GTK knows a few dozen items: the list grows in steps")
-
-        for i in 0..<500 { try League.insertPlayer(other, name: "M\(i)", zone: "Oceania", score: i % 50) }
-        try other.save()
-        var batches = 0
-        rows.didChange = { _ in batches += 1 }
-        var takenWhileGrowing: Int?
-        while rows.count < ListGrowth.widgetBound && Date() < deadline {
-            g_main_context_iteration(nil, 1)
-            if takenWhileGrowing == nil, controller.numberOfObjects != 3_003 { takenWhileGrowing = rows.count }
-        }
-        XCTAssertNil(takenWhileGrowing, "a change made elsewhere was taken in while GTK knew \(takenWhileGrowing ?? 0) items")
-        XCTAssertEqual(batches, 0)
-        XCTAssertTrue(MainLoop.iterate(until: { controller.numberOfObjects == 3_503 }, timeout: 20), "the second chunk comes once the steps reach \(ListGrowth.widgetBound) items")
-        MainLoop.iterate()
-        XCTAssertEqual(batches, 1, "the second chunk in one batch")
-        XCTAssertEqual(rows.count, 3_503 + 4, "every player and the four zones' headers")
-        XCTAssertEqual(identities(rows), flattened(controller.snapshot, headers: true))
-    } }
-
     /// After a batch every section holds the controller's own array of row keys: the list
     /// copies no section's keys (170,000 a section in the viewer) to put rows in or take
     /// them out.
