@@ -12,6 +12,17 @@ func makeLabel(_ text: String = "", classes: [String] = [], xalign: Float = 0) -
     return label
 }
 
+/// A new inscription: a line of text, ellipsized at its end, whose size does not depend on
+/// its text (its font's, from `min-chars`, at least a line's height): setting its text
+/// redraws it but makes GTK measure nothing again (a label measures its new text).
+func makeInscription(classes: [String] = [], xalign: Float = 0) -> Widget {
+    let inscription = gtk_inscription_new(nil)!
+    gtk_inscription_set_text_overflow(inscription.opaque, GTK_INSCRIPTION_OVERFLOW_ELLIPSIZE_END)
+    gtk_inscription_set_xalign(inscription.opaque, xalign)
+    for name in classes { inscription.addClass(name) }
+    return inscription
+}
+
 /// A new box of `children`.
 func makeBox(_ orientation: GtkOrientation, spacing: Int32 = 0, _ children: [Widget] = []) -> Widget {
     let box = gtk_box_new(orientation, spacing)!
@@ -40,9 +51,10 @@ func wrapAnywhere(_ label: Widget) {
     gtk_label_set_wrap_mode(label.opaque, PANGO_WRAP_WORD_CHAR)
 }
 
-/// The text of a label.
+/// The text of a label or an inscription.
 func labelText(_ label: Widget) -> String {
-    String(cString: gtk_label_get_text(label.opaque))
+    if label.isA(gtk_inscription_get_type()) { return gtk_inscription_get_text(label.opaque).map { String(cString: $0) } ?? "" }
+    return String(cString: gtk_label_get_text(label.opaque))
 }
 
 /// A new button showing the icon `icon`, with a tooltip, named for assistive technologies

@@ -116,14 +116,14 @@ import ObjectStore
 
     private func show(_ object: ManagedObject, in widgets: RowWidgets, view: ViewConfiguration) {
         let title = ViewConfiguration.render(view.row.title, for: object)
-        gtk_label_set_text(widgets.title.opaque, title)
+        gtk_inscription_set_text(widgets.title.opaque, title)
         let subtitle = view.row.subtitle.map { ViewConfiguration.render($0, for: object) }
-        gtk_label_set_text(widgets.subtitle.opaque, subtitle ?? "")
+        gtk_inscription_set_text(widgets.subtitle.opaque, subtitle ?? "")
         widgets.rowLabel = [title, subtitle].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ", ")
         if let imageKey = view.row.image, let image = widgets.image {
             // No image files ship: a placeholder of the title's initials, coloured after the image name.
             let imageName = ViewConfiguration.text(of: object, keyPath: imageKey)
-            gtk_label_set_text(image.opaque, Placeholder.initials(of: title))
+            gtk_inscription_set_text(image.opaque, Placeholder.initials(of: title))
             let color = Placeholder.colorClass(for: imageName.isEmpty ? title : imageName)
             for other in Placeholder.colorClasses where other != color { image.removeClass(other) }
             image.addClass(color)

@@ -8,6 +8,12 @@ import ObjectStore
 /// The widgets of one list row, made once per GtkListItem and bound to one item at a time:
 /// a section header, or an object's image, title, subtitle, check button and counter button.
 ///
+/// The image's initials, the title and the subtitle are inscriptions: their size does not
+/// depend on their text, so a row bound to another object is not measured again. GTK keeps
+/// about 200 row widgets; when a page of a joining desktop gave most of them new contents,
+/// the next frame measured every one (about 0.25 ms a row, most of it laying out the text
+/// of rows never drawn). An inscription lays its text out only to draw it.
+///
 /// A row makes only what its dataset's view shows (an image, a check button, a counter
 /// button), and its header and empty-section note the first time it shows a header: GTK
 /// makes about 200 rows at once (opening, a bigger list), and most never show a header.
@@ -72,7 +78,7 @@ import ObjectStore
     init(view: ViewConfiguration) {
         headersHaveMenus = view.sectionRequest != nil
         if view.row.image != nil {
-            let image = makeLabel(classes: ["avatar"], xalign: 0.5)
+            let image = makeInscription(classes: ["avatar"], xalign: 0.5)
             // The initials repeat the title: read once, in the row's sentence.
             fr_accessible_set_hidden(image, 1)
             gtk_widget_set_valign(image, GTK_ALIGN_CENTER)
@@ -80,9 +86,8 @@ import ObjectStore
         } else {
             image = nil
         }
-        title = makeLabel(classes: ["row-title"])
-        subtitle = makeLabel(classes: ["row-subtitle", "dim-label"])
-        for label in [title, subtitle] { gtk_label_set_ellipsize(label.opaque, PANGO_ELLIPSIZE_END) }
+        title = makeInscription(classes: ["row-title"])
+        subtitle = makeInscription(classes: ["row-subtitle", "dim-label"])
         subtitle.isVisible = view.row.subtitle != nil
         let texts = makeBox(GTK_ORIENTATION_VERTICAL, spacing: 2, [title, subtitle])
         gtk_widget_set_hexpand(texts, 1)
