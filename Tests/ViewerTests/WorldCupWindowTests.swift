@@ -47,6 +47,18 @@ final class WorldCupWindowTests: ViewerTestCase, @unchecked Sendable {
         XCTAssertEqual(ghana.first?.attributeValue(forKey: "wins"), .integer(3))
     } }
 
+    /// A name with line breaks, written by another program, shows whole in its row, on the
+    /// row's one line (a row's title shows a line), not as its first line alone.
+    func testANameWithLineBreaksShowsWholeOnItsRowsOneLine() throws { try MainActor.assumeIsolated {
+        let window = try openWindow()
+        let store = try XCTUnwrap(window.session?.context.store.url)
+        try sqlite3(store, "UPDATE Team SET teamName = 'Ghana' || char(10) || 'Black' || char(13, 10, 10) || 'Stars' WHERE teamName = 'Ghana'")
+        XCTAssertTrue(MainLoop.iterate(until: { window.object(titled: "Ghana\nBlack\r\n\nStars") != nil }), "the rename shows")
+        MainLoop.iterate(for: 0.2)
+        XCTAssertTrue(window.shownTexts(withClass: "row-title").contains("Ghana Black Stars"), "\(window.shownTexts(withClass: "row-title"))")
+        XCTAssertEqual(window.shownTexts(withClass: "avatar").filter { $0 == "GB" }.count, 1, "the initials of its first two words")
+    } }
+
     func testTheCounterButtonOfARowAddsAWinAndSelectsTheRow() throws { try MainActor.assumeIsolated {
         let window = try openWindow()
         MainLoop.iterate(for: 0.2)

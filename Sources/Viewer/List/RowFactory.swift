@@ -114,10 +114,16 @@ import ObjectStore
         gtk_widget_get_parent(widgets.root)?.removeClass("section-header-row")
     }
 
+    /// `text` on one line: a row's title and subtitle show one line each, so a value's line
+    /// breaks (a name another program wrote) show as spaces, not as a first line alone.
+    private static func oneLine(_ text: String) -> String {
+        text.contains(where: \.isNewline) ? text.split(whereSeparator: \.isNewline).joined(separator: " ") : text
+    }
+
     private func show(_ object: ManagedObject, in widgets: RowWidgets, view: ViewConfiguration) {
-        let title = ViewConfiguration.render(view.row.title, for: object)
+        let title = Self.oneLine(ViewConfiguration.render(view.row.title, for: object))
         gtk_inscription_set_text(widgets.title.opaque, title)
-        let subtitle = view.row.subtitle.map { ViewConfiguration.render($0, for: object) }
+        let subtitle = view.row.subtitle.map { Self.oneLine(ViewConfiguration.render($0, for: object)) }
         gtk_inscription_set_text(widgets.subtitle.opaque, subtitle ?? "")
         widgets.rowLabel = [title, subtitle].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ", ")
         if let imageKey = view.row.image, let image = widgets.image {
