@@ -17,17 +17,31 @@ enum MainLoopTiming {
     /// Runs the GLib main loop while `condition(seconds since start)` holds, with a 2 ms
     /// timer at high priority; returns the times it ran.
     static func ticks(while condition: (Double) -> Bool) -> [Double] {
-        final class Ticks { var times: [Double] = [] }
+        ticksWithProcessorTime(while: condition).wall
+    }
+
+    /// ``ticks(while:)``, with the main thread's processor time at each tick beside its wall
+    /// time: a gap's processor time is what the loop's work took of it, the rest the thread
+    /// waiting for a core (on this two-core machine, a desktop's other threads and the server).
+    static func ticksWithProcessorTime(while condition: (Double) -> Bool) -> (wall: [Double], processor: [Double]) {
+        final class Ticks { var wall: [Double] = []; var processor: [Double] = [] }
         let ticks = Ticks()
         let tick: GSourceFunc = { data in
-            Unmanaged<Ticks>.fromOpaque(data!).takeUnretainedValue().times.append(Date.timeIntervalSinceReferenceDate)
+            let ticks = Unmanaged<Ticks>.fromOpaque(data!).takeUnretainedValue()
+            ticks.wall.append(Date.timeIntervalSinceReferenceDate)
+            ticks.processor.append(MainLoopTiming.threadCPUSeconds())
             return 1  // G_SOURCE_CONTINUE
         }
         let source = g_timeout_add_full(G_PRIORITY_HIGH, 2, tick, Unmanaged.passUnretained(ticks).toOpaque(), nil)
         let start = Date()
         while condition(Date().timeIntervalSince(start)) { g_main_context_iteration(nil, 1) }
         g_source_remove(source)
-        return ticks.times
+        return (ticks.wall, ticks.processor)
+    }
+
+    /// The main thread's processor time between each two ticks of ``ticksWithProcessorTime(while:)``.
+    static func processorTimes(_ processor: [Double]) -> [Double] {
+        zip(processor.dropFirst(), processor).map { $0 - $1 }
     }
 
     /// Each gap between ticks beyond the timer's 2 ms: how long the loop could not run anything.
@@ -37,7 +51,12 @@ enum MainLoopTiming {
 
     /// The five longest gaps of `ticks` and when they happened, to tell a slow start from a slow steady state.
     static func longestGaps(_ ticks: [Double]) -> String {
-        let longest = zip(gaps(ticks), ticks).sorted { $0.0 > $1.0 }.prefix(5)
+        longest(gaps(ticks), at: ticks)
+    }
+
+    /// The five longest of `durations` (one between each two of `ticks`) and when they began.
+    static func longest(_ durations: [Double], at ticks: [Double]) -> String {
+        let longest = zip(durations, ticks).sorted { $0.0 > $1.0 }.prefix(5)
         return longest.map { "\(Int($0.0 * 1000)) ms at +\(Int(($0.1 - (ticks.first ?? 0)) * 1000)) ms" }.joined(separator: ", ")
     }
 

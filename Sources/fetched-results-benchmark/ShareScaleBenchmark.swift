@@ -33,6 +33,8 @@ func shareScaleFigures(_ options: Options, serverURL: String, folder: URL, repor
     let longest = figures.stalls.max() ?? .nan
     report.add(.init(figure: "  longest main-loop stall while it joins", measured: duration(longest),
                      baseline: "p99 \(duration(Measure.quantile(figures.stalls, 0.99)))", target: "≤ 50 ms", passed: longest <= 0.050))
+    report.add(.init(figure: "  its longest turn's own processor time", measured: duration(figures.turnProcessorTimes.max() ?? .nan),
+                     baseline: "p99 \(duration(Measure.quantile(figures.turnProcessorTimes, 0.99)))"))
     report.add(.init(figure: "  the window's main thread on a processor meanwhile", measured: duration(figures.mainThreadSeconds)))
 }
 
@@ -50,6 +52,9 @@ private struct ShareScaleFigures: Sendable {
     var listFirstRowsSeconds = Double.infinity
     /// The window's main-loop stalls while the third desktop joined.
     var stalls: [Double] = []
+    /// The main thread's processor time between each two ticks while the third desktop
+    /// joined: a stall's own work, without the time the thread waited for a core.
+    var turnProcessorTimes: [Double] = []
     /// The processor time of the window's main thread while the third desktop joined.
     var mainThreadSeconds = 0.0
 }
@@ -118,7 +123,7 @@ private func measureShareScale(rows: Int, serverURL: String, folder: URL, seed: 
     let joinStarted = ContinuousClock.now, mainThreadStarted = MainLoopTiming.threadCPUSeconds()
     window.share(through: figures.sharing!.configuration.description)
     var firstRows = Double.infinity
-    let ticks = MainLoopTiming.ticks { elapsed in
+    let (ticks, processor) = MainLoopTiming.ticksWithProcessorTime { elapsed in
         if firstRows.isInfinite, window.listedObjectCount > 32 { firstRows = seconds(ContinuousClock.now - joinStarted) }
         return window.listedObjectCount < rows && elapsed < 600
     }
@@ -126,7 +131,9 @@ private func measureShareScale(rows: Int, serverURL: String, folder: URL, seed: 
     figures.mainThreadSeconds = MainLoopTiming.threadCPUSeconds() - mainThreadStarted
     figures.listFirstRowsSeconds = firstRows
     figures.stalls = MainLoopTiming.gaps(ticks)
+    figures.turnProcessorTimes = MainLoopTiming.processorTimes(processor)
     print("  the window's longest main-loop stalls while it joins: \(MainLoopTiming.longestGaps(ticks))")
+    print("  its longest turns' own processor time: \(MainLoopTiming.longest(figures.turnProcessorTimes, at: ticks))")
     if let counts = window.followingCounts {
         print("  the window's context read the history \(counts.historyReads.readAhead) times on a reader, \(counts.historyReads.onQueue) on its main thread; its list was fetched again in the background \(counts.backgroundRefetches) times")
     }
