@@ -138,14 +138,8 @@ package struct GlobalIDs: Sendable {
     /// Names each row of `entity` by its ID, as ``map(_:to:rowKey:in:)`` does, a few hundred
     /// rows a statement: a first push names every object of the store.
     static func map(_ ids: [(rowKey: Int64, id: UUID)], to entity: String, in db: Database) throws {
-        for start in stride(from: 0, to: ids.count, by: 300) {
-            let chunk = ids[start..<min(start + 300, ids.count)]
-            var arguments: [(any DatabaseValueConvertible)?] = []
-            arguments.reserveCapacity(chunk.count * 3)
-            for (rowKey, id) in chunk { arguments += [entity, rowKey, id.bytes] }
-            let rows = Array(repeating: "(?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            try db.statement(sql: "INSERT OR REPLACE INTO \(table) (entity, rowKey, id) VALUES \(rows)", kept: chunk.count == 300 || chunk.count == 1)
-                .execute(arguments: StatementArguments(arguments))
+        try db.insertRows(ids, into: table, columns: ["entity", "rowKey", "id"], orReplace: true, rowsPerStatement: 300) { row, arguments in
+            arguments += [entity.databaseValue, row.rowKey.databaseValue, row.id.bytes.databaseValue]
         }
     }
 

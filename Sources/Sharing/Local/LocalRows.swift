@@ -144,26 +144,18 @@ struct LocalRows: Sendable {
     /// largest the table ever had, and the store's one writer inserts nothing in between.
     func insert(_ entity: EntityDescription, rows: [[String: Value]], in db: Database) throws -> [Int64] {
         let columns = columns(of: entity)
-        let table = entity.name.quotedDatabaseIdentifier
-        let names = columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
-        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        let chunkSize = 100
         var keys: [Int64] = []
         keys.reserveCapacity(rows.count)
-        for start in stride(from: 0, to: rows.count, by: chunkSize) {
-            let chunk = rows[start..<min(start + chunkSize, rows.count)]
-            var arguments: [DatabaseValue] = []
-            arguments.reserveCapacity(chunk.count * columns.count)
-            for values in chunk { for name in columns { arguments.append(values[name]!.databaseValue) } }
-            let sql = "INSERT INTO \(table) (\(names)) VALUES " + Array(repeating: row, count: chunk.count).joined(separator: ", ")
-            try db.statement(sql: sql, kept: chunk.count == chunkSize || chunk.count == 1).execute(arguments: StatementArguments(arguments))
-            guard db.changesCount == chunk.count else {
+        try db.insertRows(rows, into: entity.name.quotedDatabaseIdentifier, columns: columns.map(\.quotedDatabaseIdentifier), rowsPerStatement: 100,
+                          values: { values, arguments in for name in columns { arguments.append(values[name]!.databaseValue) } },
+                          inserted: { count in
+            guard db.changesCount == count else {
                 // Nothing of the page is kept: its transaction rolls back, and the next round takes it again.
-                throw DatabaseError(resultCode: .SQLITE_ERROR, message: "a statement inserted \(db.changesCount) rows of \(chunk.count) into \(entity.name); nothing of this page of server rows was saved, and the next round takes the page again")
+                throw DatabaseError(resultCode: .SQLITE_ERROR, message: "a statement inserted \(db.changesCount) rows of \(count) into \(entity.name); nothing of this page of server rows was saved, and the next round takes the page again")
             }
             let last = db.lastInsertedRowID
-            keys += (last - Int64(chunk.count) + 1)...last
-        }
+            keys += (last - Int64(count) + 1)...last
+        })
         return keys
     }
 

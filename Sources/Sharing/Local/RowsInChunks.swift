@@ -15,6 +15,28 @@ extension Database {
         }
     }
 
+    /// Inserts `rows` into `table`, `rowsPerStatement` a statement
+    /// (`INSERT INTO table (columns) VALUES (?, …), (?, …), …`), `values` appending a row's
+    /// values in the order of `columns`; `inserted` is called after each statement with the
+    /// number of rows it gave. A page of server rows, a first push's bases and global IDs
+    /// are written this way: one statement a row costs its run again for each.
+    func insertRows<Element>(_ rows: [Element], into table: String, columns: [String], orReplace: Bool = false, rowsPerStatement: Int,
+                             values: (Element, inout [DatabaseValue]) -> Void, inserted: (_ count: Int) throws -> Void = { _ in }) throws {
+        let head = "INSERT \(orReplace ? "OR REPLACE " : "")INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        var arguments: [DatabaseValue] = []
+        for start in stride(from: 0, to: rows.count, by: rowsPerStatement) {
+            let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+            arguments.removeAll(keepingCapacity: true)
+            for element in chunk { values(element, &arguments) }
+            let sql = head + Array(repeating: row, count: chunk.count).joined(separator: ", ")
+            // Kept for a whole chunk, whose text is the same each time (compiling a statement
+            // of hundreds of arguments costs about as much as running it), and for one row.
+            try statement(sql: sql, kept: chunk.count == rowsPerStatement || chunk.count == 1).execute(arguments: StatementArguments(arguments))
+            try inserted(chunk.count)
+        }
+    }
+
     /// The statement of `sql`: kept in the connection's cache when `kept` (a chunk of the
     /// full size or of one row, the same text each time: a pull of one change reads one
     /// object), else made for this once.

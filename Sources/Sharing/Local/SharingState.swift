@@ -207,17 +207,8 @@ enum SharingState {
     /// Sets the bases of many objects, as ``setBase(_:of:entity:in:)`` does, a few hundred a
     /// statement: a first push's end sets one for every object of the store.
     static func setBases(_ bases: [(id: UUID, entity: String, base: Base)], in db: Database) throws {
-        for start in stride(from: 0, to: bases.count, by: 200) {
-            let chunk = bases[start..<min(start + 200, bases.count)]
-            var arguments: [(any DatabaseValueConvertible)?] = []
-            arguments.reserveCapacity(chunk.count * 4)
-            for (id, entity, base) in chunk { arguments += [id.bytes, entity, base.version, base.storedJSON] }
-            let rows = Array(repeating: "(?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-            // Kept for a whole chunk, whose text is the same each time (compiling a statement
-            // of 800 arguments costs about as much as running it), and for one base (a
-            // merge writes its bases before each change with relationships).
-            try db.statement(sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES \(rows)", kept: chunk.count == 200 || chunk.count == 1)
-                .execute(arguments: StatementArguments(arguments))
+        try db.insertRows(bases, into: baseTable, columns: ["id", "entity", "version", "\"row\""], orReplace: true, rowsPerStatement: 200) { base, arguments in
+            arguments += [base.id.bytes.databaseValue, base.entity.databaseValue, base.base.version.databaseValue, base.base.storedJSON.databaseValue]
         }
     }
 
