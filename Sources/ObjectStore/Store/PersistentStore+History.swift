@@ -174,8 +174,9 @@ extension PersistentStore {
     /// insert; anything then a delete is a delete; an insert then a delete is nothing), and
     /// the token to read from next time.
     ///
-    /// The history does not record which columns changed: an updated object lists every
-    /// attribute and to-one relationship of its entity as changed.
+    /// An updated object lists the attributes and to-one relationships its updates changed,
+    /// as the history records them; every one of its entity's when that is not known (see
+    /// `Schema.changedColumnsColumn`).
     ///
     /// - Throws: ``HistoryGap`` when changes after `token` were pruned.
     public func changes(since token: Int64) throws -> (changes: ObjectChanges, newToken: Int64) {
@@ -194,8 +195,18 @@ extension PersistentStore {
         var changes = ObjectChanges()
         var newToken = token
         let entities = try Schema.entitiesByNumber(in: db, model: model)
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT token, entity, rowKey, kind FROM \(Schema.historyTable) WHERE token > ? AND token <= ? ORDER BY token"),
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT token, entity, rowKey, kind, \(Schema.changedColumnsColumn) FROM \(Schema.historyTable) WHERE token > ? AND token <= ? ORDER BY token"),
                                        arguments: [token, last ?? .max])
+        // The keys an update changed, by entity and mask: a page of updates of one column
+        // makes one set.
+        var changedKeys: [String: [Int64?: Set<String>]] = [:]
+        func keys(_ mask: Int64?, of entity: EntityDescription) throws -> Set<String> {
+            if let known = changedKeys[entity.name]?[mask] { return known }
+            let keys = try mask.map { Schema.changedColumns($0, of: try db.columns(in: entity.name).map(\.name)) }
+                ?? Set(Schema.columns(of: entity, in: model).map(\.name))
+            changedKeys[entity.name, default: [:]][mask] = keys
+            return keys
+        }
         while let row = try rows.next() {
             newToken = row[0]
             // The columns allow NULL (see `Schema.historyTable`): a row without an entity
@@ -211,7 +222,7 @@ extension PersistentStore {
                 if changes.inserted.remove(id) == nil { changes.deleted.insert(id) }
             case .update, nil:
                 if !changes.inserted.contains(id) {
-                    changes.updated[id] = Set(Schema.columns(of: entity, in: model).map(\.name))
+                    changes.updated[id, default: []].formUnion(try keys(row[4], of: entity))
                 }
             }
         }

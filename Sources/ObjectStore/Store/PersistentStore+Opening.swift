@@ -11,6 +11,7 @@ extension PersistentStore {
         func needsMigration(to model: Model) -> Bool {
             !appliedMigrations.contains("model \(model.fingerprint)") || !appliedMigrations.contains(historyMigration)
                 || !appliedMigrations.contains(historyOnlyTriggersMigration) || !appliedMigrations.contains(numberedHistoryMigration)
+                || !appliedMigrations.contains(changedColumnsHistoryMigration)
         }
     }
 
@@ -85,6 +86,8 @@ extension PersistentStore {
     static let historyOnlyTriggersMigration = "history-only triggers"
     /// A history of numbers without constraints, cheaper to append to (see `Schema.historyTable`).
     static let numberedHistoryMigration = "numbered history"
+    /// Updates recorded with the columns they changed (`Schema.changedColumnsColumn`).
+    static let changedColumnsHistoryMigration = "history of changed columns"
 
     /// Brings the file from what `plan` says it holds to `model`, inside the caller's
     /// transaction, and records the steps in the migrations table as GRDB's
@@ -106,6 +109,11 @@ extension PersistentStore {
             }
             let migration = try SchemaMigration(from: plan.storedModel, to: model, path: "")
             try migration.apply(db)
+            if plan.storedModel != nil {
+                // The update triggers name every column: those of a table given a column
+                // are made again (a new file's were made with its tables).
+                for entity in model.entities { try Schema.installTriggers(for: entity, in: db) }
+            }
             try db.execute(
                 sql: "INSERT OR IGNORE INTO \(metadataTable) (key, value) VALUES ('generation', 0), ('identifier', ?)",
                 arguments: [UUID().uuidString])
@@ -133,6 +141,16 @@ extension PersistentStore {
                 for entity in model.entities { try Schema.installTriggers(for: entity, in: db) }
             }
             try record(numberedHistoryMigration)
+        }
+        if !plan.appliedMigrations.contains(changedColumnsHistoryMigration) {
+            if plan.storedModel != nil {
+                // A new file's history has the column, and its triggers fill it.
+                if try !db.columns(in: Schema.historyTable).contains(where: { $0.name == Schema.changedColumnsColumn }) {
+                    try db.execute(sql: "ALTER TABLE \(Schema.historyTable) ADD COLUMN \(Schema.changedColumnsColumn) INTEGER")
+                }
+                for entity in model.entities { try Schema.installTriggers(for: entity, in: db) }
+            }
+            try record(changedColumnsHistoryMigration)
         }
     }
 

@@ -35,8 +35,20 @@ enum Schema {
     /// statement, not a row.
     static let historyTable = "Z_HISTORY"
 
+    /// The history's table. An update also records which columns it changed
+    /// (``changedColumnsColumn``), so that a list whose order, sections and predicate read
+    /// none of them knows, without reading the row, that the object stayed where it was.
     static let createHistoryTableSQL = "CREATE TABLE IF NOT EXISTS \(historyTable) "
-        + "(token INTEGER PRIMARY KEY AUTOINCREMENT, entity INTEGER, rowKey INTEGER, kind INTEGER)"
+        + "(token INTEGER PRIMARY KEY AUTOINCREMENT, entity INTEGER, rowKey INTEGER, kind INTEGER, \(changedColumnsColumn) INTEGER)"
+
+    /// The history's column of the columns an update changed: bit `n` set when the column
+    /// whose `cid` (`PRAGMA table_info`) is `n` changed (`IS NOT`), NULL when not known (an
+    /// insert or delete, a table of more than ``maskedColumns`` columns, a row recorded
+    /// before its entity's triggers were last installed, or by triggers older than it).
+    static let changedColumnsColumn = "columns"
+
+    /// The columns a mask can name: a column past them makes every update's mask NULL.
+    static let maskedColumns = 62
 
     /// What a row of the history records.
     enum HistoryKind: Int64 {
@@ -60,11 +72,35 @@ enum Schema {
 
     /// Replaces an entity's triggers by those that record its changes in the history,
     /// numbering the entity first if it has no number yet.
+    ///
+    /// The update trigger names the table's columns as they are now (a column added since
+    /// would go unrecorded, so every migration installs them again), and the entity's
+    /// updates recorded before are marked as of unknown columns: a column's `cid` is what
+    /// their masks count by, and a table made again may number its columns otherwise.
     static func installTriggers(for entity: EntityDescription, in db: Database) throws {
         let number = try self.number(of: entity, in: db)
-        for statement in dropTriggerSQL(for: entity) + createTriggerSQL(for: entity, number: number) {
+        let columns = try db.columns(in: entity.name).map(\.name)
+        for statement in dropTriggerSQL(for: entity) + createTriggerSQL(for: entity, number: number, columns: columns) {
             try db.execute(sql: statement)
         }
+        try db.execute(sql: "UPDATE \(historyTable) SET \(changedColumnsColumn) = NULL WHERE entity = ? AND \(changedColumnsColumn) IS NOT NULL",
+                       arguments: [number])
+    }
+
+    /// The SQL expression of an update trigger that gives the mask of the columns it changed
+    /// (see ``changedColumnsColumn``), `columns` being the table's names in `cid` order
+    /// (GRDB's `columns(in:)`, the key among them).
+    static func changedColumnsMask(of columns: [String]) -> String {
+        guard columns.count <= maskedColumns else { return "NULL" }
+        let terms = columns.enumerated().filter { $0.element != primaryKey }.map { cid, column in
+            "(NEW.\(column.quotedDatabaseIdentifier) IS NOT OLD.\(column.quotedDatabaseIdentifier)) * \(Int64(1) << Int64(cid))"
+        }
+        return terms.isEmpty ? "0" : terms.joined(separator: " + ")
+    }
+
+    /// The names of the columns `mask` sets, `columns` being the table's in `cid` order.
+    static func changedColumns(_ mask: Int64, of columns: [String]) -> Set<String> {
+        Set(columns.prefix(maskedColumns).enumerated().lazy.filter { mask & (Int64(1) << Int64($0.offset)) != 0 }.map(\.element))
     }
 
     /// The number of `entity` in the history, given to it now if it has none.
@@ -79,14 +115,15 @@ enum Schema {
     /// nothing else: the store's `generation` is read from the history's sequence
     /// (``PersistentStore/generation()``), so a bulk write pays for one insert a row, not an
     /// update of a shared counter too.
-    private static func createTriggerSQL(for entity: EntityDescription, number: Int64) -> [String] {
+    private static func createTriggerSQL(for entity: EntityDescription, number: Int64, columns: [String]) -> [String] {
         let table = entity.name.quotedDatabaseIdentifier
         let record = { (row: String, kind: HistoryKind) in
             "INSERT INTO \(historyTable) (entity, rowKey, kind) VALUES (\(number), \(row).\(primaryKey), \(kind.rawValue));"
         }
-        return [("INSERT", HistoryKind.insert), ("UPDATE", .update), ("DELETE", .delete)].map { event, kind in
-            "CREATE TRIGGER \(triggerName(for: entity, event: event).quotedDatabaseIdentifier) AFTER \(event) ON \(table) "
-                + "BEGIN \(record(event == "DELETE" ? "OLD" : "NEW", kind)) END"
+        let recordUpdate = "INSERT INTO \(historyTable) (entity, rowKey, kind, \(changedColumnsColumn)) "
+            + "VALUES (\(number), NEW.\(primaryKey), \(HistoryKind.update.rawValue), \(changedColumnsMask(of: columns)));"
+        return [("INSERT", record("NEW", .insert)), ("UPDATE", recordUpdate), ("DELETE", record("OLD", .delete))].map { event, body in
+            "CREATE TRIGGER \(triggerName(for: entity, event: event).quotedDatabaseIdentifier) AFTER \(event) ON \(table) BEGIN \(body) END"
         } + [
             // A row given another key (`UPDATE … SET Z_PK = …`, which only another program
             // writes) is the old key's row deleted and the new one's inserted. This trigger

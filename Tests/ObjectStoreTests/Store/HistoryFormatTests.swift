@@ -111,4 +111,38 @@ final class HistoryFormatTests: XCTestCase {
         XCTAssertEqual(changes.updated.count, 1)
         XCTAssertEqual(try store.generation(), generation + 1)
     }
+
+    /// A file whose triggers recorded updates without their columns (the format before
+    /// "history of changed columns"): those updates read as changing every column, and the
+    /// updates after the open name their columns.
+    func testUpdatesRecordedBeforeTheirColumnsWereChangedEverywhere() throws {
+        let url = try temporaryFolder(self).appendingPathComponent("history-without-columns.sqlite")
+        do {
+            let store = try PersistentStore(url: url, model: Fixtures.worldCupModel())
+            try Fixtures.insertTeams(into: ObjectContext(store: store))
+        }
+        let other = try otherClient(url)
+        try other.write { db in
+            // The earlier version's history table and triggers, word for word.
+            for event in ["insert", "update", "delete", "key"] { try db.execute(sql: "DROP TRIGGER Z_Team_\(event)") }
+            try db.execute(sql: "ALTER TABLE Z_HISTORY DROP COLUMN columns")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'history of changed columns'")
+            let number = try Int64.fetchOne(db, sql: "SELECT Z_ENT FROM Z_ENTITY WHERE Z_NAME = 'Team'")!
+            let record = { (row: String, kind: Int) in "INSERT INTO Z_HISTORY (entity, rowKey, kind) VALUES (\(number), \(row).Z_PK, \(kind));" }
+            for (event, kind) in [("INSERT", 0), ("UPDATE", 1), ("DELETE", 2)] {
+                try db.execute(sql: "CREATE TRIGGER \"Z_Team_\(event.lowercased())\" AFTER \(event) ON \"Team\" BEGIN \(record(event == "DELETE" ? "OLD" : "NEW", kind)) END")
+            }
+            try db.execute(sql: "CREATE TRIGGER \"Z_Team_key\" AFTER UPDATE OF Z_PK ON \"Team\" WHEN OLD.Z_PK IS NOT NEW.Z_PK BEGIN \(record("OLD", 2)) \(record("NEW", 0)) END")
+        }
+        let ghana = try key("Ghana", other), chile = try key("Chile", other)
+        let token = try other.read { try Int64.fetchOne($0, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'Z_HISTORY'")! }
+        try other.write { try $0.execute(sql: "UPDATE Team SET wins = 7 WHERE Z_PK = ?", arguments: [ghana]) }
+
+        let store = try PersistentStore(url: url, model: Fixtures.worldCupModel())
+        try other.write { try $0.execute(sql: "UPDATE Team SET wins = 8 WHERE Z_PK = ?", arguments: [chile]) }
+        let (changes, newToken) = try store.changes(since: token)
+        XCTAssertEqual(newToken, token + 2)
+        XCTAssertEqual(changes.updated, [ObjectID(entityName: "Team", rowKey: ghana): ["teamName", "qualifyingZone", "imageName", "wins"],
+                                         ObjectID(entityName: "Team", rowKey: chile): ["wins"]])
+    }
 }

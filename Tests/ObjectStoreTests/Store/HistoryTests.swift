@@ -46,11 +46,32 @@ final class HistoryTests: XCTestCase {
         let (changes, token) = try store.changes(since: afterInsert)
         XCTAssertEqual(token, afterInsert + 6)
         XCTAssertEqual(Set(changes.updated.keys), [ObjectID(entityName: "Team", rowKey: ghana)])
-        XCTAssertEqual(changes.updated.values.first, ["teamName", "qualifyingZone", "imageName", "wins"], "every column, since the history does not know which changed")
+        XCTAssertEqual(changes.updated.values.first, ["wins"], "the column the update changed")
         XCTAssertEqual(changes.deleted, [ObjectID(entityName: "Team", rowKey: chile)])
         XCTAssertEqual(changes.inserted.count, 1, "an insert then an update is an insert; an insert then a delete is nothing")
         XCTAssertEqual(try store.changes(since: token).changes, ObjectChanges())
         XCTAssertEqual(try store.generation(), token, "the generation counts the same writes")
+    }
+
+    /// Each update of another client records the columns whose value it changed (`IS NOT`):
+    /// a list that reads none of them knows its rows stayed where they were.
+    func testAnUpdateRecordsTheColumnsItChanged() throws {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        try Fixtures.insertTeams(into: ObjectContext(store: store))
+        let other = try otherClient(store)
+        let ghana = try key("Ghana", other), chile = try key("Chile", other), brazil = try key("Brazil", other)
+        let team = { ObjectID(entityName: "Team", rowKey: $0) }
+        func changed(_ sql: String) throws -> [ObjectID: Set<String>] {
+            let token = try store.currentHistoryToken()
+            try other.write { try $0.execute(sql: sql) }
+            return try store.changes(since: token).changes.updated
+        }
+        XCTAssertEqual(try changed("UPDATE Team SET wins = wins + 1, imageName = 'ghana' WHERE Z_PK = \(ghana)"), [team(ghana): ["wins", "imageName"]])
+        XCTAssertEqual(try changed("UPDATE Team SET teamName = teamName, imageName = NULL WHERE Z_PK = \(chile)"), [team(chile): ["imageName"]],
+                       "a value set to what it was is no change; NULL to a value and back are")
+        XCTAssertEqual(try changed("UPDATE Team SET imageName = imageName WHERE Z_PK = \(chile)"), [team(chile): []], "updated, nothing changed")
+        XCTAssertEqual(try changed("UPDATE Team SET wins = 9 WHERE Z_PK = \(brazil); UPDATE Team SET qualifyingZone = 'Mars' WHERE Z_PK = \(brazil)"),
+                       [team(brazil): ["wins", "qualifyingZone"]], "two updates of one row: the columns of both")
     }
 
     func testAReaderBehindThePrunedHistoryGetsAGap() throws {

@@ -43,7 +43,12 @@ final class StoreTests: XCTestCase {
         try context.save()
         let migrations = try store.database.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
         XCTAssertEqual(migrations.filter { $0.hasPrefix("model ") }.count, 2)
-        XCTAssertEqual(migrations.filter { !$0.hasPrefix("model ") }, ["change history", "history-only triggers", "numbered history"])
+        XCTAssertEqual(migrations.filter { !$0.hasPrefix("model ") }, ["change history", "history-only triggers", "numbered history", "history of changed columns"])
+        // The update trigger was made again with the columns added: an update of one is
+        // recorded by its name.
+        let token = try store.currentHistoryToken()
+        try DatabaseQueue(path: url.path).write { try $0.execute(sql: "UPDATE Team SET coach = 'Otto' WHERE teamName = 'Ghana'") }
+        XCTAssertEqual(try store.changes(since: token).changes.updated.values.first, ["coach"])
         // Opening again with the same model changes nothing.
         XCTAssertNoThrow(try PersistentStore(url: url, model: newModel))
     }
