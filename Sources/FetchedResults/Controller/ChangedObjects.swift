@@ -42,11 +42,40 @@ extension FetchedResultsController {
         }
     }
 
-    /// The key paths whose values decide membership, section and order.
-    var watchedKeyPaths: [[String]] {
+    /// The key paths whose values decide membership, section and order, each as its components.
+    private var keyPathsRead: [[String]] {
         var paths = fetchRequest.sortDescriptors.map(\.key) + (fetchRequest.predicate?.keyPaths ?? [])
         if let sectionNameKeyPath { paths.append(sectionNameKeyPath) }
-        return paths.map { $0.split(separator: ".").map(String.init) }.filter { $0.count > 1 }
+        return paths.map { $0.split(separator: ".").map(String.init) }
+    }
+
+    /// Those key paths that cross a relationship.
+    var watchedKeyPaths: [[String]] {
+        keyPathsRead.filter { $0.count > 1 }
+    }
+
+    /// The rows of `changed` when every change is an update of keys of the fetched entity
+    /// that neither the sort, the sections (their name or relationship) nor the predicate
+    /// read (no insert or delete, no section object, nothing a key path follows to another
+    /// entity): each object stays where it is, in the list or out of it. Nil otherwise, or
+    /// when the keys are not known.
+    ///
+    /// Core Data's controller reports such a change as an update where the object is; a
+    /// page of another desktop's edits of a detail field comes this way, thousands at once.
+    func rowsUpdatedInPlace(_ changed: [Int64: Set<String>?], changes: ObjectChanges, sectionsChanged: Bool) -> [Int64: Set<String>?]? {
+        guard !changes.invalidatedAllObjects, !sectionsChanged, !changed.isEmpty else { return nil }
+        // Sections from their own entity: an object's section is the one its relationship names.
+        let paths = keyPathsRead + (sectionRelationshipKeyPath.map { [$0.split(separator: ".").map(String.init)] } ?? [])
+        // Another entity's change reaches the list only along a key path across a relationship.
+        if paths.contains(where: { $0.count > 1 }),
+           [changes.inserted, changes.deleted, Set(changes.updated.keys)].contains(where: { $0.contains { $0.entityName != entityName } }) {
+            return nil
+        }
+        let read = Set(paths.compactMap(\.first))
+        for keys in changed.values {
+            guard let keys, keys.isDisjoint(with: read) else { return nil }
+        }
+        return changed
     }
 
     /// The row keys of fetched-entity objects that reach `object` along a watched key path

@@ -56,6 +56,8 @@ extension FetchedResultsController {
     /// Turns one set of context changes into a change batch for the delegate, the way the
     /// ``policy`` picks (``BatchPolicy/route(for:)``):
     ///
+    /// - updates of keys the request does not read move nothing: each is an update where the
+    ///   object is (``rowsUpdatedInPlace(_:changes:sectionsChanged:)``);
     /// - most changes are placed in memory, where each changed object now belongs (predicate,
     ///   section and sort decided as SQLite would), touching only the changed objects and the
     ///   few a binary search compares them with (`Placement/`);
@@ -72,6 +74,9 @@ extension FetchedResultsController {
         let context = managedObjectContext
         let (changed, sectionsChanged) = changedRows(changes)
         guard !changed.isEmpty || sectionsChanged || changes.invalidatedAllObjects else { return }
+        if let inPlace = rowsUpdatedInPlace(changed, changes: changes, sectionsChanged: sectionsChanged) {
+            return reportUpdatesInPlace(inPlace, context: context)
+        }
         let updated = updatedObjects(changed)
         let deleted = Set(changes.deleted.filter { $0.entityName == entityName }.map(\.rowKey))
         let summary = BatchPolicy.ChangeSummary(
@@ -94,6 +99,19 @@ extension FetchedResultsController {
         case .place(let inBackgroundIfMany):
             placeInMemory(changed: changed, deleted: deleted, context: context, inBackground: inBackgroundIfMany ? changes : nil)
         }
+    }
+
+    /// Tells the delegate that the objects of `changed` the list shows were updated where
+    /// they are: no search, no fetch.
+    func reportUpdatesInPlace(_ changed: [Int64: Set<String>?], context: ObjectContext) {
+        counts.updatesInPlace += 1
+        let places = locations(of: changed.keys, context: context)
+        var batch = ChangeBatch()
+        batch.objectChanges = places.sorted { ($0.value.section, $0.value.item) < ($1.value.section, $1.value.item) }.map { key, place in
+            let path = IndexPath(item: place.item, section: place.section)
+            return ObjectChange(type: .update, objectID: ObjectID(entityName: entityName, rowKey: key), indexPath: path, newIndexPath: path)
+        }
+        deliver(batch, from: layout)
     }
 
     /// Objects the delegate knows by temporary IDs were saved: the same rows take their

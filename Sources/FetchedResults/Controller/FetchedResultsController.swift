@@ -322,5 +322,8 @@ public final class FetchedResultsController<Result: ManagedObject> {
         package var partialRefetches = 0
         /// New requests fetched in two halves at once.
         package var splitFetches = 0
+        /// Batches of updates of keys the request does not read, made without a search or a
+        /// fetch (``rowsUpdatedInPlace(_:changes:sectionsChanged:)``).
+        package var updatesInPlace = 0
     }
 }

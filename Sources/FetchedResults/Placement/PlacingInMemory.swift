@@ -47,7 +47,7 @@ extension FetchedResultsController {
     /// Where each of `keys` is in `layout`: for a few, first in the section its values name
     /// now (a change seldom moves an object to another section), then in the others; for
     /// many, one pass, a bitmap look-up a row, hashing only the changed ones.
-    private func locations(of keys: Dictionary<Int64, Set<String>?>.Keys, context: ObjectContext) -> [Int64: Location] {
+    func locations(of keys: Dictionary<Int64, Set<String>?>.Keys, context: ObjectContext) -> [Int64: Location] {
         var oldLocations: [Int64: Location] = [:]
         if keys.count <= 16 {
             for key in keys {
