@@ -29,9 +29,15 @@ extension FetchedResultsController {
             let mine = oldLocations.filter { $0.value.section == s }.sorted { $0.value.item < $1.value.item }
             for (n, entry) in mine.enumerated() { placement.oldGaps[entry.key] = entry.value.item - n }
             if mine.count > 8 {
-                // One pass, not a move of the section's tail for each.
-                let leaving = Set(mine.map(\.value.item))
-                layout[s].keys = layout[s].keys.enumerated().compactMap { leaving.contains($0.offset) ? nil : $0.element }
+                // One pass, not a move of the section's tail for each: the leaving items
+                // are in order, so each is met in turn (no set asked for every row).
+                var kept: [Int64] = []
+                kept.reserveCapacity(layout[s].keys.count - mine.count)
+                var next = mine.startIndex
+                for (item, key) in layout[s].keys.enumerated() {
+                    if next < mine.endIndex && mine[next].value.item == item { next += 1 } else { kept.append(key) }
+                }
+                layout[s].keys = kept
             } else {
                 for entry in mine.reversed() { layout[s].keys.remove(at: entry.value.item) }
             }
