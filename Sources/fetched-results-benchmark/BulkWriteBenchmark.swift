@@ -166,6 +166,55 @@ struct BulkWriteBenchmark {
         var refetchedTurns: [Double] = []
     }
 
+    /// `chunks` saves (after a warm-up, which is not counted) of `edit` on `background`,
+    /// each merged into the main context, where a controller of the viewer's list follows
+    /// them (`configure` sets it up): from the end of each save to the controller's batch on
+    /// the main queue (the merge and the controller's work, what the main loop spends), and
+    /// the longest the main queue was held at once meanwhile (how long a window would not
+    /// draw). `edit` is given the number of the chunk, `chunk` counted on over the calls.
+    /// Checks that the controller's order is a fresh fetch's at the end.
+    @MainActor
+    private func followSaves(of background: ObjectContext, store: PersistentStore, chunks: Int, chunk: inout Int, what: String,
+                             configure: (FetchedResultsController<ManagedObject>) -> Void = { _ in },
+                             edit: @escaping (_ chunk: Int) throws -> Void)
+        throws -> (latencies: [Double], turns: [Double], controller: FetchedResultsController<ManagedObject>) {
+        let context = ObjectContext(store: store)
+        let controller = FetchedResultsController(fetchRequest: WorldCupStore.request, managedObjectContext: context,
+                                                  sectionNameKeyPath: WorldCupStore.sectionNameKeyPath)
+        configure(controller)
+        let probe = TapBenchmark.BatchProbe()
+        controller.delegate = probe
+        try controller.performFetch()
+        var latencies: [Double] = [], turns: [Double] = []
+        for round in 0...chunks {   // the first one is a warm-up
+            probe.deliveredAt = nil
+            let number = chunk
+            let saved = try background.performAndWait { () throws -> ContinuousClock.Instant in
+                try edit(number)
+                try background.save()
+                return .now
+            }
+            chunk += 1
+            let deadline = Date().addingTimeInterval(10)
+            // Each turn of the run loop waits at most 1 ms for work, then does it: what a
+            // turn takes beyond that is work the main queue did without a break.
+            var longestTurn = 0.0
+            while probe.deliveredAt == nil && Date() < deadline {
+                let turn = ContinuousClock.now
+                RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.001))
+                longestTurn = max(longestTurn, (ContinuousClock.now - turn).seconds - 0.001)
+            }
+            guard let delivered = probe.deliveredAt else { throw OptionsError("a merged chunk of \(what) delivered no batch") }
+            guard round > 0 else { continue }
+            latencies.append((delivered - saved).seconds)
+            turns.append(longestTurn)
+        }
+        guard controller.allRowKeys == (try WorldCupStore.floorIDs(store)) else {
+            throw OptionsError("after the merged chunks of \(what) the controller's order differs from a fresh fetch")
+        }
+        return (latencies, turns, controller)
+    }
+
     /// On the benchmark's store: an import's chunks, 1,000 new teams saved by a context of
     /// another queue, merged into the main context, where the viewer's controller follows
     /// them; `chunks` of them into a controller that places them, then as many into one
@@ -175,51 +224,61 @@ struct BulkWriteBenchmark {
         var figures = MergeFigures()
         let background = ObjectContext(store: store, queue: DispatchQueue(label: "benchmark.import"))
         background.automaticallyMergesChangesFromStore = false
-        var chunk = 0
-        for refetching in [false, true] {
-            let context = ObjectContext(store: store)
-            let controller = FetchedResultsController(fetchRequest: WorldCupStore.request, managedObjectContext: context,
-                                                      sectionNameKeyPath: WorldCupStore.sectionNameKeyPath)
-            if refetching { controller.policy.placementLimit = 0 }   // every change fetched again
-            let probe = TapBenchmark.BatchProbe()
-            controller.delegate = probe
-            try controller.performFetch()
-            for round in 0...chunks {   // the first one is a warm-up
-                probe.deliveredAt = nil
-                let saved = try background.performAndWait { () throws -> ContinuousClock.Instant in
-                    for n in 0..<1_000 {
-                        let team = try background.insert(entityName: "Team")
-                        try team.setValue("Imported team \(chunk) \(n)", forKey: "teamName")
-                        try team.setValue(WorldCupStore.zones[(n * 7 + chunk) % WorldCupStore.zones.count], forKey: "qualifyingZone")
-                        try team.setValue(Int64((n * 31 + chunk) % 51), forKey: "wins")
-                    }
-                    try background.save()
-                    return .now
-                }
-                chunk += 1
-                let deadline = Date().addingTimeInterval(10)
-                // Each turn of the run loop waits at most 1 ms for work, then does it: what a
-                // turn takes beyond that is work the main queue did without a break.
-                var longestTurn = 0.0
-                while probe.deliveredAt == nil && Date() < deadline {
-                    let turn = ContinuousClock.now
-                    RunLoop.current.run(mode: .default, before: Date().addingTimeInterval(0.001))
-                    longestTurn = max(longestTurn, (ContinuousClock.now - turn).seconds - 0.001)
-                }
-                guard let delivered = probe.deliveredAt else { throw OptionsError("a merged chunk delivered no batch") }
-                guard round > 0 else { continue }
-                if refetching {
-                    figures.refetched.append((delivered - saved).seconds)
-                    figures.refetchedTurns.append(longestTurn)
-                } else {
-                    figures.placed.append((delivered - saved).seconds)
-                    figures.placedTurns.append(longestTurn)
-                }
-            }
-            guard controller.allRowKeys == (try WorldCupStore.floorIDs(store)) else {
-                throw OptionsError("after the merged chunks the controller's order differs from a fresh fetch")
+        let insert = { (chunk: Int) throws in
+            for n in 0..<1_000 {
+                let team = try background.insert(entityName: "Team")
+                try team.setValue("Imported team \(chunk) \(n)", forKey: "teamName")
+                try team.setValue(WorldCupStore.zones[(n * 7 + chunk) % WorldCupStore.zones.count], forKey: "qualifyingZone")
+                try team.setValue(Int64((n * 31 + chunk) % 51), forKey: "wins")
             }
         }
+        var chunk = 0
+        (figures.placed, figures.placedTurns, _) = try followSaves(of: background, store: store, chunks: chunks, chunk: &chunk, what: "inserts", edit: insert)
+        (figures.refetched, figures.refetchedTurns, _) = try followSaves(of: background, store: store, chunks: chunks, chunk: &chunk, what: "inserts",
+                                                                         configure: { $0.policy.placementLimit = 0 },   // every change fetched again
+                                                                         edit: insert)
+        return figures
+    }
+
+    struct UpdateFigures {
+        /// Each chunk's images set (a key the list does not read): from the end of the other
+        /// context's save to the controller's batch, and the longest main-queue turn meanwhile.
+        var detail: [Double] = []
+        var detailTurns: [Double] = []
+        /// The same teams' wins set instead (a key the list sorts by), the same way.
+        var sorted: [Double] = []
+        var sortedTurns: [Double] = []
+        /// Batches made as updates in place, of the detail chunks.
+        var inPlace = 0
+    }
+
+    /// On the benchmark's store: another context of the process sets a field of 1,000
+    /// existing teams and saves, `chunks` times (after a warm-up), merged into the main
+    /// context, where the viewer's controller follows them: their images (which the list
+    /// neither sorts, sections nor filters by), then their wins.
+    @MainActor
+    func mergedUpdates(store: PersistentStore, rows: Int, chunks: Int = 5) throws -> UpdateFigures {
+        var figures = UpdateFigures()
+        let background = ObjectContext(store: store, queue: DispatchQueue(label: "benchmark.edits"))
+        background.automaticallyMergesChangesFromStore = false
+        let set = { (key: String) in
+            { (chunk: Int) throws in
+                for n in 0..<1_000 {
+                    // Spread over the list: every 997th row from a place of its own.
+                    let rowKey = Int64((chunk * 1_000 + n) * 997 % rows + 1)
+                    let team = try background.object(with: ObjectID(entityName: "Team", rowKey: rowKey))
+                    if key == "wins" {
+                        try team.setValue(Int64((n * 31 + chunk) % 51), forKey: key)
+                    } else {
+                        try team.setValue("edited-\(chunk)-\(n)", forKey: key)
+                    }
+                }
+            }
+        }
+        var chunk = 0
+        let images = try followSaves(of: background, store: store, chunks: chunks, chunk: &chunk, what: "images", edit: set("imageName"))
+        (figures.detail, figures.detailTurns, figures.inPlace) = (images.latencies, images.turns, images.controller.counts.updatesInPlace)
+        (figures.sorted, figures.sortedTurns, _) = try followSaves(of: background, store: store, chunks: chunks, chunk: &chunk, what: "wins", edit: set("wins"))
         return figures
     }
 }
