@@ -12,9 +12,9 @@ func makeLabel(_ text: String = "", classes: [String] = [], xalign: Float = 0) -
     return label
 }
 
-/// A new inscription: a line of text, ellipsized at its end, whose size does not depend on
-/// its text (its font's, from `min-chars`, at least a line's height): setting its text
-/// redraws it but makes GTK measure nothing again (a label measures its new text).
+/// A new inscription: a line of text, ellipsized at its end. Its size comes from its font
+/// and `min-chars`, not from its text, and is at least a line high. Setting its text redraws
+/// it, and GTK measures nothing again (a label measures its new text).
 func makeInscription(classes: [String] = [], xalign: Float = 0) -> Widget {
     let inscription = gtk_inscription_new(nil)!
     gtk_inscription_set_text_overflow(inscription.opaque, GTK_INSCRIPTION_OVERFLOW_ELLIPSIZE_END)
