@@ -210,6 +210,56 @@ final class RejectedChangeTests: XCTestCase {
         }
     }
 
+    /// A column whose type was changed on the server by hand stops the pushes of edits of
+    /// its rows: each round fails, and the desktop says which column and what to do, not only
+    /// the server's words. Nothing saved is lost: once the column has its type back, the
+    /// edit goes to the server.
+    func testAPushToAColumnWhoseTypeWasChangedOnTheServerSaysWhatToDoAndLosesNothing() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, model: Self.model)
+            try await a.session.synchronize()
+            let context = a.context()
+            try saveHomeBoard(withCardCounting: 2, in: context)
+            try await a.session.synchronize()
+            try await sql(#"ALTER TABLE "Card" ALTER COLUMN count TYPE text USING count || ' cards'"#, on: database)
+
+            try context.performAndWait {
+                let card = try XCTUnwrap(context.fetch(FetchRequest<ManagedObject>(entityName: "Card")).first)
+                try card.setValue(3, forKey: "count")
+                try context.save()
+            }
+            try? await a.session.synchronize()
+            try await eventually("A's round fails") {
+                a.seenStates.contains { if case .offline = $0 { true } else { false } }
+            }
+            let offline = a.seenStates.compactMap { state -> String? in if case .offline(let reason) = state { reason } else { nil } }
+            XCTAssertTrue(offline.contains {
+                $0.contains("Card.count is not an integer (bigint): its column on the server holds text; give the column back its type")
+                    && $0.contains("edits of Card wait in its store")
+            }, "\(offline)")
+            XCTAssertEqual(try storedValues(a).counts, [3], "A keeps its edit")
+
+            try await sql(#"ALTER TABLE "Card" ALTER COLUMN count TYPE bigint USING split_part(count, ' ', 1)::bigint"#, on: database)
+            try await eventually("A pushes its edit once the column is an integer again") {
+                try? await a.session.synchronize()
+                return (try? await self.serverCounts(on: database)) == [3]
+            }
+            XCTAssertEqual(try a.session.conflicts().map(\.details), [])
+            await a.stop()
+        }
+    }
+
+    private func serverCounts(on database: ServerTestDatabase) async throws -> [Int64?] {
+        try await database.withConnection { connection in
+            var counts: [Int64?] = []
+            for try await count in try await connection.query(#"SELECT count FROM "Card""#, logger: ServerTestDatabase.logger).decode(Int64?.self) {
+                counts.append(count)
+            }
+            return counts
+        }
+    }
+
     /// A column dropped on the server by hand (`ALTER TABLE … DROP COLUMN`) would stop every
     /// push and join, which read and write the tables by their columns. The next connection
     /// adds it back, with no values: the desktop that was connected pushes its edit of it

@@ -254,12 +254,20 @@ struct ServerWriter: Sendable {
 
     /// The rows of a statement that returns ``ServerColumns/selection``, each as the
     /// object's ID, version and values.
+    ///
+    /// Throws ``RowImage/Unreadable`` for a column whose type was changed on the server,
+    /// naming its table too: the round fails with it, and the push waits, kept in the store.
     private func written(_ rows: PostgresRowSequence, _ columns: ServerColumns) async throws -> [Written] {
         var result: [Written] = []
         for try await row in rows {
             let cells = row.makeRandomAccess()
-            result.append(Written(entity: columns.entity.name, id: try cells[0].decode(UUID.self), version: try cells[1].decode(Int64.self),
-                                  values: try columns.values(of: cells)))
+            do {
+                result.append(Written(entity: columns.entity.name, id: try cells[0].decode(UUID.self), version: try cells[1].decode(Int64.self),
+                                      values: try columns.values(of: cells)))
+            } catch let error as RowImage.Unreadable {
+                throw RowImage.Unreadable(key: error.key.map { "\(columns.entity.name).\($0)" },
+                                          reason: error.reason + "; until then this desktop's edits of \(columns.entity.name) wait in its store, none lost")
+            }
         }
         return result
     }
