@@ -243,20 +243,10 @@ final class RejectedChangeTests: XCTestCase {
             try await sql(#"ALTER TABLE "Card" ALTER COLUMN count TYPE bigint USING split_part(count, ' ', 1)::bigint"#, on: database)
             try await eventually("A pushes its edit once the column is an integer again") {
                 try? await a.session.synchronize()
-                return (try? await self.serverCounts(on: database)) == [3]
+                return (try? await self.serverCards("count", as: Int64.self, on: database)) == [3]
             }
             XCTAssertEqual(try a.session.conflicts().map(\.details), [])
             await a.stop()
-        }
-    }
-
-    private func serverCounts(on database: ServerTestDatabase) async throws -> [Int64?] {
-        try await database.withConnection { connection in
-            var counts: [Int64?] = []
-            for try await count in try await connection.query(#"SELECT count FROM "Card""#, logger: ServerTestDatabase.logger).decode(Int64?.self) {
-                counts.append(count)
-            }
-            return counts
         }
     }
 
@@ -283,7 +273,7 @@ final class RejectedChangeTests: XCTestCase {
             try await eventually("A's next connection adds the column back and pushes the title") {
                 try? await a.session.synchronize()
                 // (An error while the column is missing.)
-                return (try? await serverTitles(on: database)) == ["renamed"]
+                return (try? await serverCards("title", as: String.self, on: database)) == ["renamed"]
             }
             // The round on the connection that found the column there failed, saying why.
             let offline = a.seenStates.compactMap { state -> String? in if case .offline(let reason) = state { reason } else { nil } }
@@ -304,13 +294,15 @@ final class RejectedChangeTests: XCTestCase {
         }
     }
 
-    private func serverTitles(on database: ServerTestDatabase) async throws -> [String?] {
+    /// The values of one column of the server's cards, as `type`.
+    private func serverCards<T: PostgresDecodable & Sendable>(_ column: String, as type: T.Type, on database: ServerTestDatabase) async throws -> [T?]
+        where T._DecodableType == T {
         try await database.withConnection { connection in
-            var titles: [String?] = []
-            for try await title in try await connection.query(#"SELECT title FROM "Card""#, logger: ServerTestDatabase.logger).decode(String?.self) {
-                titles.append(title)
+            var values: [T?] = []
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: #"SELECT \#(column) FROM "Card""#), logger: ServerTestDatabase.logger).decode(T?.self) {
+                values.append(value)
             }
-            return titles
+            return values
         }
     }
 
