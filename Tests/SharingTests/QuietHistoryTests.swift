@@ -89,7 +89,11 @@ final class QuietHistoryTests: XCTestCase {
             let rounds = await b.session.roundsRun() - before
             XCTAssertEqual(try b.boardNames().count, saves)
             XCTAssertGreaterThan(rounds, 0)
-            XCTAssertLessThanOrEqual(rounds, saves + 3, "B ran \(rounds) rounds to follow \(saves) saves of A")
+            // A's wake-up that comes while B's round already pulls its change runs one more
+            // round, which finds nothing: a few of them on a busy machine (24 once, in a run
+            // of every sharing test). B's own commits waking rounds would make about twice
+            // as many rounds as saves.
+            XCTAssertLessThanOrEqual(rounds, saves + saves / 2, "B ran \(rounds) rounds to follow \(saves) saves of A")
             await a.stop()
             await b.stop()
         }
