@@ -112,6 +112,105 @@ final class BulkPushTests: XCTestCase {
         await b2.stop()
     }
 
+    /// A push's end takes each row the server holds as sent (most of a busy desktop's
+    /// updates) as its base alone, and merges the others field by field: an edit made
+    /// between the push's read and its end stays an edit, and goes out with the next push;
+    /// a field another desktop changed before the push is taken; nothing is a conflict; every
+    /// pushed object's base is the server's row. Edits generated (`SEED`).
+    func testAPushsEndKeepsEditsMadeSinceAndTakesFieldsOtherDesktopsChanged() async throws {
+        let seed = SeededGenerator.seed()
+        print("BulkPushTests seed \(seed) (SEED=\(seed) replays it)")
+        var generator = SeededGenerator(seed: seed)
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: cards(200))
+            try await a.session.synchronize()
+            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+            try await b.session.synchronize()
+            await a.stop()
+            let original = try a.contents()
+            let boards = original.filter { $0.value["entity"] == .string("Board") }.keys.sorted()
+            let cards = original.filter { $0.value["entity"] == .string("Card") }.keys.sorted()
+            // B retitles a quarter of the cards, on the server before A pushes.
+            var titlesOfB: [UUID: Edit] = [:]
+            for card in cards where Int.random(in: 0..<4, using: &generator) == 0 {
+                titlesOfB[card] = Edit(values: ["title": .string("B's \(card.uuidString.prefix(8))")])
+            }
+            try apply(titlesOfB, to: b, boards: boards)
+            try await b.session.synchronize()
+            // A edits the other fields of most cards, and pushes them.
+            var editsOfA: [UUID: Edit] = [:]
+            for card in cards {
+                guard var edit = randomEdit(boards: boards, using: &generator), !edit.delete else { continue }
+                // (Only the fields it changes: an edit to the value a field has is no change.)
+                edit.values = edit.values.filter { $0.key != "title" && original[card]?[$0.key] != $0.value }
+                if !edit.values.isEmpty { editsOfA[card] = edit }
+            }
+            try apply(editsOfA, to: a, boards: boards)
+            let outbox = Outbox(store: a.store, limits: SharingLimits())
+            let operations = try await a.store.database.write { db in try outbox.pending(in: db) }
+            XCTAssertEqual(Set(operations.map(\.id)), Set(editsOfA.keys), "A pushes the cards it edited")
+            let writer = ServerWriter(model: BoardModel.model, policy: .error, logger: ServerTestDatabase.logger)
+            let pushed = try await database.withConnection { connection in
+                try await connection.withTransaction(logger: ServerTestDatabase.logger) { try await writer.push(operations, on: $0) }
+            }
+            XCTAssertEqual(pushed.conflicts, [], "A's push wrote over no field B changed")
+            // Before the push's end is taken, A edits a third of those cards again: a count,
+            // or a delete.
+            var laterOfA: [UUID: Edit] = [:]
+            for card in editsOfA.keys.sorted() where Int.random(in: 0..<3, using: &generator) == 0 {
+                laterOfA[card] = Int.random(in: 0..<4, using: &generator) == 0 ? Edit(delete: true)
+                    : Edit(values: ["count": .integer(Int64.random(in: 100..<200, using: &generator))])
+            }
+            try apply(laterOfA, to: a, boards: boards)
+            let engine = SharingEngine(store: a.store, sharing: PostgresSharing(database.configuration))
+            try await a.store.database.write { db in
+                try engine.takeWritten(pushed.written, sent: operations, conflicts: pushed.conflicts, in: db)
+            }
+
+            let serverAfterPush = try await database.contents()
+            let card = try XCTUnwrap(BoardModel.model.entity(named: "Card"))
+            try await a.store.database.read { db in
+                for row in pushed.written {
+                    let base = try SharingState.base(of: row.id, entity: card, model: BoardModel.model, in: db)
+                    XCTAssertEqual(base?.version, row.version, "card \(row.id): its base is at the server's version")
+                    XCTAssertEqual(base?.values.map { $0.merging(["entity": .string("Card")]) { $1 } }, serverAfterPush[row.id],
+                                   "card \(row.id): its base is the server's row")
+                }
+            }
+            // A holds B's titles of the cards it pushed, its own edits, and the later ones over them.
+            var expected = original
+            func edit(_ edits: [UUID: Edit], where include: (UUID) -> Bool = { _ in true }) {
+                for (id, edit) in edits where include(id) {
+                    if edit.delete { expected[id] = nil } else { expected[id]?.merge(edit.values) { $1 } }
+                }
+            }
+            edit(titlesOfB) { editsOfA[$0] != nil }
+            edit(editsOfA)
+            edit(laterOfA)
+            let taken = try a.contents()
+            for (id, values) in expected where taken[id] != values {
+                XCTFail("card \(id) is \(taken[id].map { "\($0)" } ?? "gone") in A after its push's end, expected \(values)")
+            }
+            XCTAssertEqual(taken.count, expected.count, "A's objects after its push's end")
+
+            // The later edits go out with A's next push; B takes them, and A takes B's other titles.
+            let a2 = try SharedStore(a.url, database: database)
+            try await a2.session.synchronize()
+            try await b.session.synchronize()
+            edit(titlesOfB)
+            let server = try await database.contents()
+            XCTAssertEqual(server, expected, "the server holds every edit")
+            XCTAssertEqual(try a2.contents(), server, "A equals the server")
+            XCTAssertEqual(try b.contents(), server, "B equals the server")
+            XCTAssertEqual(try a2.session.conflicts(), [], "A met no conflict")
+            XCTAssertEqual(try b.session.conflicts(), [], "B met no conflict")
+            XCTAssertGreaterThan(laterOfA.count, 10, "edits were made between the push and its end")
+            await a2.stop()
+            await b.stop()
+        }
+    }
+
     /// A push of inserts some of which the server has already (a piece committed there
     /// whose end the store never took: the process was killed in between) gives back every
     /// object's row: those it inserted, and the server's rows of the others, read again.

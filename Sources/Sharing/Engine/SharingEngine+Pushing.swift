@@ -248,10 +248,27 @@ extension SharingEngine {
         let sentByID = Dictionary(operations.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         var merge = ServerRowMerge(model: model, policy: sharing.mergePolicy, limits: sharing.limits)
         merge.arriving = Set(written.map(\.id))
-        // Inserts the server holds as sent (a first push's every object): the base is all
-        // there is to take; the local row holds it already, or an edit made since. Their
-        // bases are read and written together.
-        let asSent = written.filter { row in sentByID[row.id].map { $0.kind == .insert && row.values == $0.values } ?? false }
+        // What a row was pushed against: the base it was read with, and the values sent
+        // that the server took.
+        func assumedBase(of row: ServerWriter.Written, sent operation: Outbox.Operation) -> [String: Value] {
+            var assumed = operation.base ?? [:]
+            for key in row.sentKeys(of: operation) { assumed[key] = operation.values[key] }
+            return assumed
+        }
+        // Rows the server holds as sent: a first push's every insert, and an update no other
+        // desktop wrote in between (most of a busy desktop's pushes). Merged, such a row
+        // writes nothing to the local row (it holds the row already, or an edit made since,
+        // which stays one) and has no conflict, and it holds nothing the model has not
+        // checked (the base taken and the values saved here): its base is all there is to
+        // take. Their bases are read and written together, not merged one by one.
+        let asSent = written.filter { row in
+            guard let operation = sentByID[row.id], let values = row.values else { return false }
+            switch operation.kind {
+            case .insert: return values == operation.values
+            case .update: return operation.counterDeltas.isEmpty && values == assumedBase(of: row, sent: operation)
+            case .delete: return false
+            }
+        }
         let stored = try SharingState.storedBases(of: asSent.map(\.id), in: db)
         try SharingState.setBases(asSent.filter { (stored[$0.id]?.version ?? .min) < $0.version }
             .map { ($0.id, $0.entity, SharingState.Base(version: $0.version, values: $0.values)) }, in: db)
@@ -263,8 +280,7 @@ extension SharingEngine {
                                       changedProperties: [], values: row.values ?? [:])
             var assumed: [String: Value]?
             if let operation = sentByID[row.id], operation.kind != .delete {
-                assumed = operation.base ?? [:]
-                for key in row.sentKeys(of: operation) { assumed![key] = operation.values[key] }
+                assumed = assumedBase(of: row, sent: operation)
                 // What the push added is this store's: taken into the base as it is now (a pull
                 // by another process on the file may have moved it since the push was read),
                 // not added again.
