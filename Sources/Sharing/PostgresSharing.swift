@@ -39,6 +39,13 @@ public struct PostgresSharing: Sendable {
     /// How many tombstones of deleted objects one local transaction forgets at most (see
     /// `Tombstones`): a round forgets a few such batches and wakes another for the rest.
     package var tombstonesPerTransaction = Tombstones.pruneLimit
+    /// How many changes of the server's log a pull asks for at once: a page, merged in one
+    /// local transaction.
+    package var pullPageSize = 1000
+    /// How many pages a round pulls at most before it pushes this desktop's own changes
+    /// and goes on in another round: a desktop far behind (others writing thousands of
+    /// changes a second) sends its edits while it catches up, not after.
+    package var pullPagesPerRound = 5
     /// How long to wait before connecting again after the server could not be reached.
     public var reconnectDelay: Duration = .seconds(1)
     /// How often to pull even without a notification, in case one was lost.

@@ -13,6 +13,54 @@ import XCTest
 final class BigStoreSharingTests: XCTestCase {
     private var executable: URL { builtExecutable("fetched-results", besides: BigStoreSharingTests.self) }
 
+    /// A desktop far behind other desktops' changes sends its own edit while it catches
+    /// up, not after taking them all (in the firehose, the writers' own saves waited behind
+    /// the others' backlog): a round pulls a few pages (`pullPagesPerRound`), pushes, and the
+    /// next round takes more. A `synchronize()` still returns with every change taken.
+    func testADesktopFarBehindSendsItsOwnEditWhileItCatchesUp() async throws {
+        try await ServerTestDatabase.with { database in
+            let folder = try temporaryFolder(self)
+            let store = try PersistentStore(url: folder.appendingPathComponent("b.sqlite"), model: BoardModel.model)
+            var sharing = PostgresSharing(database.configuration)
+            // Pages of 50 changes, two a round: the 3,000 changes below take 30 rounds.
+            sharing.pullPageSize = 50
+            sharing.pullPagesPerRound = 2
+            let first = try store.share(through: sharing)
+            try await first.synchronize()
+            await first.stop()
+            // While it is away, other desktops write 3,000 boards, 100 a transaction, and it
+            // saves one of its own.
+            try await database.withConnection { connection in
+                for start in stride(from: 0, to: 3000, by: 100) {
+                    try await ServerTestDatabase.execute("""
+                        INSERT INTO "Board" ("Z_ID", name) SELECT gen_random_uuid(), 'Board ' || i FROM generate_series(\(start), \(start + 99)) i
+                        """, on: connection)
+                }
+            }
+            let context = ObjectContext(store: store, queue: DispatchQueue(label: "b"))
+            try context.performAndWait {
+                try context.insert(entityName: "Board").setValue("Mine", forKey: "name")
+                try context.save()
+            }
+            let localBoards = { try store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM Board")! } }
+            // Back: its board reaches the server while it holds few of the others'.
+            let session = try store.share(through: sharing)
+            let othersWhenSent = try await database.withConnection { connection -> Int in
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < deadline {
+                    let rows = try await connection.query(#"SELECT count(*) FROM "Board" WHERE name = 'Mine'"#, logger: ServerTestDatabase.logger)
+                    for try await count in rows.decode(Int.self) where count == 1 { return try localBoards() - 1 }
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+                throw EventuallyTimedOut(what: "the desktop's own board on the server")
+            }
+            XCTAssertLessThan(othersWhenSent, 1000, "the desktop's board reached the server when it held \(othersWhenSent) of the others' 3,000")
+            try await session.synchronize()
+            XCTAssertEqual(try localBoards(), 3001, "synchronize() returned with every board taken")
+            await session.stop()
+        }
+    }
+
     /// A store does not read its own pushes back from the log: their rows are in it, taken
     /// from the pushes themselves (the seed of an empty database, then the pushes of the
     /// rest). A trigger on the server writes each of its 12,000 boards into the log as a

@@ -16,9 +16,14 @@ extension SharingEngine {
     /// The changes of this store's own pushes whose ends it took are not brought back (see
     /// ``SharingState/takenPushes(in:)``): a store's first push of a million rows would
     /// otherwise read them all again, to find it holds each.
-    func pullAll(on connection: PostgresConnection) async throws {
-        let limit = 1000
-        while true {
+    ///
+    /// A round pulls ``PostgresSharing/pullPagesPerRound`` full pages at most: then it
+    /// returns false, the round pushes, and another round takes the rest.
+    ///
+    /// - Returns: Whether the store took every change there was.
+    func pullAll(on connection: PostgresConnection) async throws -> Bool {
+        let limit = sharing.pullPageSize
+        for _ in 0..<sharing.pullPagesPerRound {
             let (cursor, taken) = try readNow { db in
                 (try SharingState.cursor(in: db) ?? .start, try SharingState.takenPushes(in: db))
             }
@@ -38,7 +43,7 @@ extension SharingEngine {
                     }
                 }
                 if let horizon = page.horizon { try await forgetTombstones(below: horizon) }
-                return
+                return true
             }
             // Relationships to objects neither the page nor the store has: the server is
             // asked whether it has them (a push of many objects commits in several
@@ -78,9 +83,10 @@ extension SharingEngine {
             }
             if page.changes.count < limit {
                 if moreTombstones, let horizon = page.horizon { try await forgetTombstones(below: horizon) }
-                return
+                return true
             }
         }
+        return false
     }
 
     /// Marks the tombstones made since the last pull with `horizon.xmax` and forgets those

@@ -118,6 +118,13 @@ actor SharingEngine {
             failures = 0
             retryAt = nil
             status(.connected)
+            guard pulledEverything else {
+                // Pushed between pages: the next round takes the rest, and then the
+                // synchronization asked for is done.
+                waiters = waiting + waiters
+                wake.yield()
+                return
+            }
             for waiter in waiting { waiter.resume() }
         } catch {
             await closeConnection()
@@ -173,6 +180,9 @@ actor SharingEngine {
         try await outcome.value()
     }
 
+    /// Whether the last round's pull took every change of the server's log, or left pages
+    /// for the next round (see ``pullAll(on:)``).
+    private var pulledEverything = true
     /// The round under way: its work, and what `roundWithWatchdog()` waits on.
     private var roundUnderWay: (work: Task<Void, Never>, outcome: Outcome)?
     /// Whether the rounds ended (the engine stopped, and its last round ended).
@@ -227,7 +237,7 @@ actor SharingEngine {
         let connection = try await connected()
         madeProgress()
         logger.trace("sharing: round: pulling")
-        try await pullAll(on: connection)
+        pulledEverything = try await pullAll(on: connection)
         logger.trace("sharing: round: pushing")
         try await pushUnlessReadOnly(on: connection)
         logger.trace("sharing: round: done")
