@@ -158,7 +158,13 @@ struct ServerRowMerge {
                 pendingBases.append((change.object, entity.name, .init(version: change.version, values: change.values, json: change.valuesJSON)))
                 return
             }
-            pendingBases.append((change.object, entity.name, .init(version: change.version, values: baseValues.merging(change.values) { $1 })))
+            // The server's row whole, as it is whenever it holds every field of the base (not
+            // after a column was dropped on the server): its JSON is the pulled image's.
+            if baseValues.keys.allSatisfy({ change.values[$0] != nil }) {
+                pendingBases.append((change.object, entity.name, .init(version: change.version, values: change.values, json: change.valuesJSON)))
+            } else {
+                pendingBases.append((change.object, entity.name, .init(version: change.version, values: baseValues.merging(change.values) { $1 })))
+            }
         }
     }
 

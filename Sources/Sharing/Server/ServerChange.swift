@@ -51,10 +51,11 @@ package struct ServerChange: Sendable, Hashable {
     /// operation, a value of another type, a row over the size limits), or nil: such a
     /// change is read all the same, so that the cursor moves past it, and the merge refuses it.
     var problem: RowImage.Unreadable?
-    /// ``values`` as JSON (``RowImage/json(_:)``), made with the page where the store will
-    /// keep them whole as the object's base: a snapshot's rows, which a join takes for
-    /// objects that have no base yet. Made there, beside the page's reading, so that the
-    /// store's writer does not make a million of them.
+    /// ``values`` as JSON, for the store to keep as the object's base without writing it
+    /// again: a pulled change's row image as the log holds it (the whole row, written the
+    /// way ``RowImage/json(_:)`` writes a base; columns of a newer model in it are left out
+    /// when it is read), or a snapshot's row made with the page, beside its reading, so
+    /// that the store's writer does not make a million of them. Nil when neither was made.
     var valuesJSON: String?
 
     package init(cursor: ServerCursor, entity: String, object: UUID, kind: Kind, version: Int64, changedProperties: [String], values: [String: Value]) {

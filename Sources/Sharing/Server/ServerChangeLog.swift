@@ -206,7 +206,11 @@ package struct ServerChangeLog: Sendable {
             if let problem = oversized(bytes: row.utf8.count) {
                 change.problem = problem
             } else {
-                do { change.values = try RowImage.values(ofJSON: row, entity: entity, model: model) } catch let error as RowImage.Unreadable { change.problem = error } catch { change.problem = .init(reason: "\(error)") }
+                do {
+                    change.values = try RowImage.values(ofJSON: row, entity: entity, model: model)
+                    // The image is the whole row, written as a base is: it is kept as the base.
+                    change.valuesJSON = row
+                } catch let error as RowImage.Unreadable { change.problem = error } catch { change.problem = .init(reason: "\(error)") }
             }
         } else {
             change.problem = .init(reason: "this model has no entity \(JSONScalar.clipped(entityName)); a desktop with a newer model wrote it")
