@@ -163,6 +163,12 @@ package final class StoreChangeFeed: @unchecked Sendable {
     /// `-wal` and `-shm`, and made again) and opened again.
     package var generation: Int { generationCount.load(ordering: .acquiring) }
 
+    /// The history's newest token as the feed last read it: the one its following
+    /// subscribers were last told the history grew to. A subscriber told of a commit may
+    /// take it rather than read the store again (the sharing engine does, at each commit);
+    /// a commit after that look is told again, with its own.
+    package var newestToken: Int64 { state.withLock(\.token) }
+
     deinit {
         // Released in the middle of a commit of the store's writer: its end, which would
         // have let the watcher read again, no longer reaches the feed.

@@ -20,12 +20,15 @@ extension SharingEngine {
     /// A round pulls ``PostgresSharing/pullPagesPerRound`` full pages at most: then it
     /// returns false, the round pushes, and another round takes the rest.
     ///
-    /// - Returns: Whether the store took every change there was.
-    func pullAll(on connection: PostgresConnection) async throws -> Bool {
+    /// - Returns: Whether the store took every change there was, and, when the pull ended
+    ///   with a page it took in, where the round's push starts (read in that page's write).
+    func pullAll(on connection: PostgresConnection) async throws -> (caughtUp: Bool, pushStart: PushStart?) {
         let limit = sharing.pullPageSize
         for _ in 0..<sharing.pullPagesPerRound {
-            let (cursor, taken) = try readNow { db in
-                (try SharingState.cursor(in: db) ?? .start, try SharingState.takenPushes(in: db))
+            // With the push in flight: only a round of this engine records or ends one, and
+            // no other process's round runs meanwhile (``RoundLock``).
+            let (cursor, taken, inFlight) = try readNow { db in
+                (try SharingState.cursor(in: db) ?? .start, try SharingState.takenPushes(in: db), try SharingState.pushInFlight(in: db))
             }
             let page = try await log.pull(after: cursor, limit: limit, skipping: taken, of: skippableEntities, on: connection, logger: logger)
             madeProgress()
@@ -43,15 +46,12 @@ extension SharingEngine {
                     }
                 }
                 if let horizon = page.horizon { try await forgetTombstones(below: horizon) }
-                return true
+                return (true, nil)
             }
             // Relationships to objects neither the page nor the store has: the server is
             // asked whether it has them (a push of many objects commits in several
             // transactions); those it lacks make their changes rejected.
-            let (unknown, inFlight) = try readNow { db in
-                (try self.unknownTargets(of: page.changes, in: db), try SharingState.pushInFlight(in: db))
-            }
-            let onServer = try await existingObjects(unknown, on: connection)
+            let onServer = try await existingObjects(try unknownTargets(of: page.changes), on: connection)
             // A push of this store's counters whose end is not taken yet: from which version
             // the page's changes hold it (asked after the page was read, so a change the
             // page holds that came after the push finds the push committed).
@@ -61,10 +61,10 @@ extension SharingEngine {
                 [UUID: Int64]()
             }
             let quietThrough = quiet.through
-            let moreTombstones = try await write { db -> Bool in
+            let (moreTombstones, pushStart) = try await write { db -> (Bool, PushStart?) in
                 // Another round of this process, or another process on the file, may have
                 // taken it already.
-                guard try SharingState.cursor(in: db) ?? .start == cursor else { return false }
+                guard try SharingState.cursor(in: db) ?? .start == cursor else { return (false, nil) }
                 let before = try PersistentStore.currentHistoryToken(in: db)
                 var merge = self.merge(arriving: page.changes)
                 merge.arriving.formUnion(onServer)
@@ -77,16 +77,18 @@ extension SharingEngine {
                 try SharingState.setCursor(page.cursor, in: db)
                 try self.passOverOwnWrites(from: before, quietThrough: quietThrough, in: db)
                 try self.pruneHistory(in: db)
+                guard page.changes.count < limit else { return (false, nil) }
                 // Every change of the snapshot is in: as after a pull that finds nothing.
-                guard page.changes.count < limit, let horizon = page.horizon else { return false }
-                return try self.forgetTombstones(below: horizon, in: db)
+                let more = try page.horizon.map { try self.forgetTombstones(below: $0, in: db) } ?? false
+                // Forgetting tombstones leaves the push's start as it is.
+                return (more, try PushStart(in: db))
             }
             if page.changes.count < limit {
                 if moreTombstones, let horizon = page.horizon { try await forgetTombstones(below: horizon) }
-                return true
+                return (true, pushStart)
             }
         }
-        return false
+        return (false, nil)
     }
 
     /// Marks the tombstones made since the last pull with `horizon.xmax` and forgets those
@@ -144,19 +146,23 @@ extension SharingEngine {
     }
 
     /// The objects that relationships in `changes` name and that neither `changes` nor the
-    /// store has, by entity.
-    nonisolated func unknownTargets(of changes: [ServerChange], in db: Database) throws -> [String: Set<UUID>] {
+    /// store has, by entity. The store is read only when relationships name objects
+    /// outside `changes`: a page of changes to rows that name none costs no read.
+    nonisolated func unknownTargets(of changes: [ServerChange]) throws -> [String: Set<UUID>] {
         let arriving = Set(changes.lazy.filter { !$0.kind.removes }.map(\.object))
-        var unknown: [String: Set<UUID>] = [:]
+        var named: [String: Set<UUID>] = [:]
         for change in changes where !change.kind.removes {
             guard let entity = model.entity(named: change.entity) else { continue }
             for relationship in entity.relationships where model.storesForeignKey(relationship, of: entity) {
                 guard case .string(let text)? = change.values[relationship.name], let id = UUID(uuidString: text),
-                      !arriving.contains(id), try GlobalIDs.object(for: id, in: db) == nil else { continue }
-                unknown[relationship.destinationEntity, default: []].insert(id)
+                      !arriving.contains(id) else { continue }
+                named[relationship.destinationEntity, default: []].insert(id)
             }
         }
-        return unknown
+        guard !named.isEmpty else { return [:] }
+        return try readNow { db in
+            try named.mapValues { ids in try ids.filter { try GlobalIDs.object(for: $0, in: db) == nil } }.filter { !$0.value.isEmpty }
+        }
     }
 
     /// Which of `objects` the server's tables hold.

@@ -20,7 +20,11 @@ extension SharingEngine {
     /// store reads the next pass and takes in what the piece before left (its bases). The
     /// scan's end (``SharingState/Key/pushedThrough``) is written only once every piece is
     /// taken in.
-    func pushAll(on connection: PostgresConnection) async throws {
+    ///
+    /// - Parameter known: Where the push starts, when the round's pull read it in its last
+    ///   write (see ``PushStart``); nil to read it.
+    func pushAll(on connection: PostgresConnection, from known: PushStart? = nil) async throws {
+        var known = known
         var scans = 0
         var scan: Outbox.Scan?
         var deferred = false
@@ -39,11 +43,9 @@ extension SharingEngine {
                     // sent by another process on the file; sending it again is safe either
                     // way. (Not looked for before a pass read ahead: that pass was read after
                     // the pass before took its counters in, and any it recorded are its own.)
-                    let (lost, pushed, current) = try readNow { db in
-                        (try SharingState.pushInFlight(in: db),
-                         try SharingState.value(.pushedThrough, in: db) == nil ? nil : SharingState.pushedThrough(in: db),
-                         try PersistentStore.currentHistoryToken(in: db))
-                    }
+                    let start = try known ?? readNow { db in try PushStart(in: db) }
+                    known = nil
+                    let (lost, pushed, current) = (start.inFlight, start.pushedThrough, start.current)
                     if let lost {
                         try await push(replaying: lost, on: connection)
                     } else if scan == nil, let pushed, pushed >= current {
@@ -392,13 +394,13 @@ extension SharingEngine {
     /// the store, counted as pending. A push the server refuses for permission makes the
     /// connection read-only, said once, instead of failing every round; the server is asked
     /// again after ``refusalRetryDelay``.
-    func pushUnlessReadOnly(on connection: PostgresConnection) async throws {
+    func pushUnlessReadOnly(on connection: PostgresConnection, from known: PushStart? = nil) async throws {
         guard try await mayPush(on: connection) else {
             pending = try await countPending()
             return
         }
         do {
-            try await pushAll(on: connection)
+            try await pushAll(on: connection, from: known)
         } catch where serverError(error)?.sqlState == Self.insufficientPrivilege {
             let message = serverError(error)?.message ?? "permission denied"
             refusePushes("the server refused this desktop's changes (\(message)); they stay in this store")
@@ -418,5 +420,27 @@ extension SharingEngine {
             for try await may in rows.decode(Bool.self) where !may { return false }
         }
         return true
+    }
+}
+
+/// What a push starts from: the push in flight, if any (lost when this process was killed
+/// before its end), the history token the last push sent through (nil before the first),
+/// and the history's newest token.
+///
+/// A round's pull reads it at the end of the last page it takes in, in the same write
+/// transaction, and hands it to the push: the store is not read again in between. Only a
+/// round records or ends a push, and no other round runs meanwhile (``RoundLock``), so the
+/// first two cannot change in between. A local save committed in between leaves `current`
+/// behind: this push does not send it, and its commit wakes the next round, which does (as
+/// for a save that commits while the push is sent).
+struct PushStart: Sendable {
+    var inFlight: SharingState.PushInFlight?
+    var pushedThrough: Int64?
+    var current: Int64
+
+    init(in db: Database) throws {
+        inFlight = try SharingState.pushInFlight(in: db)
+        pushedThrough = try SharingState.value(.pushedThrough, in: db) == nil ? nil : SharingState.pushedThrough(in: db)
+        current = try PersistentStore.currentHistoryToken(in: db)
     }
 }

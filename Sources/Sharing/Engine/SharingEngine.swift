@@ -237,9 +237,10 @@ actor SharingEngine {
         let connection = try await connected()
         madeProgress()
         logger.trace("sharing: round: pulling")
-        pulledEverything = try await pullAll(on: connection)
+        let pull = try await pullAll(on: connection)
+        pulledEverything = pull.caughtUp
         logger.trace("sharing: round: pushing")
-        try await pushUnlessReadOnly(on: connection)
+        try await pushUnlessReadOnly(on: connection, from: pull.pushStart)
         logger.trace("sharing: round: done")
         if ContinuousClock.now - lastPrune > .seconds(300) {
             lastPrune = .now
@@ -354,8 +355,9 @@ actor SharingEngine {
         let subscription = store.feed.subscribe(since: nil, queue: .global(), fallback: fallback) { committed.yield() }
         for await _ in commits {
             // The engine's own commits (a pull's page taken in, a push's end) need no round.
-            if let token = try? readNow({ db in try PersistentStore.currentHistoryToken(in: db) }),
-               !quiet.needsRound(at: token) { continue }
+            // The token is the one the feed read to tell of the commit: no read of the store
+            // for each (a desktop following others is told of each page it takes).
+            if !quiet.needsRound(at: store.feed.newestToken) { continue }
             wake.yield()
         }
         subscription.cancel()
