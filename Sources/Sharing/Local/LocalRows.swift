@@ -65,6 +65,7 @@ struct LocalRows: Sendable {
         try db.forEachRow(matching: keys, sql: { "SELECT \(select) FROM \(entity.name.quotedDatabaseIdentifier) WHERE Z_PK IN (\($0))" }) { row in
             let key: Int64 = row[0]
             var values: [String: Value] = [:]
+            values.reserveCapacity(entity.attributes.count + foreignKeys.count)
             for (index, attribute) in entity.attributes.enumerated() {
                 values[attribute.name] = Value(databaseValue: row[index + 1], type: attribute.type)
             }

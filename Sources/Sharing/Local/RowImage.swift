@@ -27,6 +27,7 @@ enum RowImage {
             throw Unreadable(reason: "its row is not a JSON object of scalars (\(JSONScalar.clipped(json)))")
         }
         var values: [String: Value] = [:]
+        values.reserveCapacity(row.count)
         for attribute in entity.attributes {
             guard let scalar = row[attribute.name] else { continue }
             guard let value = scalar.value(as: attribute.type) else {

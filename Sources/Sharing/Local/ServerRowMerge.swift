@@ -216,8 +216,7 @@ struct ServerRowMerge {
         try writePending(in: db)
         known = Known()
         let all = Set(changes.map(\.object))
-        known.bases = try SharingState.storedBases(of: all, in: db)
-        known.local = try GlobalIDs.objects(for: all, in: db)
+        (known.bases, known.local) = try SharingState.storedBasesAndObjects(of: all, in: db)
         var keys: [String: [Int64]] = [:]
         for object in known.local.values { keys[object.entityName, default: []].append(object.rowKey) }
         for (entityName, entityKeys) in keys {

@@ -199,6 +199,26 @@ enum SharingState {
         return bases
     }
 
+    /// The stored bases of `ids`, as ``storedBases(of:in:)`` reads them, and their local
+    /// objects, as ``GlobalIDs/objects(for:in:)`` does: one pass reads both for the objects
+    /// that have a base (most of those a pull names), and one the objects of the rest.
+    static func storedBasesAndObjects(of ids: some Collection<UUID>, in db: Database) throws
+        -> (bases: [UUID: (version: Int64, json: String?)], objects: [UUID: ObjectID]) {
+        var bases: [UUID: (version: Int64, json: String?)] = [:], objects: [UUID: ObjectID] = [:]
+        bases.reserveCapacity(ids.count)
+        objects.reserveCapacity(ids.count)
+        try db.forEachRow(matching: ids.map(\.bytes), sql: {
+            "SELECT b.id, b.version, b.\"row\", g.entity, g.rowKey FROM \(baseTable) b LEFT JOIN \(GlobalIDs.table) g ON g.id = b.id WHERE b.id IN (\($0))"
+        }) { row in
+            guard let id = UUID(bytes: row[0]) else { return }
+            bases[id] = (row[1], row[2])
+            if let entity: String = row[3] { objects[id] = ObjectID(entityName: entity, rowKey: row[4]) }
+        }
+        let rest = ids.filter { bases[$0] == nil }
+        if !rest.isEmpty { objects.merge(try GlobalIDs.objects(for: rest, in: db)) { $1 } }
+        return (bases, objects)
+    }
+
     static func setBase(_ base: Base, of id: UUID, entity: String, in db: Database) throws {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO \(baseTable) (id, entity, version, \"row\") VALUES (?, ?, ?, ?)")
             .execute(arguments: [id.bytes, entity, base.version, base.storedJSON])
