@@ -440,7 +440,7 @@ struct PushStart: Sendable {
 
     init(in db: Database) throws {
         inFlight = try SharingState.pushInFlight(in: db)
-        pushedThrough = try SharingState.value(.pushedThrough, in: db) == nil ? nil : SharingState.pushedThrough(in: db)
+        pushedThrough = try SharingState.value(.pushedThrough, in: db).map { Int64($0) ?? 0 }
         current = try PersistentStore.currentHistoryToken(in: db)
     }
 }

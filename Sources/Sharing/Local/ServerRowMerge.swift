@@ -153,17 +153,12 @@ struct ServerRowMerge {
                 pendingIDs[entity.name, default: []].append((key, change.object))
                 inserted.append((change.object, key))
             }
-            guard let baseValues = base?.values else {
-                // The server's row whole: its JSON was made with the page, if at all.
-                pendingBases.append((change.object, entity.name, .init(version: change.version, values: change.values, json: change.valuesJSON)))
-                return
-            }
-            // The server's row whole, as it is whenever it holds every field of the base (not
-            // after a column was dropped on the server): its JSON is the pulled image's.
-            if baseValues.keys.allSatisfy({ change.values[$0] != nil }) {
-                pendingBases.append((change.object, entity.name, .init(version: change.version, values: change.values, json: change.valuesJSON)))
-            } else {
+            if let baseValues = base?.values, !baseValues.keys.allSatisfy({ change.values[$0] != nil }) {
+                // A column dropped on the server: the base keeps the fields the row lacks.
                 pendingBases.append((change.object, entity.name, .init(version: change.version, values: baseValues.merging(change.values) { $1 })))
+            } else {
+                // The server's row whole, with its JSON as pulled or made with the page.
+                pendingBases.append((change.object, entity.name, .init(version: change.version, values: change.values, json: change.valuesJSON)))
             }
         }
     }
