@@ -147,7 +147,7 @@ public final class SharingSession: Sendable {
         engine = SharingEngine(store: store, sharing: sharing)
         let engine = self.engine
         let update: @Sendable (SharingStatus) -> Void = { [weak self] status in self?.publish(status) }
-        task.withLock { $0 = Task { await engine.run(report: update) } }
+        task.withLock { $0 = Task(executorPreference: engine.executor) { await engine.run(report: update) } }
     }
 
     deinit {

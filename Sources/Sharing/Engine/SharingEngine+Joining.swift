@@ -29,7 +29,7 @@ extension SharingEngine {
         let named = Set(model.entities.flatMap { entity in
             entity.relationships.filter { model.storesForeignKey($0, of: entity) }.map(\.destinationEntity)
         })
-        let (cursor, objects) = try await store.database.withLargeWriteCheckpoints {
+        let (cursor, objects) = try await store.database.withLargeWriteCheckpoints { try await onThePool {
             try await log.snapshot(on: connection, identifying: named, logger: logger) { changes, objects in
                 (seedOnly, pushedThrough) = try await self.write { [seedOnly, pushedThrough] db in try db.withLargeWriteCache {
                     let before = try PersistentStore.currentHistoryToken(in: db)
@@ -55,7 +55,7 @@ extension SharingEngine {
                 // A snapshot of more than one page is a long transfer: how far it got is shown.
                 if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
             }
-        }
+        } }
         try await write { [seedOnly, pushedThrough] db in
             try SharingState.setCursor(cursor, in: db)
             try SharingState.set(.serverIdentity, identity, in: db)

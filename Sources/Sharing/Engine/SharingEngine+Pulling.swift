@@ -40,7 +40,7 @@ extension SharingEngine {
             guard !page.changes.isEmpty else {
                 if page.cursor > cursor {
                     // Past changes of its own pushes only.
-                    try await write { db in
+                    try writeNow { db in
                         guard try SharingState.cursor(in: db) ?? .start == cursor else { return }
                         try SharingState.setCursor(page.cursor, in: db)
                     }
@@ -61,7 +61,7 @@ extension SharingEngine {
                 [UUID: Int64]()
             }
             let quietThrough = quiet.through
-            let (moreTombstones, pushStart) = try await write { db -> (Bool, PushStart?) in
+            let (moreTombstones, pushStart) = try writeNow { db -> (Bool, PushStart?) in
                 // Another round of this process, or another process on the file, may have
                 // taken it already.
                 guard try SharingState.cursor(in: db) ?? .start == cursor else { return (false, nil) }
@@ -184,7 +184,7 @@ extension SharingEngine {
         let inFlight = try await store.database.read { db in try SharingState.pushInFlight(in: db) }
         var applied: SharingState.PushInFlight?
         var taken = 0
-        let (cursor, onServer) = try await store.database.withLargeWriteCheckpoints {
+        let (cursor, onServer) = try await store.database.withLargeWriteCheckpoints { try await onThePool {
             try await log.snapshot(on: connection, logger: logger) { changes, objects in
                 // A push of counters whose end is not taken yet, which the server applied
                 // before the snapshot (its identity recorded): every row of the snapshot holds it.
@@ -204,7 +204,7 @@ extension SharingEngine {
                 // A snapshot of more than one page is a long transfer: how far it got is shown.
                 if objects.count > changes.count { report(SharingStatus.Transfer(direction: .taking, done: taken, total: objects.count)) }
             }
-        }
+        } }
         try await write { db in
             var merge = ServerRowMerge(model: self.model, policy: self.sharing.mergePolicy, limits: self.sharing.limits)
             for (entityName, id) in try SharingState.basedObjects(in: db) where !onServer.ids.contains(id) {

@@ -79,7 +79,7 @@ extension SharingEngine {
                 // Read once this pass's counters are taken in: the next pass can then record
                 // its own (a pass finding a push of counters in flight leaves its counters
                 // to the next scan).
-                if !next.isFinished { readAhead = Task { try await self.nextPass(of: next) } }
+                if !next.isFinished { readAhead = Task(executorPreference: executor) { try await self.nextPass(of: next) } }
                 for chunk in stride(from: 0, to: others.count, by: 1000).map({ Array(others[$0..<min($0 + 1000, others.count)]) }) {
                     let sent = try await send(chunk, identity: nil, on: connection)
                     // (Pieces refused for permission were sent one by one, and counted so.)
@@ -87,7 +87,7 @@ extension SharingEngine {
                     // Started before the last one is waited for: a piece sent is taken in
                     // even when the take before it failed.
                     let previous = taking
-                    taking = sent.map { sent in Task { try await self.take(sent, of: chunk, identity: nil) } }
+                    taking = sent.map { sent in Task(executorPreference: executor) { try await self.take(sent, of: chunk, identity: nil) } }
                     try await previous?.value
                     sentInRound += chunk.count
                     if long { report(SharingStatus.Transfer(direction: .sending, done: sentInRound, total: total)) }

@@ -35,18 +35,28 @@ package struct ServerListener: Sendable {
     package let reconnectDelay: Duration
     package let safetyInterval: Duration
     let logger: Logger
+    /// The event loop of the connection and the preferred executor of the listener's tasks
+    /// (a sharing engine's, see ``EngineExecutor``); nil: postgres-nio's and Swift's defaults.
+    let eventLoop: (any EventLoop)?
+    let executor: (any TaskExecutor)?
 
     package init(configuration: ServerConfiguration, reconnectDelay: Duration = .seconds(1), safetyInterval: Duration = .seconds(30), logger: Logger) {
+        self.init(configuration: configuration, reconnectDelay: reconnectDelay, safetyInterval: safetyInterval, logger: logger, eventLoop: nil, executor: nil)
+    }
+
+    init(configuration: ServerConfiguration, reconnectDelay: Duration, safetyInterval: Duration, logger: Logger, eventLoop: (any EventLoop)?, executor: (any TaskExecutor)?) {
         self.configuration = configuration
         self.reconnectDelay = reconnectDelay
         self.safetyInterval = safetyInterval
         self.logger = logger
+        self.eventLoop = eventLoop
+        self.executor = executor
     }
 
     /// The events of a new connection, until the sequence is dropped or its task cancelled.
     package func events() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(64))
-        let task = Task {
+        let task = Task(executorPreference: executor) {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.listen(continuation) }
                 group.addTask {
@@ -66,18 +76,19 @@ package struct ServerListener: Sendable {
             attempt += 1
             var refused = false
             do {
-                let connection = try await PostgresConnection.connect(configuration: try configuration.connection, id: attempt, logger: logger)
+                let connection = try await PostgresConnection.connect(on: eventLoop ?? PostgresConnection.defaultEventLoopGroup.any(),
+                                                                      configuration: try configuration.connection, id: attempt, logger: logger)
                 do {
                     try await connection.listen(on: ServerSchema.notificationChannel) { notifications in
                         failures = 0
                         continuation.yield(.connected)
                         for try await _ in notifications { continuation.yield(.woken) }
                     }
-                    Task { try? await connection.close() }
+                    Task(executorPreference: executor) { try? await connection.close() }
                     // The notifications ended without an error: the connection was closed.
                     if !Task.isCancelled { continuation.yield(.disconnected("the connection to \(configuration) was closed")) }
                 } catch {
-                    Task { try? await connection.close() }
+                    Task(executorPreference: executor) { try? await connection.close() }
                     throw error
                 }
             } catch {
