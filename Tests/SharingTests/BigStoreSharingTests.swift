@@ -109,6 +109,36 @@ final class BigStoreSharingTests: XCTestCase {
         }
     }
 
+    /// A store's first push holds more changes than the server's log keeps (its limit set
+    /// to 100 here): 12,000 boards, more than the seed's first pass, so that most go in the
+    /// round's push, after its pull. The engine prunes the log in a round that sent nothing and pulled
+    /// everything, once its cursor passed its own push: before, the round that pushed
+    /// pruned at its end, the log lost changes after the store's own cursor, and the next
+    /// round resynced, taking every object back from the server's tables.
+    func testAPushBiggerThanTheLogKeepsDoesNotMakeTheStoreResync() async throws {
+        try await ServerTestDatabase.with { database in
+            let store = try PersistentStore(url: try temporaryFolder(self).appendingPathComponent("big.sqlite"), model: BoardModel.model)
+            try await store.database.write { db in
+                for number in 0..<12_000 { try db.execute(sql: "INSERT INTO Board (name) VALUES (?)", arguments: ["Board \(number)"]) }
+            }
+            var sharing = PostgresSharing(database.configuration)
+            sharing.logLimit = 100
+            let session = try store.share(through: sharing)
+            let updates = session.statusUpdates()
+            let seen = Task { var states: [SharingStatus.State] = []; for await status in updates { states.append(status.state) }; return states }
+            try await session.synchronize()
+            try await session.synchronize()
+            try await session.synchronize()
+            let shared = try await serverCount(database)
+            XCTAssertEqual(shared, 12_000)
+            let logged = try await database.values(of: #"SELECT count(*)::text FROM "Z_CHANGES""#)
+            XCTAssertEqual(logged, ["100"], "the log was pruned to its limit")
+            await session.stop()
+            let states = await seen.value
+            XCTAssertFalse(states.contains(.resyncing), "the store resynced after its own push: \(states)")
+        }
+    }
+
     /// The server refuses the 7,001st board of 12,000 (a trigger of the test's): the pieces
     /// before it stay on the server, with their bases in the store; the status said how far
     /// the push got. Once the server takes boards again, the push goes on, ends equal, and

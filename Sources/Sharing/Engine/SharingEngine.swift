@@ -251,7 +251,10 @@ actor SharingEngine {
         logger.trace("sharing: round: pushing")
         try await pushUnlessReadOnly(on: connection, from: pull.pushStart)
         logger.trace("sharing: round: done")
-        if ContinuousClock.now - lastPrune > .seconds(300) {
+        // Not after a round that sent anything: this store's cursor is still before what it
+        // sent (the next round's pull passes over it), and a push of more changes than the
+        // log keeps, pruned now, would make the store resync, taking every object back.
+        if sentInRound == 0, pull.caughtUp, ContinuousClock.now - lastPrune > .seconds(300) {
             lastPrune = .now
             // Only a role that may delete from the log prunes it (the schema's owner, say).
             do {
