@@ -26,8 +26,10 @@ public struct PostgresSharing: Sendable {
     /// `MergePolicy.editWins` writes this store's value over it. Every conflict is
     /// recorded, whatever the policy.
     public var mergePolicy: MergePolicy
-    /// How many changes the server's log keeps at least: a desktop pruning it after a
-    /// push deletes older ones once there are half as many again. A desktop that was away
+    /// How many changes the server's log keeps: a desktop prunes it to that many every five
+    /// minutes, at the end of a round that sent nothing and took every change (its cursor
+    /// past its own pushes, which a prune right after them would make it resync for; a
+    /// store's first push may hold more changes than the log keeps). A desktop that was away
     /// for longer resyncs from the tables ("Resyncing…") instead of pulling. A change takes
     /// about 120 (a delete) to 320 (an insert) bytes of the server's disk while the log keeps
     /// it: the default is 25–32 MB. Each prune forgets the deletes too, keeping only their
