@@ -111,10 +111,10 @@ final class BigStoreSharingTests: XCTestCase {
 
     /// A store's first push holds more changes than the server's log keeps (its limit set
     /// to 100 here): 12,000 boards, more than the seed's first pass, so that most go in the
-    /// round's push, after its pull. The engine prunes the log in a round that sent nothing and pulled
-    /// everything, once its cursor passed its own push: before, the round that pushed
-    /// pruned at its end, the log lost changes after the store's own cursor, and the next
-    /// round resynced, taking every object back from the server's tables.
+    /// round's push, after its pull. The engine prunes the log in a round that sent nothing
+    /// and pulled everything, once its cursor passed its own push: before, the round that
+    /// pushed pruned at its end, the log lost changes after the store's own cursor, and the
+    /// next round resynced, taking every object back from the server's tables.
     func testAPushBiggerThanTheLogKeepsDoesNotMakeTheStoreResync() async throws {
         try await ServerTestDatabase.with { database in
             let store = try PersistentStore(url: try temporaryFolder(self).appendingPathComponent("big.sqlite"), model: BoardModel.model)
