@@ -350,15 +350,8 @@ final class ServerChangeLogTests: XCTestCase {
     /// of ten, two more; keeping the last four changes deletes the first three.
     func testPruningKeepsTheNewestChangesWhenTransactionIDsGainADigit() async throws {
         try await withSchema { database, connection in
-            func commit(_ names: [String]) async throws {
-                try await ServerTestDatabase.execute("BEGIN", on: connection)
-                for name in names {
-                    try await connection.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), \#(name))"#, logger: self.logger)
-                }
-                try await ServerTestDatabase.execute("COMMIT", on: connection)
-            }
-            try await commit(["old 1", "old 2"])
-            try await commit(["old 3"])
+            try await commitBoards(on: connection, ["old 1", "old 2"])
+            try await commitBoards(on: connection, ["old 3"])
             var current: UInt64 = 0
             for try await text in try await connection.query("SELECT pg_current_xact_id()::text", logger: self.logger).decode(String.self) {
                 current = try XCTUnwrap(UInt64(text))
@@ -374,14 +367,59 @@ final class ServerChangeLogTests: XCTestCase {
                     END LOOP;
                 END $$
                 """#, on: connection)
-            try await commit(["new 1", "new 2"])
-            try await commit(["new 3", "new 4"])
+            try await commitBoards(on: connection, ["new 1", "new 2"])
+            try await commitBoards(on: connection, ["new 3", "new 4"])
             let pruned = try await self.log.prune(keepingLast: 4, on: connection, logger: self.logger)
             XCTAssertEqual(pruned, 3)
             let left = try await self.log.pull(after: .start, on: connection, logger: self.logger)
             XCTAssertEqual(left.changes.compactMap { $0.values["name"] }, ["new 1", "new 2", "new 3", "new 4"].map { .string($0) })
             XCTAssertNotNil(left.prunedThrough, "a reader from the start is told to resync")
         }
+    }
+
+    /// A prune never deletes a change the pruning desktop has not read. A transaction open
+    /// elsewhere on the server (any program's, in any database) holds the horizon back, so a
+    /// pull does not see the transactions that committed after it began. When it ends before
+    /// the prune, the newest `count` changes are all of those: keeping only them would delete
+    /// changes after the reader's cursor, and its next pull would have to resync. The mark of
+    /// the prune never moves back, whatever a later prune keeps.
+    func testAPruneKeepsEveryChangeAfterThePrunersCursorWhenAnOpenTransactionHidThemFromItsPull() async throws {
+        try await withSchema { database, connection in
+            try await commitBoards(on: connection, ["seen 1", "seen 2"])
+            try await database.withConnection { holder in
+                // Open, with a transaction ID: later transactions stay above every snapshot's horizon.
+                try await ServerTestDatabase.execute("BEGIN", on: holder)
+                _ = try await holder.query("SELECT pg_current_xact_id()", logger: self.logger).collect()
+                for n in 1...3 { try await commitBoards(on: connection, ["hidden \(n)a", "hidden \(n)b"]) }
+                let page = try await self.log.pull(after: .start, on: connection, logger: self.logger)
+                XCTAssertEqual(page.changes.compactMap { $0.values["name"] }, [.string("seen 1"), .string("seen 2")],
+                               "the pull sees only what committed before the open transaction")
+                try await ServerTestDatabase.execute("COMMIT", on: holder)
+                // Without the cursor, the two newest changes are kept: "hidden 3a" and "3b".
+                let pruned = try await self.log.prune(keepingLast: 2, notPast: page.cursor, on: connection, logger: self.logger)
+                XCTAssertEqual(pruned, 2, "only the changes the pull read are deleted")
+                let next = try await self.log.pull(after: page.cursor, on: connection, logger: self.logger)
+                XCTAssertFalse(next.prunedThrough.map { page.cursor < $0 } ?? false, "the pruner is not sent to resync")
+                XCTAssertEqual(next.changes.count, 6, "every hidden change is still there to pull")
+                // A prune that keeps fewer, and a desktop further behind, never move the mark back.
+                _ = try await self.log.prune(keepingLast: 0, notPast: .start, on: connection, logger: self.logger)
+                let fromStart = try await self.log.pull(after: .start, on: connection, logger: self.logger)
+                XCTAssertEqual(fromStart.prunedThrough, page.cursor, "the mark stays at the furthest prune")
+                // Without the pruner's cursor, the prune deletes changes its pull never read.
+                _ = try await self.log.prune(keepingLast: 2, on: connection, logger: self.logger)
+                let after = try await self.log.pull(after: page.cursor, on: connection, logger: self.logger)
+                XCTAssertTrue(after.prunedThrough.map { page.cursor < $0 } ?? false)
+            }
+        }
+    }
+
+    /// Inserts boards of these names in one transaction.
+    private func commitBoards(on connection: PostgresConnection, _ names: [String]) async throws {
+        try await ServerTestDatabase.execute("BEGIN", on: connection)
+        for name in names {
+            try await connection.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (gen_random_uuid(), \#(name))"#, logger: logger)
+        }
+        try await ServerTestDatabase.execute("COMMIT", on: connection)
     }
 
     private func withSchema(_ body: (ServerTestDatabase, PostgresConnection) async throws -> Void) async throws {

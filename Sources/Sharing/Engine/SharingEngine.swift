@@ -256,9 +256,11 @@ actor SharingEngine {
         // log keeps, pruned now, would make the store resync, taking every object back.
         if sentInRound == 0, pull.caughtUp, ContinuousClock.now - lastPrune > .seconds(300) {
             lastPrune = .now
-            // Only a role that may delete from the log prunes it (the schema's owner, say).
+            // Only a role that may delete from the log prunes it (the schema's owner, say);
+            // never past what this store took (see the prune's `notPast`).
             do {
-                try await log.prune(keepingLast: sharing.logLimit, on: connection, logger: logger)
+                let cursor = try readNow { db in try SharingState.cursor(in: db) ?? .start }
+                try await log.prune(keepingLast: sharing.logLimit, notPast: cursor, on: connection, logger: logger)
             } catch where serverError(error)?.sqlState == Self.insufficientPrivilege {
                 logger.debug("sharing: this role may not prune the change log; its owner's desktops do")
             }

@@ -234,8 +234,19 @@ extension ServerChangeLog {
     /// highest version among them kept as `deletedFloor`, above which every later insert
     /// starts (see ``ServerSchema``): a desktop that still holds the tombstone of such a
     /// delete takes an object inserted again under its global ID.
+    ///
+    /// The mark only moves forward: a prune that keeps more than one before it (another
+    /// desktop's, with a larger `count` or a cursor further back) leaves it where it is, so
+    /// that a reader between the two still learns that changes it needed are gone.
+    ///
+    /// - Parameter cursor: The pruning desktop's own cursor: no change after it is deleted,
+    ///   whatever `count`. Its pull reads only the transactions below its snapshot's
+    ///   horizon, so a transaction open anywhere on the server hides from it the changes of
+    ///   those that began later. When that transaction ends between the pull and the prune,
+    ///   the prune sees them all, and the newest `count` could all be changes the desktop
+    ///   had not read: it would delete the others and send its own store to resync.
     @discardableResult
-    package func prune(keepingLast count: Int, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+    package func prune(keepingLast count: Int, notPast cursor: ServerCursor? = nil, on connection: PostgresConnection, logger: Logger) async throws -> Int {
         let log = ServerNames.quoted(ServerNames.changeLog)
         let state = ServerNames.quoted(ServerNames.state)
         return try await connection.withTransaction(logger: logger) { connection in
@@ -250,15 +261,20 @@ extension ServerChangeLog {
             for try await (txid, seq) in rows.decode((String, Int64).self) {
                 through = UInt64(txid).map { ServerCursor(transaction: $0, sequence: seq) }
             }
+            if let cursor, let found = through, cursor < found { through = cursor }
             // Pushes that added to counters are remembered for a month: a desktop killed
             // between a push and its end sends it again within that, or resyncs.
             try await connection.query("DELETE FROM \(unescaped: ServerNames.quoted(ServerNames.pushes)) WHERE at < now() - interval '30 days'", logger: logger)
             try await forgetDeletes(on: connection, logger: logger)
             guard let through else { return 0 }
             // Recorded first: a reader that sees the log without these changes sees the mark.
+            // Never moved back (another desktop, its cursor further, may have pruned
+            // further): a reader between the two would not see that it missed changes.
             try await connection.query("""
-                INSERT INTO \(unescaped: state) (key, value) VALUES ('prunedThrough', \(through.description))
+                INSERT INTO \(unescaped: state) AS s (key, value) VALUES ('prunedThrough', \(through.description))
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                WHERE (split_part(s.value, ':', 1)::xid8, split_part(s.value, ':', 2)::bigint)
+                    < (split_part(excluded.value, ':', 1)::xid8, split_part(excluded.value, ':', 2)::bigint)
                 """, logger: logger)
             let deleted = try await connection.query("""
                 WITH gone AS (DELETE FROM \(unescaped: log) WHERE (txid, seq) <= ('\(unescaped: String(through.transaction))'::xid8, \(through.sequence)) RETURNING 1)
