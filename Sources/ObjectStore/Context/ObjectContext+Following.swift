@@ -236,18 +236,24 @@ extension ObjectContext {
     /// What changed after the history this context needed was pruned: every saved
     /// registered object is updated or deleted (its row is gone), and anything else may have
     /// changed too (``ObjectChanges/invalidatedAllObjects``), so controllers fetch again.
+    ///
+    /// Only the registered objects' rows are looked for. Reading every key of every entity
+    /// took a window following a joining store of a million rows a second on its main
+    /// thread, at each gap.
     private func changesAfterHistoryGap() throws -> (ObjectChanges, Int64) {
+        let saved = registry.all.filter { !$0.id.isTemporaryID && !$0.object.isInserted }
         let (stored, token) = try store.database.read { db -> (Set<ObjectID>, Int64) in
             var ids = Set<ObjectID>()
-            for entity in model.entities {
-                for key in try Int64.fetchAll(db, sql: "SELECT \(Schema.primaryKey) FROM \(entity.name.quotedDatabaseIdentifier)") {
-                    ids.insert(ObjectID(entityName: entity.name, primaryKey: key))
+            for (entityName, entityIDs) in Dictionary(grouping: saved.map(\.id), by: \.entityName) {
+                guard let entity = model.entity(named: entityName) else { continue }
+                try Self.forEachRow(of: entity, keys: entityIDs.compactMap(\.primaryKey), columns: "1", in: db) { row in
+                    ids.insert(ObjectID(entityName: entityName, primaryKey: row[0]))
                 }
             }
             return (ids, try PersistentStore.currentToken(db))
         }
         var changes = ObjectChanges(invalidatedAllObjects: true)
-        for (id, object) in registry.all where !id.isTemporaryID && !object.isInserted {
+        for (id, object) in saved {
             if stored.contains(id) {
                 changes.updated[id] = Set(Schema.columns(of: object.entity, in: model).map(\.name))
             } else {
