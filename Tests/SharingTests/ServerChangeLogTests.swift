@@ -409,6 +409,15 @@ final class ServerChangeLogTests: XCTestCase {
                 _ = try await self.log.prune(keepingLast: 2, on: connection, logger: self.logger)
                 let after = try await self.log.pull(after: page.cursor, on: connection, logger: self.logger)
                 XCTAssertTrue(after.prunedThrough.map { page.cursor < $0 } ?? false)
+                // A mark written by hand that is no cursor does not stop the next prune, which
+                // replaces it (of the newest change's transaction: compared as a cursor, it failed).
+                try await commitBoards(on: connection, ["later"])
+                let newest = try await database.values(of: #"SELECT txid::text FROM "Z_CHANGES" ORDER BY txid DESC LIMIT 1"#)
+                try await ServerTestDatabase.execute(#"UPDATE "Z_SHARING" SET value = '\#(newest[0]):by hand' WHERE key = 'prunedThrough'"#, on: connection)
+                _ = try await self.log.prune(keepingLast: 0, on: connection, logger: self.logger)
+                let last = try await self.log.pull(after: .start, on: connection, logger: self.logger)
+                XCTAssertEqual(last.changes, [])
+                XCTAssertNotNil(last.prunedThrough, "the mark is a cursor again")
             }
         }
     }

@@ -269,12 +269,15 @@ extension ServerChangeLog {
             guard let through else { return 0 }
             // Recorded first: a reader that sees the log without these changes sees the mark.
             // Never moved back (another desktop, its cursor further, may have pruned
-            // further): a reader between the two would not see that it missed changes.
+            // further): a reader between the two would not see that it missed changes. A
+            // value that is no cursor (written by hand) is replaced, as readers ignore it.
             try await connection.query("""
                 INSERT INTO \(unescaped: state) AS s (key, value) VALUES ('prunedThrough', \(through.description))
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                WHERE (split_part(s.value, ':', 1)::xid8, split_part(s.value, ':', 2)::bigint)
-                    < (split_part(excluded.value, ':', 1)::xid8, split_part(excluded.value, ':', 2)::bigint)
+                WHERE CASE WHEN s.value ~ '^[0-9]{1,19}:-?[0-9]{1,18}$'
+                    THEN (split_part(s.value, ':', 1)::xid8, split_part(s.value, ':', 2)::bigint)
+                        < (split_part(excluded.value, ':', 1)::xid8, split_part(excluded.value, ':', 2)::bigint)
+                    ELSE true END
                 """, logger: logger)
             let deleted = try await connection.query("""
                 WITH gone AS (DELETE FROM \(unescaped: log) WHERE (txid, seq) <= ('\(unescaped: String(through.transaction))'::xid8, \(through.sequence)) RETURNING 1)
