@@ -38,26 +38,18 @@ final class ServerSchemaTests: XCTestCase {
                 let waiter = Task { try await database.withConnection { try await schema.create(on: $0, logger: logger) } }
                 try await eventually("the other desktop waits for the lock") {
                     try await database.withConnection { connection in
-                        try await Self.number("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", on: connection) == 1
+                        try await ServerTestDatabase.number("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted", on: connection) == 1
                     }
                 }
                 // Made in the holder's transaction (a BEGIN inside it only warns), which commits.
                 try await schema.create(on: holder, logger: logger)
-                let made = try await Self.number("SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'Z_record_change'", on: holder)
+                let made = try await ServerTestDatabase.number("SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'Z_record_change'", on: holder)
                 try await waiter.value
-                let after = try await Self.number("SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'Z_record_change'", on: holder)
+                let after = try await ServerTestDatabase.number("SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'Z_record_change'", on: holder)
                 XCTAssertNotNil(made)
                 XCTAssertEqual(after, made, "the desktop that waited made nothing again")
             }
         }
-    }
-
-    private static func number(_ sql: String, on connection: PostgresConnection) async throws -> Int64? {
-        var result: Int64?
-        for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: ServerTestDatabase.logger).decode(Int64.self) {
-            result = value
-        }
-        return result
     }
 
     func testANewerModelAddsItsColumns() async throws {
@@ -151,6 +143,57 @@ final class ServerSchemaTests: XCTestCase {
                 try await connection.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (\#(boards[0]), 'Home again')"#, logger: self.logger)
                 let again = try await self.log.pull(after: changes.last!.cursor, on: connection, logger: self.logger).changes
                 XCTAssertEqual(again.map(\.version), [4])
+            }
+        }
+    }
+
+    /// An insert's version starts above its object's remembered delete and above every
+    /// forgotten one, in statements of many rows; the version trigger takes what they are
+    /// from a setting read once a statement, and a statement that changes that setting as
+    /// it goes (a function in its values) is refused, nothing of it written or logged.
+    func testAnInsertStartsAboveEveryDeleteEvenWhenItsStatementChangesTheSettingThatHoldsThem() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: self.logger)
+                let attic = UUID(), garden = UUID(), home = UUID(), work = UUID()
+                let version = { (id: UUID) in try await ServerTestDatabase.number(#"SELECT "Z_VERSION" FROM "Board" WHERE "Z_ID" = '\#(id.uuidString.lowercased())'"#, on: connection) }
+                try await connection.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (\#(attic), 'Attic'), (\#(garden), 'Garden')"#, logger: self.logger)
+                try await ServerTestDatabase.execute(#"UPDATE "Board" SET name = name || '!'"#, on: connection)
+                try await ServerTestDatabase.execute(#"DELETE FROM "Board""#, on: connection)
+                // Their deletes remembered at version 3: Attic back at 4, beside a new board at 1.
+                try await connection.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (\#(home), 'Home'), (\#(attic), 'Attic again')"#, logger: self.logger)
+                let (atticAgain, newHome) = (try await version(attic), try await version(home))
+                XCTAssertEqual(atticAgain, 4)
+                XCTAssertEqual(newHome, 1)
+
+                // A statement that tells the version trigger, as it goes, that no delete is remembered.
+                let pretend = #"set_config('\#(ServerNames.insertFloorSetting)', (SELECT oid FROM pg_class WHERE relname = 'Board')::text || ':0:false', true)"#
+                let refused = { (id: String, version: Int) in
+                    do {
+                        try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", name) SELECT \#(id), 'Sneaky ' || \#(pretend)"#, on: connection)
+                        XCTFail("the insert went through")
+                    } catch let error as PSQLError {
+                        XCTAssertTrue(error.serverInfo?[.message]?.contains("not above the version of a delete (\(version))") == true, String(reflecting: error))
+                    }
+                }
+                let logged = try await ServerTestDatabase.number(#"SELECT count(*) FROM "Z_CHANGES""#, on: connection)
+                try await refused("'\(garden.uuidString.lowercased())'", 3)
+                let stillLogged = try await ServerTestDatabase.number(#"SELECT count(*) FROM "Z_CHANGES""#, on: connection)
+                XCTAssertEqual(stillLogged, logged, "nothing of the statement logged")
+                let gardenRows = try await ServerTestDatabase.number(#"SELECT count(*) FROM "Board" WHERE "Z_ID" = '\#(garden.uuidString.lowercased())'"#, on: connection)
+                XCTAssertEqual(gardenRows, 0, "nor written")
+
+                // The deletes forgotten, as a prune forgets them: every insert starts above the
+                // highest, read once for the statement, and a statement cannot lower it.
+                try await ServerTestDatabase.execute(#"DELETE FROM "Z_DELETED""#, on: connection)
+                try await ServerTestDatabase.execute(#"INSERT INTO "Z_SHARING" (key, value) VALUES ('deletedFloor', '7')"#, on: connection)
+                try await connection.query(#"INSERT INTO "Board" ("Z_ID", name) VALUES (\#(garden), 'Garden again'), (\#(work), 'Work')"#, logger: self.logger)
+                let (gardenAgain, newWork) = (try await version(garden), try await version(work))
+                XCTAssertEqual(gardenAgain, 8)
+                XCTAssertEqual(newWork, 8)
+                try await refused("gen_random_uuid()", 7)
+                let boards = try await ServerTestDatabase.number(#"SELECT count(*) FROM "Board""#, on: connection)
+                XCTAssertEqual(boards, 4)
             }
         }
     }

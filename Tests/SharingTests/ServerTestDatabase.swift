@@ -128,6 +128,14 @@ struct ServerTestDatabase {
     static func execute(_ sql: String, on connection: PostgresConnection) async throws {
         try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
     }
+
+    /// The number `sql` returns (its last row's first column), nil for no row.
+    static func number(_ sql: String, on connection: PostgresConnection) async throws -> Int64? {
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+        var result: Int64?
+        for try await value in rows.decode(Int64.self) { result = value }
+        return result
+    }
 }
 
 struct ServerMissing: Error, CustomStringConvertible {

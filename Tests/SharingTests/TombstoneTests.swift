@@ -149,22 +149,22 @@ final class TombstoneTests: XCTestCase {
                 // is open (a change older than a delete may come after it in the log, in a
                 // transaction above the oldest one still running that ended before the delete).
                 try await Self.begin(takingATransactionID: holder)
-                try await database.withConnection { connection in _ = try await Self.serverNumber("SELECT pg_current_xact_id()::text::bigint", on: connection) }
+                try await database.withConnection { connection in _ = try await ServerTestDatabase.number("SELECT pg_current_xact_id()::text::bigint", on: connection) }
                 c = try SharedStore(c.url, database: database)
                 try await eventually("C takes the deletes") { try await c.session.synchronize(); return try c.boardNames() == ["Home", "Work"] }
                 try await database.withConnection { connection in
                     let log = ServerChangeLog(model: BoardModel.model)
                     try await eventually("the log is pruned of every change", timeout: .seconds(30)) {
                         try await log.prune(keepingLast: 0, on: connection, logger: ServerTestDatabase.logger)
-                        return try await Self.serverNumber("SELECT count(*) FROM \"Z_CHANGES\"", on: connection) == 0
+                        return try await ServerTestDatabase.number("SELECT count(*) FROM \"Z_CHANGES\"", on: connection) == 0
                     }
-                    let deletes = try await Self.serverNumber("SELECT count(*) FROM \"Z_DELETED\"", on: connection)
+                    let deletes = try await ServerTestDatabase.number("SELECT count(*) FROM \"Z_DELETED\"", on: connection)
                     XCTAssertEqual(deletes, 0, "the server forgot the deletes at the prune")
-                    let floor = try await Self.serverNumber("SELECT value::bigint FROM \"Z_SHARING\" WHERE key = 'deletedFloor'", on: connection)
+                    let floor = try await ServerTestDatabase.number("SELECT value::bigint FROM \"Z_SHARING\" WHERE key = 'deletedFloor'", on: connection)
                     XCTAssertEqual(floor, 4, "the highest version of a delete forgotten")
                     let row = "'\(attic.uuidString.lowercased())'"
                     try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", name) VALUES (\#(row), 'Attic again')"#, on: connection)
-                    let version = try await Self.serverNumber(#"SELECT "Z_VERSION" FROM "Board" WHERE "Z_ID" = \#(row)"#, on: connection)
+                    let version = try await ServerTestDatabase.number(#"SELECT "Z_VERSION" FROM "Board" WHERE "Z_ID" = \#(row)"#, on: connection)
                     XCTAssertEqual(version, 5, "above the forgotten delete's version, 4, which C's tombstone holds")
                 }
                 for _ in 0..<3 { try await c.session.synchronize() }
@@ -271,13 +271,6 @@ final class TombstoneTests: XCTestCase {
     @discardableResult
     private static func begin(takingATransactionID connection: PostgresConnection) async throws -> Int64? {
         try await ServerTestDatabase.execute("BEGIN", on: connection)
-        return try await serverNumber("SELECT pg_current_xact_id()::text::bigint", on: connection)
-    }
-
-    private static func serverNumber(_ sql: String, on connection: PostgresConnection) async throws -> Int64? {
-        let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: ServerTestDatabase.logger)
-        var result: Int64?
-        for try await value in rows.decode(Int64.self) { result = value }
-        return result
+        return try await ServerTestDatabase.number("SELECT pg_current_xact_id()::text::bigint", on: connection)
     }
 }

@@ -32,6 +32,14 @@ enum ServerNames {
     static let recordChanges = "Z_record_changes"
     /// The function of the row trigger that raises the version and drops no-op updates.
     static let nextVersion = "Z_next_version"
+    /// The function of the statement trigger that reads, once before a statement inserts,
+    /// what every inserted row's version starts above (see ``insertFloorSetting``).
+    static let insertFloor = "Z_insert_floor"
+    /// The setting in which ``insertFloor`` leaves, for the rest of its statement, the
+    /// table it read for, the highest version of a delete forgotten and whether any delete
+    /// is remembered: `OID:FLOOR:BOOL`. The version trigger takes it instead of querying
+    /// two tables a row; the statement's log trigger checks the versions it gave.
+    static let insertFloorSetting = "fetched_results.insert_floor"
     /// The function of the statement trigger that wakes listeners up.
     static let wakeUp = "Z_wake_up"
     /// Row-level security (see ``RowSecurity``): the function that finds who sees an

@@ -232,7 +232,7 @@ package struct ServerSchema: Sendable {
         let perStatement = [("inserts", "INSERT", "NEW TABLE AS new_rows"), ("updates", "UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
                             ("deletes", "DELETE", "OLD TABLE AS old_rows")]
         if !arguments.isEmpty {
-            return perStatement.map { "DROP TRIGGER IF EXISTS \(trigger("record_\($0.0)")) ON \(table)" } + [
+            return (perStatement.map { "record_\($0.0)" } + ["insert_floor"]).map { "DROP TRIGGER IF EXISTS \(trigger($0)) ON \(table)" } + [
                 "CREATE OR REPLACE TRIGGER \(trigger("record")) AFTER INSERT OR UPDATE OR DELETE ON \(table) "
                     + "FOR EACH ROW EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.recordChange))(\(arguments))",
             ]
@@ -241,7 +241,12 @@ package struct ServerSchema: Sendable {
         return ["DROP TRIGGER IF EXISTS \(trigger("record")) ON \(table)"] + perStatement.map { name, event, transition in
             "CREATE OR REPLACE TRIGGER \(trigger("record_\(name)")) AFTER \(event) ON \(table) REFERENCING \(transition) "
                 + "FOR EACH STATEMENT EXECUTE FUNCTION \(function)()"
-        }
+        } + [
+            // What the version trigger's inserts start above, read once a statement: the
+            // insert's log trigger (above) checks it held for every row.
+            "CREATE OR REPLACE TRIGGER \(trigger("insert_floor")) BEFORE INSERT ON \(table) "
+                + "FOR EACH STATEMENT EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.insertFloor))()",
+        ]
     }
 
     /// The trigger functions, shared by all entity tables: they read the table's name and
@@ -262,13 +267,34 @@ package struct ServerSchema: Sendable {
             // goes on from its delete's version, or from the highest version of a delete
             // forgotten, whichever is higher (run as the schema's owner, which reads the
             // deleted objects' table).
+            //
+            // Those two lookups a row took about a third of the server's time of a big
+            // insert (a store's first push, a `COPY`). A table whose log trigger runs once a
+            // statement also has a statement trigger that reads, before the rows go in, the
+            // highest forgotten delete and whether any delete is remembered
+            // (`insertFloorSetting`, for this table): with none remembered, a row needs no
+            // query. The setting is the caller's to change meanwhile (a function in the
+            // inserted values may), so the log trigger checks every inserted row's version
+            // against the deletes at the statement's end, and refuses the statement if one
+            // is not above them.
             """
             CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))() RETURNS trigger
             LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+            DECLARE
+                read text[];
             BEGIN
                 IF TG_OP = 'INSERT' THEN
-                    NEW.\(version) := 1 + greatest(coalesce((SELECT d.version FROM \(deleted) d WHERE d.id = NEW.\(id)), 0),
-                                                    coalesce((SELECT s.value::bigint FROM \(state) s WHERE s.key = 'deletedFloor'), 0));
+                    -- (An expression with a query in it, even in a branch not taken, runs
+                    -- through the executor: each query has an assignment of its own.)
+                    read := string_to_array(current_setting('\(ServerNames.insertFloorSetting)', true), ':');
+                    IF read[1] = TG_RELID::text AND read[3] = 'false' THEN
+                        NEW.\(version) := 1 + read[2]::bigint;
+                    ELSIF read[1] = TG_RELID::text THEN
+                        NEW.\(version) := 1 + greatest(read[2]::bigint, coalesce((SELECT d.version FROM \(deleted) d WHERE d.id = NEW.\(id)), 0));
+                    ELSE
+                        NEW.\(version) := 1 + greatest(coalesce((SELECT d.version FROM \(deleted) d WHERE d.id = NEW.\(id)), 0),
+                                                        coalesce((SELECT s.value::bigint FROM \(state) s WHERE s.key = 'deletedFloor'), 0));
+                    END IF;
                     RETURN NEW;
                 END IF;
                 IF NEW.\(id) IS DISTINCT FROM OLD.\(id) THEN
@@ -347,12 +373,17 @@ package struct ServerSchema: Sendable {
             // trigger has the transition tables of its kind of change. `OFFSET 0` keeps
             // each row's JSON a column made once: the planner would otherwise put the
             // expression in place of each use, and make the old row's JSON again for each
-            // of its keys.
+            // of its keys. Every inserted row has the same keys, its table's columns: they
+            // are listed once a statement. An inserted row whose version is not above its
+            // object's remembered delete and every forgotten one (see the version trigger)
+            // fails the statement.
             """
             CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.recordChanges))() RETURNS trigger
             LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
             DECLARE
                 push uuid := nullif(current_setting('\(ServerNames.pushSetting)', true), '')::uuid;
+                columns text[];
+                low record;
             BEGIN
                 IF TG_OP = 'DELETE' THEN
                     INSERT INTO \(log) (entity, object, op, version)
@@ -360,11 +391,19 @@ package struct ServerSchema: Sendable {
                     INSERT INTO \(deleted) (id, version) SELECT o.\(id), o.\(version) + 1 FROM old_rows o
                     ON CONFLICT (id) DO UPDATE SET version = excluded.version, txid = excluded.txid;
                 ELSIF TG_OP = 'INSERT' THEN
+                    SELECT t.\(id) AS id, t.\(version) AS version, greatest(d.version, f.floor) AS above INTO low
+                    FROM new_rows t LEFT JOIN \(deleted) d ON d.id = t.\(id),
+                         (SELECT coalesce((SELECT s.value::bigint FROM \(state) s WHERE s.key = 'deletedFloor'), 0) AS floor) f
+                    WHERE t.\(version) <= greatest(d.version, f.floor) LIMIT 1;
+                    IF FOUND THEN
+                        RAISE EXCEPTION 'the % % was inserted at version %, not above the version of a delete (%): insert it again', TG_TABLE_NAME, low.id, low.version, low.above
+                            USING HINT = 'a delete committed meanwhile, or the statement changed the setting \(ServerNames.insertFloorSetting)';
+                    END IF;
+                    SELECT coalesce(array_agg(k ORDER BY k), '{}') INTO columns
+                    FROM jsonb_object_keys((SELECT to_jsonb(t) - '\(ServerNames.objectID)' - '\(ServerNames.version)' FROM new_rows t LIMIT 1)) AS k;
                     INSERT INTO \(log) (entity, object, op, version, changed, "row", push)
-                    SELECT TG_TABLE_NAME, n.id, 'insert', n.version,
-                           coalesce((SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(n.r) AS k), '{}'), n.r, push
-                    FROM (SELECT t.\(id) AS id, t.\(version) AS version,
-                                 to_jsonb(t) - '\(ServerNames.objectID)' - '\(ServerNames.version)' AS r FROM new_rows t OFFSET 0) n;
+                    SELECT TG_TABLE_NAME, t.\(id), 'insert', t.\(version), columns, to_jsonb(t) - '\(ServerNames.objectID)' - '\(ServerNames.version)', push
+                    FROM new_rows t;
                 ELSE
                     INSERT INTO \(log) (entity, object, op, version, changed, "row", push)
                     SELECT TG_TABLE_NAME, n.id, 'update', n.version,
@@ -374,6 +413,19 @@ package struct ServerSchema: Sendable {
                                  to_jsonb(t) - '\(ServerNames.objectID)' - '\(ServerNames.version)' AS r FROM new_rows t OFFSET 0) n
                     JOIN (SELECT t.\(id) AS id, to_jsonb(t) AS r FROM old_rows t OFFSET 0) o ON o.id = n.id;
                 END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            // Before a statement inserts into a table whose log trigger runs once a
+            // statement: what the version trigger gives its rows (see above), for this table.
+            """
+            CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.insertFloor))() RETURNS trigger
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+            BEGIN
+                PERFORM set_config('\(ServerNames.insertFloorSetting)', TG_RELID::text || ':'
+                    || coalesce((SELECT s.value::bigint FROM \(state) s WHERE s.key = 'deletedFloor'), 0)::text || ':'
+                    || (EXISTS (SELECT 1 FROM \(deleted)))::text, true);
                 RETURN NULL;
             END
             $$
@@ -394,6 +446,7 @@ package struct ServerSchema: Sendable {
             "REVOKE EXECUTE ON FUNCTION \(ServerNames.quoted(ServerNames.recordChange))() FROM PUBLIC",
             "REVOKE EXECUTE ON FUNCTION \(ServerNames.quoted(ServerNames.recordChanges))() FROM PUBLIC",
             "REVOKE EXECUTE ON FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))() FROM PUBLIC",
+            "REVOKE EXECUTE ON FUNCTION \(ServerNames.quoted(ServerNames.insertFloor))() FROM PUBLIC",
         ]
     }
 }
