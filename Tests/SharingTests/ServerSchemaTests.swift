@@ -198,6 +198,29 @@ final class ServerSchemaTests: XCTestCase {
         }
     }
 
+    /// A version written by hand is not kept: the row takes its next one, as a push's
+    /// update does (which raises it itself, without the trigger's function); an update that
+    /// only writes the same values is dropped however it writes the version.
+    func testAVersionWrittenByHandIsReplacedByTheRowsNext() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: BoardModel.model).create(on: connection, logger: self.logger)
+                try await ServerTestDatabase.execute(#"INSERT INTO "Board" ("Z_ID", "Z_VERSION", name) VALUES (gen_random_uuid(), 40, 'Home')"#, on: connection)
+                var version = try await ServerTestDatabase.number(#"SELECT "Z_VERSION" FROM "Board""#, on: connection)
+                XCTAssertEqual(version, 1)
+                try await ServerTestDatabase.execute(#"UPDATE "Board" SET "Z_VERSION" = 40, name = 'Work'"#, on: connection)
+                try await ServerTestDatabase.execute(#"UPDATE "Board" SET "Z_VERSION" = "Z_VERSION" - 1, name = 'Shop'"#, on: connection)
+                try await ServerTestDatabase.execute(#"UPDATE "Board" SET "Z_VERSION" = "Z_VERSION" + 1, name = 'Attic'"#, on: connection)
+                try await ServerTestDatabase.execute(#"UPDATE "Board" SET "Z_VERSION" = 7, name = 'Attic'"#, on: connection)
+                version = try await ServerTestDatabase.number(#"SELECT "Z_VERSION" FROM "Board""#, on: connection)
+                XCTAssertEqual(version, 4)
+                let changes = try await self.log.pull(after: .start, on: connection, logger: self.logger).changes
+                XCTAssertEqual(changes.map(\.version), [1, 2, 3, 4])
+                XCTAssertEqual(changes.map { $0.values["name"] }, ["Home", "Work", "Shop", "Attic"].map { Value.string($0) })
+            }
+        }
+    }
+
     func testAGlobalIDCannotChange() async throws {
         try await ServerTestDatabase.with { database in
             try await database.withConnection { connection in

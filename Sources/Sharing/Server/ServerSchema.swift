@@ -210,8 +210,15 @@ package struct ServerSchema: Sendable {
             // One column at a time: a newer model's columns are added to an older table.
             + columns.map { "ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(ServerNames.quoted($0.0)) \($0.1)" }
             + [
-                "CREATE OR REPLACE TRIGGER \(trigger("version")) BEFORE INSERT OR UPDATE ON \(table) "
+                "CREATE OR REPLACE TRIGGER \(trigger("version")) BEFORE INSERT ON \(table) "
                     + "FOR EACH ROW EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))()",
+                // An update that raises the version by one itself and keeps the ID (a
+                // desktop's push) needs no call of the function: its condition is checked
+                // without one, and the call was about a third of such an update's time on the
+                // server. Any other (a person's, in psql) goes through the function.
+                "CREATE OR REPLACE TRIGGER \(trigger("version_update")) BEFORE UPDATE ON \(table) FOR EACH ROW "
+                    + "WHEN (NEW.\(version) IS DISTINCT FROM OLD.\(version) + 1 OR NEW.\(id) IS DISTINCT FROM OLD.\(id)) "
+                    + "EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))()",
                 "CREATE OR REPLACE TRIGGER \(trigger("wake")) AFTER INSERT OR UPDATE OR DELETE ON \(table) "
                     + "FOR EACH STATEMENT EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.wakeUp))()",
             ]
@@ -263,7 +270,9 @@ package struct ServerSchema: Sendable {
             // row lock, so versions follow their commit order, which transaction IDs do not
             // (a transaction may take its ID before another that commits first). An update
             // that changes nothing is dropped, so that it neither raises the version nor
-            // reaches the log. An object inserted again under the global ID of a deleted one
+            // reaches the log. (An update that sets the version to the row's next itself is
+            // not given to this function: see the trigger. A desktop's push sets it so, and
+            // sends only the fields that change.) An object inserted again under the global ID of a deleted one
             // goes on from its delete's version, or from the highest version of a delete
             // forgotten, whichever is higher (run as the schema's owner, which reads the
             // deleted objects' table).

@@ -166,7 +166,10 @@ struct ServerWriter: Sendable {
                      on connection: PostgresConnection) async throws -> [Written] {
         let names = fields.map { $0.hasPrefix("+") ? String($0.dropFirst()) : $0 }
         let id = ServerNames.quoted(ServerNames.objectID)
-        let assignments = zip(fields, names).map { field, name in
+        // The version raised here, as the version trigger would: the trigger's function is
+        // then not called for each row (see ServerSchema).
+        let version = ServerNames.quoted(ServerNames.version)
+        let assignments = ["\(version) = t.\(version) + 1"] + zip(fields, names).map { field, name in
             let column = ServerNames.quoted(name)
             return field.hasPrefix("+") ? "\(column) = coalesce(t.\(column), 0) + v.\(column)" : "\(column) = v.\(column)"
         }
