@@ -17,9 +17,9 @@ extension SharingEngine {
     /// does not lose.
     ///
     /// The store and the server work at the same time: while a pass's pieces are sent, the
-    /// store reads the next pass and takes in what the piece before left (its bases). The
-    /// scan's end (``SharingState/Key/pushedThrough``) is written only once every piece is
-    /// taken in.
+    /// store reads the next pass and takes in what the pieces before left (their bases, up
+    /// to ``takesInFlight`` pieces behind). The scan's end
+    /// (``SharingState/Key/pushedThrough``) is written only once every piece is taken in.
     ///
     /// - Parameter known: Where the push starts, when the round's pull read it in its last
     ///   write (see ``PushStart``); nil to read it.
@@ -32,7 +32,7 @@ extension SharingEngine {
         // The next pass of the scan, read while this one is sent; what the last piece sent
         // left, being taken in while the next is sent.
         var readAhead: Task<Pass, Error>?
-        var taking: Task<Void, Error>?
+        var taking: [Task<Void, Error>] = []
         do {
             while true {
                 let pass: Pass
@@ -84,18 +84,18 @@ extension SharingEngine {
                     let sent = try await send(chunk, identity: nil, on: connection)
                     // (Pieces refused for permission were sent one by one, and counted so.)
                     if sent != nil { pending = max(0, pending - chunk.count) }
-                    // Started before the last one is waited for: a piece sent is taken in
-                    // even when the take before it failed.
-                    let previous = taking
-                    taking = sent.map { sent in Task(executorPreference: executor) { try await self.take(sent, of: chunk, identity: nil) } }
-                    try await previous?.value
+                    // Started before the others are waited for: a piece sent is taken in
+                    // even when a take before it failed.
+                    if let sent { taking.append(Task(executorPreference: executor) { try await self.take(sent, of: chunk, identity: nil) }) }
+                    // Up to two pieces sent and not yet taken in: a take waits on the store's
+                    // writer while it reads the next pass, and the next piece need not.
+                    while taking.count > Self.takesInFlight { try await taking.removeFirst().value }
                     sentInRound += chunk.count
                     if long { report(SharingStatus.Transfer(direction: .sending, done: sentInRound, total: total)) }
                 }
                 sentInScan += operations.count
                 guard next.isFinished else { continue }
-                try await taking?.value
-                taking = nil
+                while !taking.isEmpty { try await taking.removeFirst().value }
                 // Deferred counters go in the next scan; a few scans a round (the rest wait
                 // for the next round), so that a delta the server never absorbs cannot spin here.
                 scans += 1
@@ -125,7 +125,7 @@ extension SharingEngine {
             // IDs; a push of counters it recorded is sent as lost by the next round), a
             // piece sent is taken in.
             _ = try? await readAhead?.value
-            _ = try? await taking?.value
+            for take in taking { _ = try? await take.value }
             throw error
         }
     }
@@ -166,6 +166,10 @@ extension SharingEngine {
 
     /// How many objects a pass of ``pushAll(on:)`` reads and pushes before the next.
     static let passLimit = 5000
+
+    /// How many pieces ``pushAll(on:)`` may have sent and not taken in yet when it sends the
+    /// next.
+    static let takesInFlight = 2
 
     /// Sends `operations` in one server transaction and takes what they left into the store;
     /// a push with an `identity` (it adds to counters) is then no longer in flight.
