@@ -101,7 +101,12 @@ struct ServerWriter: Sendable {
             case .delete: return 4 - inherits
             }
         }
-        return operations.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
+        // Ranked once each, and not sorted at all when they share a rank (a first push's
+        // piece, every one an insert of one entity): sorting a piece ranked each operation
+        // for every comparison, in the piece's open transaction.
+        let ranks = operations.map(rank)
+        guard let first = ranks.first, ranks.contains(where: { $0 != first }) else { return operations }
+        return ranks.indices.sorted { (ranks[$0], $0) < (ranks[$1], $1) }.map { operations[$0] }
     }
 
     /// 1 for an entity whose objects inherit their visibility from another's, else 0.
