@@ -198,6 +198,27 @@ final class ServerSchemaTests: XCTestCase {
         }
     }
 
+    /// A table whose log trigger runs a row (an entity with an ownership) has no statement
+    /// to check the inserts' versions: its version trigger does not read the setting, so
+    /// one written before the insert cannot make an object skip its delete.
+    func testAnOwnedObjectInsertedAgainStartsAboveItsDeleteWhateverTheSettingSays() async throws {
+        try await ServerTestDatabase.with { database in
+            try await database.withConnection { connection in
+                try await ServerSchema(model: RowLevelSecurityTests.model).create(on: connection, logger: self.logger)
+                let list = UUID().uuidString.lowercased()
+                try await ServerTestDatabase.execute(#"INSERT INTO "List" ("Z_ID", title, shared) VALUES ('\#(list)', 'Diary', false)"#, on: connection)
+                try await ServerTestDatabase.execute(#"UPDATE "List" SET title = 'Journal'"#, on: connection)
+                try await ServerTestDatabase.execute(#"DELETE FROM "List""#, on: connection)
+                try await ServerTestDatabase.execute("BEGIN", on: connection)
+                try await ServerTestDatabase.execute(#"SELECT set_config('\#(ServerNames.insertFloorSetting)', (SELECT oid FROM pg_class WHERE relname = 'List')::text || ':0:false', true)"#, on: connection)
+                try await ServerTestDatabase.execute(#"INSERT INTO "List" ("Z_ID", title, shared) VALUES ('\#(list)', 'Diary again', false)"#, on: connection)
+                try await ServerTestDatabase.execute("COMMIT", on: connection)
+                let version = try await ServerTestDatabase.number(#"SELECT "Z_VERSION" FROM "List""#, on: connection)
+                XCTAssertEqual(version, 4, "above its delete's version, 3")
+            }
+        }
+    }
+
     /// A version written by hand is not kept: the row takes its next one, as a push's
     /// update does (which raises it itself, without the trigger's function); an update that
     /// only writes the same values is dropped however it writes the version.

@@ -210,8 +210,11 @@ package struct ServerSchema: Sendable {
             // One column at a time: a newer model's columns are added to an older table.
             + columns.map { "ALTER TABLE \(table) ADD COLUMN IF NOT EXISTS \(ServerNames.quoted($0.0)) \($0.1)" }
             + [
+                // Its argument says that the table's inserts read `insertFloorSetting` (a
+                // table whose log trigger runs once a statement, which checks it); any
+                // other's inserts query the deletes for each row.
                 "CREATE OR REPLACE TRIGGER \(trigger("version")) BEFORE INSERT ON \(table) "
-                    + "FOR EACH ROW EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))()",
+                    + "FOR EACH ROW EXECUTE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))(\(recordArguments.isEmpty ? "'read'" : ""))",
                 // An update that raises the version by one itself and keeps the ID (a
                 // desktop's push) needs no call of the function: its condition is checked
                 // without one, and the call was about a third of such an update's time on the
@@ -285,7 +288,9 @@ package struct ServerSchema: Sendable {
             // query. The setting is the caller's to change meanwhile (a function in the
             // inserted values may), so the log trigger checks every inserted row's version
             // against the deletes at the statement's end, and refuses the statement if one
-            // is not above them.
+            // is not above them. Only such a table's version trigger reads the setting (its
+            // argument says so): another's (an entity with an ownership) has no check, and
+            // the setting could be written before its statement.
             """
             CREATE OR REPLACE FUNCTION \(ServerNames.quoted(ServerNames.nextVersion))() RETURNS trigger
             LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
@@ -295,7 +300,9 @@ package struct ServerSchema: Sendable {
                 IF TG_OP = 'INSERT' THEN
                     -- (An expression with a query in it, even in a branch not taken, runs
                     -- through the executor: each query has an assignment of its own.)
-                    read := string_to_array(current_setting('\(ServerNames.insertFloorSetting)', true), ':');
+                    IF TG_NARGS > 0 THEN
+                        read := string_to_array(current_setting('\(ServerNames.insertFloorSetting)', true), ':');
+                    END IF;
                     IF read[1] = TG_RELID::text AND read[3] = 'false' THEN
                         NEW.\(version) := 1 + read[2]::bigint;
                     ELSIF read[1] = TG_RELID::text THEN
