@@ -296,7 +296,7 @@ extension ServerChangeLog {
         try await connection.query("""
             WITH gone AS (DELETE FROM \(unescaped: deleted) WHERE txid < pg_snapshot_xmin(pg_current_snapshot()) RETURNING version),
             highest AS (SELECT max(version) AS version FROM gone)
-            INSERT INTO \(unescaped: state) (key, value) SELECT 'deletedFloor', version::text FROM highest WHERE version IS NOT NULL
+            INSERT INTO \(unescaped: state) (key, value) SELECT \(ServerNames.deletedFloorKey), version::text FROM highest WHERE version IS NOT NULL
             ON CONFLICT (key) DO UPDATE SET value = greatest(\(unescaped: state).value::bigint, excluded.value::bigint)::text
             """, logger: logger)
     }

@@ -40,6 +40,9 @@ enum ServerNames {
     /// is remembered: `OID:FLOOR:BOOL`. The version trigger takes it instead of querying
     /// two tables a row; the statement's log trigger checks the versions it gave.
     static let insertFloorSetting = "fetched_results.insert_floor"
+    /// The key in ``state`` of the highest version of a delete forgotten, above which
+    /// every later insert's version starts.
+    static let deletedFloorKey = "deletedFloor"
     /// The function of the statement trigger that wakes listeners up.
     static let wakeUp = "Z_wake_up"
     /// Row-level security (see ``RowSecurity``): the function that finds who sees an

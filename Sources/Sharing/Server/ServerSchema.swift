@@ -268,6 +268,11 @@ package struct ServerSchema: Sendable {
         let visibleTo = ServerNames.quoted(ServerNames.visibleTo), hide = ServerNames.quoted(ServerNames.hide)
         let refollow = ServerNames.quoted(ServerNames.refollow), deleted = ServerNames.quoted(ServerNames.deleted)
         let state = ServerNames.quoted(ServerNames.state)
+        // The highest version of a delete forgotten (see `ServerChangeLog.forgetDeletes`),
+        // and the version of the inserted object's remembered delete: what an insert's
+        // version starts above.
+        let forgottenFloor = "coalesce((SELECT s.value::bigint FROM \(state) s WHERE s.key = '\(ServerNames.deletedFloorKey)'), 0)"
+        let rememberedDelete = "coalesce((SELECT d.version FROM \(deleted) d WHERE d.id = NEW.\(id)), 0)"
         return RowSecurity.functionStatements + [
             // The version counts the writes of a row. Writes of one row are serialized by its
             // row lock, so versions follow their commit order, which transaction IDs do not
@@ -306,10 +311,9 @@ package struct ServerSchema: Sendable {
                     IF read[1] = TG_RELID::text AND read[3] = 'false' THEN
                         NEW.\(version) := 1 + read[2]::bigint;
                     ELSIF read[1] = TG_RELID::text THEN
-                        NEW.\(version) := 1 + greatest(read[2]::bigint, coalesce((SELECT d.version FROM \(deleted) d WHERE d.id = NEW.\(id)), 0));
+                        NEW.\(version) := 1 + greatest(read[2]::bigint, \(rememberedDelete));
                     ELSE
-                        NEW.\(version) := 1 + greatest(coalesce((SELECT d.version FROM \(deleted) d WHERE d.id = NEW.\(id)), 0),
-                                                        coalesce((SELECT s.value::bigint FROM \(state) s WHERE s.key = 'deletedFloor'), 0));
+                        NEW.\(version) := 1 + greatest(\(rememberedDelete), \(forgottenFloor));
                     END IF;
                     RETURN NEW;
                 END IF;
@@ -409,11 +413,11 @@ package struct ServerSchema: Sendable {
                 ELSIF TG_OP = 'INSERT' THEN
                     SELECT t.\(id) AS id, t.\(version) AS version, greatest(d.version, f.floor) AS above INTO low
                     FROM new_rows t LEFT JOIN \(deleted) d ON d.id = t.\(id),
-                         (SELECT coalesce((SELECT s.value::bigint FROM \(state) s WHERE s.key = 'deletedFloor'), 0) AS floor) f
+                         (SELECT \(forgottenFloor) AS floor) f
                     WHERE t.\(version) <= greatest(d.version, f.floor) LIMIT 1;
                     IF FOUND THEN
-                        RAISE EXCEPTION 'the % % was inserted at version %, not above the version of a delete (%): insert it again', TG_TABLE_NAME, low.id, low.version, low.above
-                            USING HINT = 'a delete committed meanwhile, or the statement changed the setting \(ServerNames.insertFloorSetting)';
+                        RAISE EXCEPTION 'the % % was given version %, not above the version of a delete (%), so nothing of this statement was written: run it again, and do not change the setting \(ServerNames.insertFloorSetting) in it', TG_TABLE_NAME, low.id, low.version, low.above
+                            USING HINT = 'either a delete committed while the statement ran (running it again is enough), or the statement changed \(ServerNames.insertFloorSetting) (a function in its values may), which only the triggers of the schema may set';
                     END IF;
                     SELECT coalesce(array_agg(k ORDER BY k), '{}') INTO columns
                     FROM jsonb_object_keys((SELECT to_jsonb(t) - '\(ServerNames.objectID)' - '\(ServerNames.version)' FROM new_rows t LIMIT 1)) AS k;
@@ -440,7 +444,7 @@ package struct ServerSchema: Sendable {
             LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
             BEGIN
                 PERFORM set_config('\(ServerNames.insertFloorSetting)', TG_RELID::text || ':'
-                    || coalesce((SELECT s.value::bigint FROM \(state) s WHERE s.key = 'deletedFloor'), 0)::text || ':'
+                    || \(forgottenFloor)::text || ':'
                     || (EXISTS (SELECT 1 FROM \(deleted)))::text, true);
                 RETURN NULL;
             END
