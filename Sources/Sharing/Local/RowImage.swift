@@ -20,23 +20,26 @@ enum RowImage {
     /// that it holds, read as its type. Columns of a newer model are left out. Throws
     /// ``Unreadable`` for a row that is not a JSON object or a value of another type.
     static func values(ofJSON json: String, entity: EntityDescription, model: Model) throws -> [String: Value] {
-        let row: [String: JSONScalar]
+        let fields: [(key: String, value: JSONScalar)]
         do {
-            row = try JSONScalar.object(fromJSON: json)
+            fields = try JSONScalar.fields(fromJSON: json)
         } catch {
             throw Unreadable(reason: "its row is not a JSON object of scalars (\(JSONScalar.clipped(json)))")
         }
+        // A wide row's fields are looked up in a dictionary (the first of a repeated key).
+        let byKey = fields.count > 24 ? Dictionary(fields, uniquingKeysWith: { first, _ in first }) : nil
+        let row = { (key: String) in byKey.map { $0[key] } ?? JSONScalar.field(key, in: fields) }
         var values: [String: Value] = [:]
-        values.reserveCapacity(row.count)
+        values.reserveCapacity(fields.count)
         for attribute in entity.attributes {
-            guard let scalar = row[attribute.name] else { continue }
+            guard let scalar = row(attribute.name) else { continue }
             guard let value = scalar.value(as: attribute.type) else {
                 throw Unreadable(key: attribute.name, reason: "= \(scalar) is not \(attribute.type.withArticle)")
             }
             values[attribute.name] = value
         }
         for relationship in entity.relationships where model.storesForeignKey(relationship, of: entity) {
-            switch row[relationship.name] {
+            switch row(relationship.name) {
             case nil: continue
             case .null?: values[relationship.name] = .null
             case .string(let id)? where UUID(uuidString: id) != nil: values[relationship.name] = .string(id.lowercased())

@@ -76,7 +76,13 @@ extension JSONScalar {
     /// `JSONDecoder` took most of the time of taking a million rows. Strict JSON: no
     /// trailing commas, no raw control characters in strings. A number is an integer when
     /// it is a whole number in `Int64`'s range, else a double, as `JSONDecoder` reads it.
-    static func object(fromJSON json: String) throws -> [String: JSONScalar] {
+    ///
+    /// The fields come in the object's order, a repeated key as often as it is written:
+    /// ``field(_:in:)`` finds the first, as `JSONDecoder` reads it. Not a dictionary: the
+    /// caller looks up each of its columns once, and for a row of a few columns a look
+    /// through them costs less than hashing every key twice (a pull, a push's pass and a
+    /// merge each read a row image or a base of every object they take).
+    static func fields(fromJSON json: String) throws -> [(key: String, value: JSONScalar)] {
         var json = json
         return try json.withUTF8 { bytes in
             var reader = Reader(bytes: bytes)
@@ -84,12 +90,18 @@ extension JSONScalar {
         }
     }
 
+    /// The value of the first field named `key` of `fields` (``fields(fromJSON:)``).
+    static func field(_ key: String, in fields: [(key: String, value: JSONScalar)]) -> JSONScalar? {
+        for field in fields where field.key == key { return field.value }
+        return nil
+    }
+
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
-        mutating func object() throws -> [String: JSONScalar] {
-            var object: [String: JSONScalar] = [:]
+        mutating func object() throws -> [(key: String, value: JSONScalar)] {
+            var object: [(key: String, value: JSONScalar)] = []
             try expect(UInt8(ascii: "{"))
             skipSpace()
             if peek() == UInt8(ascii: "}") {
@@ -101,8 +113,7 @@ extension JSONScalar {
                     try expect(UInt8(ascii: ":"))
                     skipSpace()
                     let value = try scalar()
-                    // The first of a repeated key, as `JSONDecoder` reads it.
-                    if object[key] == nil { object[key] = value }
+                    object.append((key, value))
                     skipSpace()
                     let next = peek()
                     index += 1
