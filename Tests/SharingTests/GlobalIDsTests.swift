@@ -7,12 +7,15 @@ import XCTest
 final class GlobalIDsTests: XCTestCase {
     /// IDs given one after another sort one after another, as bytes (the store's tables)
     /// and as PostgreSQL orders `uuid` (byte by byte), even many in one millisecond; they
-    /// are version 7 UUIDs, each unique.
+    /// are version 7 UUIDs, each unique, each with random bits of its own.
     func testNewIDsAreTimeOrderedVersion7UUIDsAndUnique() {
         let ids = (0..<100_000).map { _ in GlobalIDs.newGlobalID() }
         let bytes = ids.map { Array($0.bytes) }
         XCTAssertTrue(zip(bytes, bytes.dropFirst()).allSatisfy { $0.lexicographicallyPrecedes($1) }, "each after the one before")
         XCTAssertEqual(Set(ids).count, ids.count)
+        // Unique by their random bits alone too (62 of them: two IDs of two desktops in one
+        // millisecond, at one count, differ there), not only by their time and counter.
+        XCTAssertEqual(Set(bytes.map { $0.suffix(8) }).count, ids.count, "random tails")
         for id in ids.prefix(1_000) {
             let text = id.uuidString
             XCTAssertEqual(text[text.index(text.startIndex, offsetBy: 14)], "7", text)

@@ -157,31 +157,42 @@ extension GlobalIDs {
     /// global IDs' own index, the bases, the server's primary keys) grow at their end
     /// rather than at random places: a big store's first push writes a million of each.
     static func newGlobalID() -> UUID {
-        let (milliseconds, counter) = clock.withLock { state -> (UInt64, UInt64) in
+        let (milliseconds, counter, tail) = clock.withLock { state -> (UInt64, UInt64, UInt64) in
             let now = UInt64(Date().timeIntervalSince1970 * 1000)
             if now > state.milliseconds {
-                state = (now, 0)
+                (state.milliseconds, state.counter) = (now, 0)
             } else if state.counter < 0xFFF {
                 state.counter += 1
             } else {
                 // 4,096 IDs in one millisecond: the next millisecond's.
-                state = (state.milliseconds + 1, 0)
+                (state.milliseconds, state.counter) = (state.milliseconds + 1, 0)
             }
-            return state
+            if state.random.isEmpty { state.random = randomWords(512) }
+            return (state.milliseconds, state.counter, state.random.removeLast())
         }
-        var random = SystemRandomNumberGenerator()
-        let tail = random.next() as UInt64
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index))) }
-        bytes[6] = 0x70 | UInt8(truncatingIfNeeded: counter >> 8)
-        bytes[7] = UInt8(truncatingIfNeeded: counter)
-        bytes[8] = 0x80 | UInt8(truncatingIfNeeded: tail >> 56) & 0x3F
-        for index in 9..<16 { bytes[index] = UInt8(truncatingIfNeeded: tail >> (8 * UInt64(15 - index))) }
-        return UUID(bytes: Data(bytes))!
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { bytes in
+            for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index))) }
+            bytes[6] = 0x70 | UInt8(truncatingIfNeeded: counter >> 8)
+            bytes[7] = UInt8(truncatingIfNeeded: counter)
+            bytes[8] = 0x80 | UInt8(truncatingIfNeeded: tail >> 56) & 0x3F
+            for index in 9..<16 { bytes[index] = UInt8(truncatingIfNeeded: tail >> (8 * UInt64(15 - index))) }
+        }
+        return UUID(uuid: uuid)
     }
 
-    /// The millisecond of the last ID given and the counter within it.
-    private static let clock = Mutex<(milliseconds: UInt64, counter: UInt64)>((0, 0))
+    /// `count` random words from the system's generator in one call: asked for one ID at a
+    /// time, it costs a system call each (0.35 s for the million IDs of a big store's first
+    /// push, on this machine).
+    private static func randomWords(_ count: Int) -> [UInt64] {
+        var words = [UInt64](repeating: 0, count: count)
+        words.withUnsafeMutableBytes { arc4random_buf($0.baseAddress!, $0.count) }
+        return words
+    }
+
+    /// The millisecond of the last ID given, the counter within it, and random words not
+    /// used yet.
+    private static let clock = Mutex<(milliseconds: UInt64, counter: UInt64, random: [UInt64])>((0, 0, []))
 }
 
 extension UUID {
