@@ -160,11 +160,24 @@ struct LocalRows: Sendable {
         return keys
     }
 
-    /// Sets the columns of `values` of the row `key`.
-    func update(_ entity: EntityDescription, key: Int64, values: [String: Value], in db: Database) throws {
-        guard !values.isEmpty else { return }
+    /// New values of some columns of one row, as its table stores them: made by
+    /// ``rowUpdate(_:key:values:in:)``, written with others by ``update(_:rows:in:)``.
+    struct RowUpdate {
+        var key: Int64
+        /// The columns set, sorted: the updates that set the same ones share statements.
+        var columns: [String]
+        var values: [DatabaseValue]
+    }
+
+    /// The update of the columns of `values` of the row `key`, or nil when `values` is
+    /// empty. Its relationships are resolved now, as an insert's are: one to an object the
+    /// store does not have is set to NULL and waits for it (``resolveReferences(to:key:in:)``),
+    /// so write the update before the objects inserted meanwhile resolve theirs.
+    func rowUpdate(_ entity: EntityDescription, key: Int64, values: [String: Value], in db: Database) throws -> RowUpdate? {
+        guard !values.isEmpty else { return nil }
         let names = values.keys.sorted()
-        var arguments: [(any DatabaseValueConvertible)?] = []
+        var arguments: [DatabaseValue] = []
+        arguments.reserveCapacity(names.count)
         for name in names {
             let resolved = try databaseValue(values[name]!, of: name, entity: entity, rowKey: key, in: db)
             arguments.append(resolved.value)
@@ -172,9 +185,24 @@ struct LocalRows: Sendable {
                 try setPendingReference(entity: entity.name, rowKey: key, relationship: name, target: target, in: db)
             }
         }
-        let assignments = names.map { "\($0.quotedDatabaseIdentifier) = ?" }.joined(separator: ", ")
-        try db.cachedStatement(sql: "UPDATE \(entity.name.quotedDatabaseIdentifier) SET \(assignments) WHERE Z_PK = ?")
-            .execute(arguments: StatementArguments(arguments + [key]))
+        return RowUpdate(key: key, columns: names, values: arguments)
+    }
+
+    /// Writes `updates` of rows of `entity`, each row at most once: those that set the same
+    /// columns a hundred rows a statement (`UPDATE … FROM (VALUES …)`, which looks each row
+    /// up by its key). A pulled page changes up to a thousand rows: a statement a row cost
+    /// the desktop more than SQLite's work on the rows (a statement's start and end, its
+    /// arguments, GRDB's checks), and five desktops following a firehose share two cores.
+    func update(_ entity: EntityDescription, rows updates: [RowUpdate], in db: Database) throws {
+        let table = entity.name.quotedDatabaseIdentifier
+        var byColumns: [[String]: [RowUpdate]] = [:]
+        for update in updates { byColumns[update.columns, default: []].append(update) }
+        for (columns, rows) in byColumns {
+            try db.updateRows(rows, of: table, columns: columns.map(\.quotedDatabaseIdentifier), rowsPerStatement: max(1, min(100, 900 / (columns.count + 1)))) { row, arguments in
+                arguments.append(row.key.databaseValue)
+                arguments += row.values
+            }
+        }
     }
 
     func delete(_ entity: EntityDescription, key: Int64, in db: Database) throws {

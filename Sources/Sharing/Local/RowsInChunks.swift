@@ -37,6 +37,26 @@ extension Database {
         }
     }
 
+    /// Sets `columns` of many rows of `table` (a table keyed by `Z_PK`), each row its own
+    /// values, `rowsPerStatement` rows a statement: `values` appends a row's key and then
+    /// its value of each column. A row given twice would take one of its values: give each
+    /// once.
+    func updateRows<Element>(_ rows: [Element], of table: String, columns: [String], rowsPerStatement: Int,
+                             values: (Element, inout [DatabaseValue]) -> Void) throws {
+        // The rows' values are the columns `column1` (the key), `column2`, … of `VALUES`.
+        let head = "UPDATE \(table) SET " + columns.enumerated().map { "\($1) = v.column\($0 + 2)" }.joined(separator: ", ") + " FROM (VALUES "
+        let row = "(" + Array(repeating: "?", count: columns.count + 1).joined(separator: ", ") + ")"
+        let tail = ") AS v WHERE \(table).Z_PK = v.column1"
+        var arguments: [DatabaseValue] = []
+        for start in stride(from: 0, to: rows.count, by: rowsPerStatement) {
+            let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+            arguments.removeAll(keepingCapacity: true)
+            for element in chunk { values(element, &arguments) }
+            let sql = head + Array(repeating: row, count: chunk.count).joined(separator: ", ") + tail
+            try statement(sql: sql, kept: chunk.count == rowsPerStatement || chunk.count == 1).execute(arguments: StatementArguments(arguments))
+        }
+    }
+
     /// The statement of `sql`: kept in the connection's cache when `kept` (a chunk of the
     /// full size or of one row, the same text each time: a pull of one change reads one
     /// object), else made for this once.

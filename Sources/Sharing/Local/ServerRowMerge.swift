@@ -76,6 +76,11 @@ struct ServerRowMerge {
     /// took the writer about a third more time for a 200,000-row join than a hundred rows a
     /// statement (its processor time, four joins each, alternating in one process).
     private var pendingInserts: [String: [(id: UUID, values: [String: Value])]] = [:]
+    /// Rows merged and not written yet, by entity: written a hundred a statement
+    /// (``LocalRows/update(_:rows:in:)``) when the rest is, before anything reads a row
+    /// (an object changes at most once between two writes: its second change in a page
+    /// is not looked up with the page, and writes what is pending first).
+    private var pendingUpdates: [String: [LocalRows.RowUpdate]] = [:]
 
     init(model: Model, policy: MergePolicy, limits: SharingLimits) {
         self.model = model
@@ -191,7 +196,7 @@ struct ServerRowMerge {
                 if policy != .editWins { writes[name] = server }
             }
         }
-        try rows.update(entity, key: key, values: writes, in: db)
+        if let update = try rows.rowUpdate(entity, key: key, values: writes, in: db) { pendingUpdates[entity.name, default: []].append(update) }
         if !conflicting.isEmpty {
             let details = conflicting.map { "\($0.key) is \($0.server) on the server (it was \($0.base) when the edit here began, which set \($0.local))" }
             record(SharingConflict(entity: entity.name, globalID: change.object, objectID: ObjectID(entityName: entity.name, rowKey: key),
@@ -223,9 +228,14 @@ struct ServerRowMerge {
         known.objects = all
     }
 
-    /// Writes the new objects, bases and global IDs taken so far.
+    /// Writes the rows merged, new objects, bases and global IDs taken so far.
     private mutating func writePending(in db: Database) throws {
-        guard !pendingBases.isEmpty || !pendingIDs.isEmpty || !pendingInserts.isEmpty else { return }
+        guard !pendingBases.isEmpty || !pendingIDs.isEmpty || !pendingInserts.isEmpty || !pendingUpdates.isEmpty else { return }
+        for (entityName, updates) in pendingUpdates {
+            guard let entity = model.entity(named: entityName) else { continue }
+            try rows.update(entity, rows: updates, in: db)
+        }
+        pendingUpdates = [:]
         for (entityName, objects) in pendingInserts {
             guard let entity = model.entity(named: entityName) else { continue }
             let keys = try rows.insert(entity, rows: objects.map(\.values), in: db)
