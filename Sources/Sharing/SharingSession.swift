@@ -198,6 +198,11 @@ public final class SharingSession: Sendable {
         await engine.roundsRun
     }
 
+    /// The objects the pushes' scans found to compare with their bases, for tests.
+    package func objectsScanned() async -> Int {
+        await engine.objectsScanned
+    }
+
     /// The conflicts found and not dismissed, oldest first.
     public func conflicts() throws -> [SharingConflict] {
         try store.database.read { db in try SharingState.conflicts(in: db) }

@@ -122,12 +122,7 @@ final class BulkPushTests: XCTestCase {
         print("BulkPushTests seed \(seed) (SEED=\(seed) replays it)")
         var generator = SeededGenerator(seed: seed)
         try await ServerTestDatabase.with { database in
-            let folder = try temporaryFolder(self)
-            let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: cards(200))
-            try await a.session.synchronize()
-            let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
-            try await b.session.synchronize()
-            await a.stop()
+            let (a, b) = try await desktopsApart(cards: 200, on: database)
             let original = try a.contents()
             let boards = original.filter { $0.value["entity"] == .string("Board") }.keys.sorted()
             let cards = original.filter { $0.value["entity"] == .string("Card") }.keys.sorted()
@@ -314,6 +309,50 @@ final class BulkPushTests: XCTestCase {
             let after = try await database.contents()
             XCTAssertEqual(after, server, "nothing of the failed push is on the server")
         }
+    }
+
+    /// A desktop that takes in others' changes does not read those rows again to find what
+    /// to push (they hold the server's values): its push compares only the objects edited
+    /// here, an object both edited here and taken in among them, and the edit goes out.
+    func testAPushComparesTheObjectsEditedHereNotTheRowsTheDesktopTookIn() async throws {
+        try await ServerTestDatabase.with { database in
+            let (a, b) = try await desktopsApart(cards: 100, on: database)
+            // B retitles 60 cards; A, offline, ticks or unticks one of them and one other card.
+            let retitled = try await b.store.database.write { db in
+                try db.execute(sql: "UPDATE Card SET title = 'B ' || title WHERE Z_PK <= 60")
+                return try Int64.fetchAll(db, sql: "SELECT Z_PK FROM Card WHERE Z_PK <= 60").count
+            }
+            XCTAssertEqual(retitled, 60)
+            try await b.session.synchronize()
+            try await a.store.database.write { db in try db.execute(sql: "UPDATE Card SET done = NOT done WHERE Z_PK IN (1, 80)") }
+            // A's first round takes B's 60 cards in, then pushes.
+            let again = try a.store.share(through: PostgresSharing(database.configuration))
+            try await again.synchronize()
+            let scanned = await again.objectsScanned()
+            XCTAssertEqual(scanned, 2, "A's push compared the two cards edited here, not the 60 it took in")
+            try await b.session.synchronize()
+            let server = try await database.contents()
+            XCTAssertEqual(try a.contents(), server)
+            XCTAssertEqual(try b.contents(), server)
+            let local = try await a.store.database.read { db in
+                try Row.fetchAll(db, sql: "SELECT Z_PK, title, done FROM Card WHERE Z_PK IN (1, 2, 80) ORDER BY Z_PK").map { "\($0[0] as Int64) \($0[1] as String) \($0[2] as Bool)" }
+            }
+            XCTAssertEqual(local, ["1 B t0 false", "2 B t1 false", "80 t4 true"], "both desktops' edits of card 1, B's of 2, A's of 80")
+            await again.stop()
+            await b.stop()
+        }
+    }
+
+    /// Desktop A seeded with `count` cards (``cards(_:)``) and sharing them, B joined to
+    /// it, and A stopped: two desktops with the same cards, B still sharing.
+    private func desktopsApart(cards count: Int, on database: ServerTestDatabase) async throws -> (a: SharedStore, b: SharedStore) {
+        let folder = try temporaryFolder(self)
+        let a = try SharedStore(folder.appendingPathComponent("a.sqlite"), database: database, seed: cards(count))
+        try await a.session.synchronize()
+        let b = try SharedStore(folder.appendingPathComponent("b.sqlite"), database: database)
+        try await b.session.synchronize()
+        await a.stop()
+        return (a, b)
     }
 
     /// `count` cards on four boards, their values varied.

@@ -234,13 +234,23 @@ extension PersistentStore {
     /// inserted and then deleted is named too, unlike in ``changes(since:)``), and the token
     /// to read from next time.
     ///
+    /// Changes whose tokens lie in `excluded` are left out: a writer that knows which
+    /// changes it made itself (a sharing engine, the rows it took from a server) need not
+    /// read their objects again. An object another change after `token` names is named.
+    ///
     /// - Throws: ``HistoryGap`` when changes after `token` were pruned.
-    package func objectsWritten(since token: Int64, in db: Database) throws -> (objects: Set<ObjectID>, newToken: Int64) {
+    package func objectsWritten(since token: Int64, excluding excluded: [ClosedRange<Int64>] = [],
+                                in db: Database) throws -> (objects: Set<ObjectID>, newToken: Int64) {
         let pruned = try Int64.fetchOne(db.cachedStatement(sql: "SELECT CAST(value AS INTEGER) FROM \(Self.metadataTable) WHERE key = ?"), arguments: [Self.prunedKey]) ?? 0
         if token < pruned { throw HistoryGap(token: token, prunedThrough: pruned) }
         let entities = try Schema.entitiesByNumber(in: db, model: model)
         var objects = Set<ObjectID>()
-        let rows = try Row.fetchCursor(db, sql: "SELECT DISTINCT entity, rowKey FROM \(Schema.historyTable) WHERE token > ?", arguments: [token])
+        let ranges = excluded.filter { $0.upperBound > token }
+        var arguments: [Int64] = [token]
+        for range in ranges { arguments += [range.lowerBound, range.upperBound] }
+        let sql = "SELECT DISTINCT entity, rowKey FROM \(Schema.historyTable) WHERE token > ?"
+            + String(repeating: " AND token NOT BETWEEN ? AND ?", count: ranges.count)
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
         while let row = try rows.next() {
             guard let number: Int64 = row[0], let entity = entities[number], let key: Int64 = row[1] else { continue }
             objects.insert(ObjectID(entityName: entity.name, primaryKey: key))

@@ -66,11 +66,15 @@ struct Outbox: Sendable {
     }
 
     /// A scan of the objects written since the pushed token, or of `everything`.
-    func scan(everything: Bool = false, in db: Database) throws -> Scan {
+    ///
+    /// - Parameter excluded: History tokens of writes that left nothing to push: the
+    ///   sharing engine's own (rows it took from the server, equal to their new bases). An
+    ///   object they wrote is still scanned when another write (an edit) names it.
+    func scan(everything: Bool = false, excluding excluded: [ClosedRange<Int64>] = [], in db: Database) throws -> Scan {
         let pushed = try SharingState.pushedThrough(in: db)
         let current = try PersistentStore.currentHistoryToken(in: db)
         guard everything || current > pushed else { return Scan(through: current, keys: [], everything: false, isFinished: true) }
-        let (candidates, scannedAll) = try self.candidates(everything: everything, since: pushed, in: db)
+        let (candidates, scannedAll) = try self.candidates(everything: everything, since: pushed, excluding: excluded, in: db)
         return Scan(through: current, keys: store.model.entities.map { (candidates[$0.name] ?? []).sorted() }, everything: scannedAll)
     }
 
@@ -140,14 +144,15 @@ struct Outbox: Sendable {
     /// The row keys of the objects that may have changed since the history token `pushed`,
     /// by entity, and whether they are every object (scanning `everything`: joining, or the
     /// history pruned past the token).
-    private func candidates(everything: Bool, since pushed: Int64, in db: Database) throws -> (keys: [String: Set<Int64>], everything: Bool) {
+    private func candidates(everything: Bool, since pushed: Int64, excluding excluded: [ClosedRange<Int64>],
+                            in db: Database) throws -> (keys: [String: Set<Int64>], everything: Bool) {
         var candidates: [String: Set<Int64>] = [:]
         var scanAll = everything
         if !scanAll {
             do {
                 // Every object written, an insert then a delete included: the insert may have
                 // gone out in a push whose end this store did not record (the process killed).
-                for id in try store.objectsWritten(since: pushed, in: db).objects {
+                for id in try store.objectsWritten(since: pushed, excluding: excluded, in: db).objects {
                     candidates[id.entityName, default: []].insert(id.rowKey)
                 }
             } catch is HistoryGap {

@@ -138,8 +138,9 @@ extension SharingEngine {
     /// recorded as in flight in the transaction that reads them, unless a push of counters
     /// is in flight already.
     private func nextPass(of scan: Outbox.Scan?) async throws -> Pass {
-        try await write { db in
-            var next = try scan ?? outbox.scan(everything: try SharingState.value(.pushedThrough, in: db) == nil, in: db)
+        let ownWrites = self.ownWrites
+        let pass: Pass = try await write { db in
+            var next = try scan ?? outbox.scan(everything: try SharingState.value(.pushedThrough, in: db) == nil, excluding: ownWrites, in: db)
             let operations = try outbox.pass(of: &next, limit: Self.passLimit, in: db)
             let counted = operations.filter { !$0.counterDeltas.isEmpty }.prefix(1000)
             guard !counted.isEmpty, try SharingState.pushInFlight(in: db) == nil else { return (operations, next, nil) }
@@ -147,6 +148,8 @@ extension SharingEngine {
             try SharingState.setPushInFlight(inFlight, in: db)
             return (operations, next, inFlight)
         }
+        if scan == nil { objectsScanned += pass.1.keys.reduce(0) { $0 + $1.count } }
+        return pass
     }
 
     /// Moves the pushed token over a write transaction of this engine that began at history

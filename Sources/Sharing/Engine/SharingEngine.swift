@@ -45,8 +45,18 @@ actor SharingEngine {
     private var lastReasonLogged: String?
     /// The history that wakes no round: the engine's own writes and what its pushes sent.
     private(set) var quiet = QuietHistory()
+    /// The history tokens of the engine's own write transactions that a push's scan may
+    /// meet, oldest first: rows taken from the server, each equal to its new base, which
+    /// the scan need not read again (``Outbox/scan(everything:excluding:in:)``). An object
+    /// also edited here is scanned for its edit. A desktop that follows others otherwise
+    /// read every row it took in once more for its next push: three rows for each it sent,
+    /// following the firehose. Kept in memory for the engine's life, at most a few hundred;
+    /// a range not kept only makes a scan read its objects, as before.
+    private(set) var ownWrites: [ClosedRange<Int64>] = []
     /// Rounds run, for tests.
     private(set) var roundsRun = 0
+    /// The objects the push's scans found to compare with their bases, for tests.
+    var objectsScanned = 0
 
     /// Logs `reason` unless it is the last one logged.
     func logOnce(_ reason: String, level: Logger.Level) {
@@ -387,7 +397,7 @@ actor SharingEngine {
             let result = try updates(db)
             return (result, before, try PersistentStore.currentHistoryToken(in: db))
         }
-        quiet.wrote(from: before, to: after)
+        wrote(from: before, to: after)
         return result
     }
 
@@ -403,7 +413,7 @@ actor SharingEngine {
             let result = try updates(db)
             return (result, before, try PersistentStore.currentHistoryToken(in: db))
         }
-        quiet.wrote(from: before, to: after)
+        wrote(from: before, to: after)
         return result
     }
 
@@ -429,9 +439,20 @@ actor SharingEngine {
         try store.database.unsafeRead(value)
     }
 
+    /// A write transaction of the engine moved the history from `before` to `after`: every
+    /// entry in between is its own (SQLite runs one write transaction at a time).
+    private func wrote(from before: Int64, to after: Int64) {
+        quiet.wrote(from: before, to: after)
+        guard after > before else { return }
+        ownWrites.append((before + 1)...after)
+        if ownWrites.count > 256 { ownWrites.removeFirst(ownWrites.count - 256) }
+    }
+
     /// A push's scan sent every local change up to and including the history token `token`.
     func sentHistory(through token: Int64) {
         quiet.sent(through: token)
+        // The next scan starts after it.
+        ownWrites.removeAll { $0.upperBound <= token }
     }
 }
 
