@@ -444,8 +444,14 @@ actor SharingEngine {
     private func wrote(from before: Int64, to after: Int64) {
         quiet.wrote(from: before, to: after)
         guard after > before else { return }
-        ownWrites.append((before + 1)...after)
-        if ownWrites.count > 256 { ownWrites.removeFirst(ownWrites.count - 256) }
+        // Right after the last one (no other writer's commit between them): one range.
+        if let last = ownWrites.last, last.upperBound == before {
+            ownWrites[ownWrites.count - 1] = last.lowerBound...after
+        } else {
+            ownWrites.append((before + 1)...after)
+            // (Each is a term of the scan's query: SQLite nests at most 1,000.)
+            if ownWrites.count > 256 { ownWrites.removeFirst(ownWrites.count - 256) }
+        }
     }
 
     /// A push's scan sent every local change up to and including the history token `token`.
