@@ -125,18 +125,9 @@ extension ObjectContext {
 
     /// ``forEachRow(of:keys:columns:in:_:)``, which reads nothing of a context.
     static func forEachRow(of entity: EntityDescription, keys: [Int64], columns: String, in db: Database, _ body: (Row) throws -> Void) throws {
-        // SQLite takes at most 32,766 arguments a statement.
-        for start in stride(from: 0, to: keys.count, by: 1024) {
-            var chunk = Array(keys[start..<min(keys.count, start + 1024)])
-            // As many placeholders as the next power of two (the last key repeated), so that a
-            // few cached statements serve every batch: preparing one took half the query's time.
-            let placeholderCount = 1 << (Int.bitWidth - (chunk.count - 1).leadingZeroBitCount)
-            chunk += Array(repeating: chunk[chunk.count - 1], count: placeholderCount - chunk.count)
-            let placeholders = Array(repeating: "?", count: placeholderCount).joined(separator: ",")
-            let sql = "SELECT t0.\(Schema.primaryKey), \(columns) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN (\(placeholders))"
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(chunk))
-            while let row = try rows.next() { try body(row) }
-        }
+        try db.forEachRow(matching: keys, valuesPerStatement: 1024, sql: {
+            "SELECT t0.\(Schema.primaryKey), \(columns) FROM \(entity.name.quotedDatabaseIdentifier) t0 WHERE t0.\(Schema.primaryKey) IN (\($0))"
+        }, body)
     }
 
     // MARK: Writing changes
@@ -178,7 +169,7 @@ extension ObjectContext {
             let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
             let sql = names.isEmpty ? "INSERT INTO \(table) DEFAULT VALUES"
                 : "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(values))
+            try db.cachedStatement(sql: sql).execute(binding: values)
             if !temporaryKeys { permanentKeys[object.objectID] = db.lastInsertedRowID }
         }
         // Keys of rows inserted in this save, known now that every row has its key.
@@ -215,7 +206,7 @@ extension ObjectContext {
         }
         values.append(primaryKey.databaseValue)
         try db.cachedStatement(sql: "UPDATE \(object.entity.name.quotedDatabaseIdentifier) SET \(assignments.joined(separator: ", ")) WHERE \(Schema.primaryKey) = ?")
-            .execute(arguments: StatementArguments(values))
+            .execute(binding: values)
     }
 
     /// Runs `body` on a connection that sees the context's unsaved changes: the store as it

@@ -97,7 +97,7 @@ struct LocalRows: Sendable {
         let columns = columns(of: entity)
         var names = ""
         var placeholders = ""
-        var arguments: [(any DatabaseValueConvertible)?] = []
+        var arguments: [DatabaseValue] = []
         arguments.reserveCapacity(columns.count)
         var pending: [(name: String, target: UUID)] = []
         for name in columns {
@@ -122,7 +122,7 @@ struct LocalRows: Sendable {
             }
             sql = "INSERT INTO \(entity.name.quotedDatabaseIdentifier) (\(names)) VALUES (\(placeholders))"
         }
-        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+        try db.cachedStatement(sql: sql).execute(binding: arguments)
         let key = db.lastInsertedRowID
         for (name, target) in pending {
             try setPendingReference(entity: entity.name, rowKey: key, relationship: name, target: target, in: db)
