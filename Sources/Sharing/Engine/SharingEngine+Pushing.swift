@@ -148,7 +148,7 @@ extension SharingEngine {
             try SharingState.setPushInFlight(inFlight, in: db)
             return (operations, next, inFlight)
         }
-        if scan == nil { objectsScanned += pass.1.keys.reduce(0) { $0 + $1.count } }
+        if scan == nil { scanned(pass.1.keys.reduce(0) { $0 + $1.count }) }
         return pass
     }
 

@@ -56,7 +56,12 @@ actor SharingEngine {
     /// Rounds run, for tests.
     private(set) var roundsRun = 0
     /// The objects the push's scans found to compare with their bases, for tests.
-    var objectsScanned = 0
+    private(set) var objectsScanned = 0
+
+    /// Counts the objects a push's scan found (``objectsScanned``).
+    func scanned(_ count: Int) {
+        objectsScanned += count
+    }
 
     /// Logs `reason` unless it is the last one logged.
     func logOnce(_ reason: String, level: Logger.Level) {
