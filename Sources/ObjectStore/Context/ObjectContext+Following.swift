@@ -110,6 +110,7 @@ extension ObjectContext {
                 guard let self else { return }
                 storeFollowing.readAhead = read
                 storeFollowing.holds -= 1
+                keepHeldHistory()
                 if storeFollowing.holds == 0 { takeStoreChanges() }
             }
         }
@@ -217,8 +218,13 @@ extension ObjectContext {
     /// controller fetching on a reader of the store holds them, so that the context can then
     /// take them in exactly up to the moment its read found (``takeStoreChanges(through:)``)
     /// however long the read took, rather than being past it.
+    ///
+    /// The store keeps the history from the context's token while it holds (up to ten times
+    /// its ``PersistentStore/historyLimit``), so that the changes held are taken in from the
+    /// history, not by fetching again.
     package func holdStoreChanges() {
         storeFollowing.holds += 1
+        keepHeldHistory()
     }
 
     /// Ends a ``holdStoreChanges()``; the last one takes in what came meanwhile, on a later
@@ -226,7 +232,15 @@ extension ObjectContext {
     package func releaseStoreChanges() {
         precondition(storeFollowing.holds > 0, "releaseStoreChanges() without holdStoreChanges()")
         storeFollowing.holds -= 1
+        keepHeldHistory()
         if storeFollowing.holds == 0 { queue.async { [weak self] in self?.takeStoreChanges() } }
+    }
+
+    /// Tells the store the history this context holds back for
+    /// (``PersistentStore/keepHistoryInProcess(after:for:)``): after its token while it
+    /// holds the store's changes and follows the store, none otherwise.
+    private func keepHeldHistory() {
+        store.keepHistoryInProcess(after: storeFollowing.holds > 0 ? mergedHistoryToken : nil, for: ObjectIdentifier(self))
     }
 
     private func retryTakingStoreChanges() {

@@ -108,6 +108,11 @@ public final class ObjectContext: @unchecked Sendable {
         subscribeToStore()
     }
 
+    deinit {
+        // A context let go while it held the store's changes back keeps no history.
+        store.keepHistoryInProcess(after: nil, for: ObjectIdentifier(self))
+    }
+
     /// Runs `block` on the context's queue, later.
     public func perform(_ block: @escaping @Sendable () -> Void) {
         queue.async(execute: block)

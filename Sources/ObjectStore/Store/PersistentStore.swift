@@ -46,6 +46,9 @@ public final class PersistentStore: Sendable {
     let historyLimitValue = Mutex<Int64?>(PersistentStore.defaultHistoryLimit)
     /// ``historyRetention``'s value.
     let historyRetentionValue = Mutex<TimeInterval?>(PersistentStore.defaultHistoryRetention)
+    /// The tokens after which this process's contexts that hold the store's changes back
+    /// still need the history, by context (``keepHistoryInProcess(after:for:)``).
+    let heldHistoryTokens = Mutex<[ObjectIdentifier: Int64]>([:])
     /// Tells of every commit to the file, whoever made it: see ``observeChanges(on:_:)``.
     package let feed: StoreChangeFeed
 

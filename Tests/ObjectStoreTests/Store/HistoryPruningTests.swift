@@ -146,6 +146,54 @@ final class HistoryPruningTests: XCTestCase {
         withExtendedLifetime(following) {}
     }
 
+    /// A context that holds the store's changes back (a controller fetching its list again
+    /// on a reader) while the process writes past the history limit (a sharing session's
+    /// pages, written straight to the file and pruned as a save prunes) takes them in from
+    /// the history when it lets go: every change listed, not "anything may have changed",
+    /// which made a window compare a million rows on its main thread. Once let go, the
+    /// history is pruned to its limit again; a hold never keeps more than ten times it.
+    func testAContextHoldingTheStoresChangesKeepsTheirHistoryUntilItLetsGo() throws {
+        let store = try Fixtures.store(Fixtures.worldCupModel(), self)
+        store.historyLimit = 4
+        let teams = try Fixtures.insertTeams(into: ObjectContext(store: store))
+        let reader = ObjectContext(store: store)
+        _ = try reader.fetch(FetchRequest<Team>())
+        let following = try reader.followStore(interval: .milliseconds(20))
+        XCTAssertTrue(reader.takeStoreChanges(through: try store.currentHistoryToken()))
+        let recorder = EventRecorder(reader)
+        func write(_ count: Int) throws {
+            for n in 0..<count {
+                try store.database.write { db in
+                    try db.execute(sql: "UPDATE Team SET wins = wins + 1 WHERE Z_PK = ?", arguments: [teams[n % teams.count].objectID.primaryKey])
+                    try store.pruneHistoryIfNeeded(db)
+                }
+            }
+        }
+
+        reader.holdStoreChanges()
+        try write(30)
+        XCTAssertGreaterThanOrEqual(try historyCount(store), 30, "the held history stays")
+        reader.releaseStoreChanges()
+        XCTAssertTrue(waitUntil { reader.mergedHistoryToken == (try? store.currentHistoryToken()) })
+        let merged = recorder.objectsDidChange
+        XCTAssertFalse(merged.isEmpty)
+        XCTAssertFalse(merged.contains { $0.invalidatedAllObjects }, "taken in from the history")
+        XCTAssertEqual(Set(merged.flatMap(\.updated.keys)), Set(teams.prefix(30).map(\.objectID)))
+
+        try write(1)
+        XCTAssertLessThanOrEqual(try historyCount(store), 6, "pruned to its limit again once let go")
+
+        // Held for more than ten times the limit: the history goes, and the context says
+        // that anything may have changed.
+        XCTAssertTrue(waitUntil { reader.mergedHistoryToken == (try? store.currentHistoryToken()) })
+        reader.holdStoreChanges()
+        try write(60)
+        XCTAssertLessThanOrEqual(try historyCount(store), 46)
+        reader.releaseStoreChanges()
+        XCTAssertTrue(waitUntil { recorder.objectsDidChange.contains { $0.invalidatedAllObjects } })
+        withExtendedLifetime(following) {}
+    }
+
     // MARK: Pruning by age (historyRetention)
 
     /// Writes the file's time notes as if the newest change had been noted in 1970.
