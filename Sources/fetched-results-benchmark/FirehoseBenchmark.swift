@@ -6,8 +6,8 @@ import PostgresNIO
 import Sharing
 
 /// Sustained changes from four writer desktops, followed by a fifth (#29): each writer a
-/// process of its own with its own store, saving stamped teams as fast as it can (or at
-/// `--firehose-rate`) for `--firehose-seconds`; the fifth is this process, its store shared
+/// process of its own with its own store, saving stamped teams at `--firehose-rate` (2,600
+/// a second each; 0: as fast as it can) for `--firehose-seconds`; the fifth is this process, its store shared
 /// through the same database and followed by a controller on the main queue, in a GLib main
 /// loop whose stalls are timed as in `--only live`.
 func firehoseBenchmark(_ options: Options, folder: URL, report: inout Report) throws {
@@ -15,10 +15,10 @@ func firehoseBenchmark(_ options: Options, folder: URL, report: inout Report) th
         print("firehose: FETCHED_RESULTS_POSTGRES_URL is not set (scripts/benchmark starts a server); skipped")
         return
     }
-    let rate = options.firehoseRate.map { "\($0) changes/s each" } ?? "as fast as they can"
+    let rate = options.firehoseRate > 0 ? "\(options.firehoseRate) changes/s each" : "as fast as they can"
     print("measuring \(FirehoseRun.writers) writer desktops saving \(options.firehoseBatch) teams a save, \(rate), for \(options.firehoseSeconds) s, followed by a fifth...")
     let run = FirehoseRun(serverURL: url, folder: folder, seconds: Double(options.firehoseSeconds),
-                          batch: options.firehoseBatch, rate: options.firehoseRate ?? 0)
+                          batch: options.firehoseBatch, rate: options.firehoseRate)
     let figures = try MainActor.assumeIsolated { try run.run() }
     reportFirehose(figures, run: run, report: &report)
 }
