@@ -201,6 +201,8 @@ actor SharingEngine {
         }
         roundUnderWay = (work, outcome)
         defer { roundUnderWay = nil }
+        roundStarted?.resume()
+        roundStarted = nil
         try await outcome.value()
     }
 
@@ -212,16 +214,30 @@ actor SharingEngine {
     /// Whether the rounds ended (the engine stopped, and its last round ended).
     private var roundsOver = false
 
-    private func roundsEnded() { roundsOver = true }
+    /// The watchdog (``watchRounds()``) waiting for a round to start: resumed when one
+    /// starts, or when the rounds end.
+    private var roundStarted: CheckedContinuation<Void, Never>?
+
+    private func roundsEnded() {
+        roundsOver = true
+        roundStarted?.resume()
+        roundStarted = nil
+    }
 
     /// Gives up the round under way once it made no progress for ``stallLimit``: looked at
     /// every second by one task for the engine's life, not by one for each round (a
-    /// desktop following others runs many rounds a second).
+    /// desktop following others runs many rounds a second), and only while a round is under
+    /// way. Between rounds it waits for the next one to start: looking every second, an idle
+    /// shared window's engine woke three threads five or six times a second.
     ///
     /// It watches until the rounds end, not until the engine is cancelled: `stop()` waits
     /// for the round under way, and one the server stopped answering would hold it for good.
     private func watchRounds() async {
         while !roundsOver {
+            guard roundUnderWay != nil else {
+                await withCheckedContinuation { roundStarted = $0 }
+                continue
+            }
             // A second, cancelled or not.
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().asyncAfter(deadline: .now() + 1) { continuation.resume() }
