@@ -108,4 +108,35 @@ final class RowsInChunksTests: XCTestCase {
         let rows = try queue.read { db in try Row.fetchAll(db, sql: "SELECT a, b FROM t ORDER BY rowid") }
         XCTAssertEqual(rows.map { [$0[0] as String?, $0[1] as String?] }, [["x", "y"], ["p", nil]])
     }
+
+    /// A push's end sets the bases of the rows the server holds as sent, but never over a
+    /// newer one (a pull in between took a later version): generated stored versions and
+    /// pushed versions, older, equal, newer and missing, against what a read-then-write
+    /// would leave.
+    func testBasesSetAfterAPushNeverReplaceANewerOne() throws {
+        let seed = SeededGenerator.seed()
+        print("RowsInChunksTests seed \(seed) (SEED=\(seed) replays it)")
+        var generator = SeededGenerator(seed: seed)
+        let queue = try DatabaseQueue(path: try temporaryFolder(self).appendingPathComponent("bases.sqlite").path)
+        try queue.write { db in try SharingState.install(db) }
+        var expected: [UUID: (version: Int64, json: String?)] = [:]
+        for round in 0..<10 {
+            let ids = expected.keys.sorted { $0.uuidString < $1.uuidString } + (0..<Int.random(in: 0...300, using: &generator)).map { _ in UUID() }
+            let pushed = ids.filter { _ in Bool.random(using: &generator) }.map { id in
+                let stored = expected[id]?.version ?? 0
+                let version = max(1, stored + Int64.random(in: -2...2, using: &generator))
+                return (id: id, entity: "Team", base: SharingState.Base(version: version, values: ["teamName": .string("r\(round) v\(version)")]))
+            }
+            try queue.write { db in try SharingState.setNewerBases(pushed, in: db) }
+            for base in pushed where (expected[base.id]?.version ?? .min) < base.base.version {
+                expected[base.id] = (base.base.version, base.base.storedJSON)
+            }
+            let stored = try queue.read { db in try SharingState.storedBases(of: Array(expected.keys) + [UUID()], in: db) }
+            XCTAssertEqual(stored.count, expected.count, "seed \(seed)")
+            for (id, base) in expected {
+                XCTAssertEqual(stored[id]?.version, base.version, "seed \(seed)")
+                XCTAssertEqual(stored[id]?.json, base.json, "seed \(seed)")
+            }
+        }
+    }
 }

@@ -278,9 +278,7 @@ extension SharingEngine {
             case .delete: return false
             }
         }
-        let stored = try SharingState.storedBases(of: asSent.map(\.id), in: db)
-        try SharingState.setBases(asSent.filter { (stored[$0.id]?.version ?? .min) < $0.version }
-            .map { ($0.id, $0.entity, SharingState.Base(version: $0.version, values: $0.values)) }, in: db)
+        try SharingState.setNewerBases(asSent.map { ($0.id, $0.entity, SharingState.Base(version: $0.version, values: $0.values)) }, in: db)
         let takenAsSent = Set(asSent.map(\.id))
         var changes: [(change: ServerChange, assumed: [String: Value]?)] = []
         for row in written where !takenAsSent.contains(row.id) {

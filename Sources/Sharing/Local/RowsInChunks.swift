@@ -42,11 +42,17 @@ extension Database {
     /// after each statement with the number of rows it gave. A page of server rows, a first
     /// push's bases and global IDs are written this way: one statement a row costs its run
     /// again for each.
-    func insertRows<Element>(_ rows: [Element], into table: String, columns: [String], orReplace: Bool = false, rowsPerStatement: Int,
+    ///
+    /// - Parameter upsert: An `ON CONFLICT …` clause that ends each statement (with
+    ///   `orReplace` false): what a row whose key is there already does.
+    func insertRows<Element>(_ rows: [Element], into table: String, columns: [String], orReplace: Bool = false, upsert: String? = nil,
+                             rowsPerStatement: Int,
                              values: (Element, inout [DatabaseValue]) -> Void, inserted: (_ count: Int) throws -> Void = { _ in }) throws {
+        precondition(!orReplace || upsert == nil, "a row already there is replaced or upserted, not both")
         let head = "INSERT \(orReplace ? "OR REPLACE " : "")INTO \(table) (\(columns.joined(separator: ", "))) VALUES "
         let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
-        try forEachChunk(of: rows, rowsPerStatement: rowsPerStatement, sql: { head + Array(repeating: row, count: $0).joined(separator: ", ") },
+        let tail = upsert.map { " " + $0 } ?? ""
+        try forEachChunk(of: rows, rowsPerStatement: rowsPerStatement, sql: { head + Array(repeating: row, count: $0).joined(separator: ", ") + tail },
                          values: values) { statement, count in
             try statement.execute()
             try inserted(count)

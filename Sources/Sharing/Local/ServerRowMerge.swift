@@ -171,13 +171,13 @@ struct ServerRowMerge {
     /// Merges `change` into the row `key`, whose values are `current`.
     private mutating func merge(_ change: ServerChange, into key: Int64, current: [String: Value], entity: EntityDescription,
                                 base: [String: Value]?, in db: Database) throws {
+        // No base: this store's own insert whose push was not taken back (the process
+        // ended in between); its values are this store's edits.
+        guard let base else { return }
         var writes: [String: Value] = [:]
         var conflicting: [(key: String, base: Value, server: Value, local: Value)] = []
-        for (name, server) in change.values.sorted(by: { $0.key < $1.key }) {
+        for (name, server) in change.values {
             let mine = current[name] ?? .null
-            // No base: this store's own insert whose push was not taken back (the process
-            // ended in between); its values are this store's edits.
-            guard let base else { continue }
             let was = base[name] ?? .null
             // A counter: the server's value and what this store added to it since its base,
             // never a conflict.
@@ -198,6 +198,7 @@ struct ServerRowMerge {
         }
         if let update = try rows.rowUpdate(entity, key: key, values: writes, in: db) { pendingUpdates[entity.name, default: []].append(update) }
         if !conflicting.isEmpty {
+            conflicting.sort { $0.key < $1.key }
             let details = conflicting.map { "\($0.key) is \($0.server) on the server (it was \($0.base) when the edit here began, which set \($0.local))" }
             record(SharingConflict(entity: entity.name, globalID: change.object, objectID: ObjectID(entityName: entity.name, rowKey: key),
                                    keys: conflicting.map(\.key), details: details.joined(separator: "; "),

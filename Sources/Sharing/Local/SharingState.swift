@@ -232,6 +232,21 @@ enum SharingState {
         }
     }
 
+    /// Sets the bases of many objects, as ``setBases(_:in:)`` does, but for those whose stored
+    /// base is at the same version or a newer one: the stored version is compared in the
+    /// statement that writes, not read first. A push's end takes the rows the server holds
+    /// as sent this way (a pull in between may have taken a newer version).
+    static func setNewerBases(_ bases: [(id: UUID, entity: String, base: Base)], in db: Database) throws {
+        try db.insertRows(bases, into: baseTable, columns: ["id", "entity", "version", "\"row\""],
+                          upsert: """
+                              ON CONFLICT (id) DO UPDATE SET entity = excluded.entity, version = excluded.version, "row" = excluded."row"
+                              WHERE excluded.version > \(baseTable).version
+                              """,
+                          rowsPerStatement: 200) { base, arguments in
+            arguments += [base.id.bytes.databaseValue, base.entity.databaseValue, base.base.version.databaseValue, base.base.storedJSON.databaseValue]
+        }
+    }
+
     /// The IDs of the shared objects that have a base (not a tombstone), by entity.
     static func basedObjects(in db: Database) throws -> [(entity: String, id: UUID)] {
         try Row.fetchAll(db, sql: "SELECT entity, id FROM \(baseTable) WHERE \"row\" IS NOT NULL").compactMap { row in
