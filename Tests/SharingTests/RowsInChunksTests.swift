@@ -127,7 +127,7 @@ final class RowsInChunksTests: XCTestCase {
                 let version = max(1, stored + Int64.random(in: -2...2, using: &generator))
                 return (id: id, entity: "Team", base: SharingState.Base(version: version, values: ["teamName": .string("r\(round) v\(version)")]))
             }
-            try queue.write { db in try SharingState.setNewerBases(pushed, in: db) }
+            try queue.write { db in try SharingState.setBases(pushed, keepingNewer: true, in: db) }
             for base in pushed where (expected[base.id]?.version ?? .min) < base.base.version {
                 expected[base.id] = (base.base.version, base.base.storedJSON)
             }

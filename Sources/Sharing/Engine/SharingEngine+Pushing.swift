@@ -278,7 +278,7 @@ extension SharingEngine {
             case .delete: return false
             }
         }
-        try SharingState.setNewerBases(asSent.map { ($0.id, $0.entity, SharingState.Base(version: $0.version, values: $0.values)) }, in: db)
+        try SharingState.setBases(asSent.map { ($0.id, $0.entity, SharingState.Base(version: $0.version, values: $0.values)) }, keepingNewer: true, in: db)
         let takenAsSent = Set(asSent.map(\.id))
         var changes: [(change: ServerChange, assumed: [String: Value]?)] = []
         for row in written where !takenAsSent.contains(row.id) {

@@ -226,23 +226,18 @@ enum SharingState {
 
     /// Sets the bases of many objects, as ``setBase(_:of:entity:in:)`` does, a few hundred a
     /// statement: a first push's end sets one for every object of the store.
-    static func setBases(_ bases: [(id: UUID, entity: String, base: Base)], in db: Database) throws {
-        try db.insertRows(bases, into: baseTable, columns: ["id", "entity", "version", "\"row\""], orReplace: true, rowsPerStatement: 200) { base, arguments in
-            arguments += [base.id.bytes.databaseValue, base.entity.databaseValue, base.base.version.databaseValue, base.base.storedJSON.databaseValue]
-        }
-    }
-
-    /// Sets the bases of many objects, as ``setBases(_:in:)`` does, but for those whose stored
-    /// base is at the same version or a newer one: the stored version is compared in the
-    /// statement that writes, not read first. A push's end takes the rows the server holds
-    /// as sent this way (a pull in between may have taken a newer version).
-    static func setNewerBases(_ bases: [(id: UUID, entity: String, base: Base)], in db: Database) throws {
-        try db.insertRows(bases, into: baseTable, columns: ["id", "entity", "version", "\"row\""],
-                          upsert: """
-                              ON CONFLICT (id) DO UPDATE SET entity = excluded.entity, version = excluded.version, "row" = excluded."row"
-                              WHERE excluded.version > \(baseTable).version
-                              """,
-                          rowsPerStatement: 200) { base, arguments in
+    ///
+    /// - Parameter keepingNewer: Leaves a stored base at the same version or a newer one as
+    ///   it is, compared in the statement that writes (not read first). A push's end takes
+    ///   the rows the server holds as sent this way: a pull in between may have taken a
+    ///   newer version.
+    static func setBases(_ bases: [(id: UUID, entity: String, base: Base)], keepingNewer: Bool = false, in db: Database) throws {
+        let newer = """
+            ON CONFLICT (id) DO UPDATE SET entity = excluded.entity, version = excluded.version, "row" = excluded."row"
+            WHERE excluded.version > \(baseTable).version
+            """
+        try db.insertRows(bases, into: baseTable, columns: ["id", "entity", "version", "\"row\""], orReplace: !keepingNewer,
+                          upsert: keepingNewer ? newer : nil, rowsPerStatement: 200) { base, arguments in
             arguments += [base.id.bytes.databaseValue, base.entity.databaseValue, base.base.version.databaseValue, base.base.storedJSON.databaseValue]
         }
     }
